@@ -1,0 +1,42 @@
+"""A ready-to-use demo: a Scale workspace with an admin and a full-access key, made afresh on each start."""
+
+from __future__ import annotations
+
+import msgspec
+
+from inbox_actors import accounts
+from persistence.database import Database
+from persistence.queries import api_keys as key_queries
+from persistence.queries import workspaces as workspace_queries
+
+DEMO_WORKSPACE = "Demo workspace"
+DEMO_ADMIN = "Demo Admin"
+DEMO_KEY_NAME = "demo"
+
+
+class DemoAccess(msgspec.Struct, frozen=True):
+    workspace_id: int
+    user_id: int
+    key: str
+
+
+async def seed_demo(db: Database) -> DemoAccess:
+    """Idempotent: reuses the demo workspace and admin; revokes the previous demo key and issues a new one
+    (a plaintext key cannot be shown twice)."""
+    async with db.transaction() as tx:
+        workspace = await workspace_queries.find_workspace_by_name(tx, DEMO_WORKSPACE)
+    if workspace is None:
+        workspace_id = (await accounts.create_workspace(db, name=DEMO_WORKSPACE, plan="scale")).workspace_id
+    else:
+        workspace_id = workspace["id"]
+        await accounts.set_plan(db, workspace_id=workspace_id, plan="scale")
+    async with db.transaction() as tx:
+        admin = await workspace_queries.find_member_by_name(tx, workspace_id, DEMO_ADMIN, "admin")
+    admin_id = admin["id"] if admin is not None else None
+    if admin_id is None:
+        admin_id = await accounts.add_member(db, workspace_id=workspace_id, name=DEMO_ADMIN, role="admin")
+    async with db.transaction() as tx:
+        await key_queries.revoke_keys_named(tx, workspace_id, DEMO_KEY_NAME)
+    issued = await accounts.create_key(db, workspace_id=workspace_id, member_id=admin_id, name=DEMO_KEY_NAME,
+                                       scopes=["all"])
+    return DemoAccess(workspace_id=workspace_id, user_id=admin_id, key=issued.key)

@@ -1,0 +1,41 @@
+"""Phone numbers as the spec spells them: country code and digits only.
+
+A leading + and spaces are accepted and ignored, so two spellings of one number are one contact; a 10-digit
+number without a country code is Indian and gets the prefix 91. Anything else that is not a digit is refused
+rather than guessed at (a dash or a bracket usually means a number pasted from somewhere unexpected).
+"""
+
+from __future__ import annotations
+
+INDIAN_PREFIX = "91"
+# E.164 allows at most 15 digits; fewer than 8 with a country code is no reachable mobile number.
+MIN_DIGITS = 8
+MAX_DIGITS = 15
+
+
+class InvalidPhone(ValueError):
+    """The text is not a phone number the service accepts."""
+
+
+def normalise_phone(raw: str) -> str:
+    """`raw` as stored and compared: digits with country code. Raises InvalidPhone."""
+    if not isinstance(raw, str):
+        raise InvalidPhone("phone must be a string")
+    text = raw.strip().replace(" ", "")
+    if text.startswith("+"):
+        text = text[1:]
+    if not text.isascii() or not text.isdigit():
+        raise InvalidPhone("phone may hold only digits, a leading + and spaces")
+    if len(text) == 10:
+        text = INDIAN_PREFIX + text
+    if not MIN_DIGITS <= len(text) <= MAX_DIGITS:
+        raise InvalidPhone(f"phone must have {MIN_DIGITS} to {MAX_DIGITS} digits with its country code")
+    return text
+
+
+def phone_or_none(raw: str) -> str | None:
+    """The normalised phone, or None when `raw` is not one (for lookups where "no such number" is the answer)."""
+    try:
+        return normalise_phone(raw)
+    except InvalidPhone:
+        return None

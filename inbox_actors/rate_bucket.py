@@ -1,0 +1,62 @@
+"""Rate bucket actors: one per API key and one per client IP, each owning an exact sliding window in memory.
+
+A bucket passivates after two windows without a request: by then its window is empty, so leaving memory loses
+nothing. The limit travels with every request, so an edited key limit applies from its next call.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import trio
+
+from inbox_actors.domain.rate_window import WINDOW_SECONDS, Admission, SlidingWindow
+from inbox_actors.runtime import Actor, ActorKind, ActorSystem
+
+KEY_BUCKET = "key_rate_bucket"
+IP_BUCKET = "ip_rate_bucket"
+
+
+class Admit(msgspec.Struct, frozen=True):
+    limit: int
+
+
+class Peek(msgspec.Struct, frozen=True):
+    """The bucket's state, admitting nothing."""
+
+    limit: int
+
+
+class RateBucket(Actor):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self._window: SlidingWindow | None = None
+
+    async def receive(self, message: object) -> Admission:
+        if not isinstance(message, (Admit, Peek)):
+            raise TypeError(f"rate bucket cannot handle {type(message).__name__}")
+        if self._window is None:
+            self._window = SlidingWindow(message.limit, WINDOW_SECONDS)
+        else:
+            self._window.resize(message.limit)
+        if isinstance(message, Peek):
+            return self._window.peek(trio.current_time())
+        return self._window.admit(trio.current_time())
+
+
+def rate_bucket_kinds() -> list[ActorKind]:
+    # Many requests of one key or one address can be in flight at once: a roomy mailbox.
+    return [ActorKind(name=name, factory=RateBucket, mailbox_capacity=512, idle_timeout=2 * WINDOW_SECONDS,
+                      ask_timeout=5.0)
+            for name in (KEY_BUCKET, IP_BUCKET)]
+
+
+async def admit_key(actors: ActorSystem, key_id: int, limit: int) -> Admission:
+    return await actors.ref(KEY_BUCKET, str(key_id)).ask(Admit(limit))
+
+
+async def admit_ip(actors: ActorSystem, ip: str, limit: int) -> Admission:
+    return await actors.ref(IP_BUCKET, ip).ask(Admit(limit))
+
+
+async def peek_key(actors: ActorSystem, key_id: int, limit: int) -> Admission:
+    return await actors.ref(KEY_BUCKET, str(key_id)).ask(Peek(limit))

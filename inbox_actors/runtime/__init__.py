@@ -1,0 +1,34 @@
+"""The actor runtime: bounded mailboxes, activation on demand, passivation, one-for-one supervision."""
+
+from .actor import Actor, ActorKind
+from .errors import (
+    ActivationFailed,
+    ActorCrashed,
+    ActorError,
+    ActorFailed,
+    ActorSystemStopping,
+    AskTimeout,
+    MailboxFull,
+)
+from .ref import ActorRef
+from .statistics import ActorStatistics, KindCounts, SystemSummary
+from .system import ActorSystem
+from .timer import repeat_every
+
+__all__ = [
+    "ActivationFailed",
+    "Actor",
+    "ActorCrashed",
+    "ActorError",
+    "ActorFailed",
+    "ActorKind",
+    "ActorRef",
+    "ActorStatistics",
+    "ActorSystem",
+    "ActorSystemStopping",
+    "AskTimeout",
+    "KindCounts",
+    "MailboxFull",
+    "SystemSummary",
+    "repeat_every",
+]

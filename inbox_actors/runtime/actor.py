@@ -1,0 +1,74 @@
+"""What an actor kind provides: the Actor hooks and the ActorKind configuration the runtime applies to it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+class Actor:
+    """One instance owns the state of one key. Subclass per kind and override the hooks.
+
+    The runtime never reuses an instance after a crash: it builds a fresh one with the kind's factory and
+    calls on_start again, so state lives in the store and is reloaded, never carried over in memory.
+    """
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    async def on_start(self) -> None:
+        """Load state. Runs on activation and on every restart; no message is handled before it returns."""
+
+    async def receive(self, message: object) -> object:
+        """Handle one message and return the reply (ignored for tell). Raising crashes the actor."""
+        raise NotImplementedError(f"{type(self).__name__} does not handle {type(message).__name__}")
+
+    async def receive_batch(self, messages: list[object]) -> list[object]:
+        """Handle several queued messages at once (kinds with batch_limit > 1), one reply per message in order.
+
+        Override to commit a group in one transaction; raising crashes the actor and fails the whole batch.
+        """
+        return [await self.receive(message) for message in messages]
+
+    async def on_stop(self) -> None:
+        """Release what on_start took. Runs on a clean stop (passivation, shutdown), not after a crash."""
+
+
+@dataclass(frozen=True)
+class ActorKind:
+    name: str
+    factory: Callable[[str], Actor]
+    """key -> a fresh Actor instance; called again on every restart."""
+    mailbox_capacity: int = 64
+    idle_timeout: float = 300.0
+    """Passivate after this many seconds without a message."""
+    ask_timeout: float = 10.0
+    """Default ask() deadline."""
+    max_restarts: int = 5
+    restart_window: float = 60.0
+    """More than max_restarts crashes within restart_window seconds escalates to "failed"."""
+    failed_cooldown: float = 30.0
+    """How long a failed actor refuses work before the next send activates it afresh."""
+    batch_limit: int = 1
+    """Above 1: messages already queued behind the first are handed to receive_batch together (group commit)."""
+    finish_started: bool = False
+    """True: an ask whose message the actor has begun handling waits past its deadline for the outcome, so a
+    caller is never told "timeout" about work that then succeeds (a new key whose plaintext would be lost)."""
+    batch_linger: float = 0.0
+    """With batch_limit > 1: how long to wait for more messages to join a batch before handling it."""
+
+    def __post_init__(self) -> None:
+        # A zero-capacity channel would make every tell a rendezvous and an infinite one would remove
+        # back-pressure; both break the runtime's guarantees, so refuse them at configuration time.
+        if not isinstance(self.mailbox_capacity, int) or self.mailbox_capacity < 1:
+            raise ValueError(f"mailbox_capacity must be a positive int, got {self.mailbox_capacity!r}")
+        for field_name in ("idle_timeout", "ask_timeout", "restart_window", "failed_cooldown"):
+            value = getattr(self, field_name)
+            if not value > 0:  # also rejects NaN; math.inf is allowed and means "never"
+                raise ValueError(f"{field_name} must be positive, got {value!r}")
+        if not isinstance(self.batch_limit, int) or self.batch_limit < 1:
+            raise ValueError(f"batch_limit must be a positive int, got {self.batch_limit!r}")
+        if not self.batch_linger >= 0:
+            raise ValueError(f"batch_linger must be zero or positive, got {self.batch_linger!r}")
+        if self.max_restarts < 0:
+            raise ValueError(f"max_restarts must be >= 0, got {self.max_restarts!r}")

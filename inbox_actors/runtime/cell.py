@@ -1,0 +1,398 @@
+"""One live actor: its bounded mailbox, its message loop, and the supervision of that one actor.
+
+A cell outlives the Actor instances it runs: a crash replaces the instance (fresh from the factory, state
+reloaded by on_start) but keeps the mailbox, so refs and queued senders never notice the restart.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Protocol
+
+import trio
+
+from .actor import Actor, ActorKind
+from .errors import ActivationFailed, ActorCrashed, ActorError, ActorFailed, ActorSystemStopping
+from .statistics import ActorStatistics
+
+logger = logging.getLogger("inbox_actors.runtime")
+
+_QUEUED, _HANDLING, _ABANDONED = "queued", "handling", "abandoned"
+
+
+class Envelope:
+    """A message in a mailbox plus, for an ask, the slot its single reply goes into."""
+
+    __slots__ = ("message", "_state", "_replied", "_value", "_error")
+
+    def __init__(self, message: object, *, expects_reply: bool) -> None:
+        self.message = message
+        self._state = _QUEUED
+        self._replied: trio.Event | None = trio.Event() if expects_reply else None
+        self._value: object = None
+        self._error: BaseException | None = None
+
+    def begin(self) -> bool:
+        """Claim the message for handling; False if its asker already gave up, so it must be skipped."""
+        if self._state == _ABANDONED:
+            return False
+        self._state = _HANDLING
+        return True
+
+    def abandon(self) -> None:
+        # Once handling began the side effect is under way; only an untouched message can be withdrawn.
+        if self._state == _QUEUED:
+            self._state = _ABANDONED
+
+    def resolve(self, value: object) -> None:
+        if self._replied is not None and not self._replied.is_set():
+            self._value = value
+            self._replied.set()
+
+    def fail(self, error: BaseException) -> None:
+        if self._replied is not None and not self._replied.is_set():
+            self._error = error
+            self._replied.set()
+
+    @property
+    def handling(self) -> bool:
+        return self._state == _HANDLING
+
+    @property
+    def settled(self) -> bool:
+        return self._replied is not None and self._replied.is_set()
+
+    async def wait_replied(self) -> None:
+        assert self._replied is not None, "a tell has no reply to wait for"
+        await self._replied.wait()
+
+    def unwrap(self) -> object:
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+class Registry(Protocol):
+    """What a cell tells its supervisor (the ActorSystem) about its life."""
+
+    def note_started(self, cell: Cell) -> None: ...
+
+    def forget(self, cell: Cell) -> None:
+        """Stop routing new sends to this cell; it is still finishing (on_stop) until note_exited."""
+
+    def note_exited(self, cell: Cell) -> None: ...
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class Cell:
+    def __init__(self, registry: Registry, kind: ActorKind, key: str, predecessor: Cell | None = None) -> None:
+        self.kind = kind
+        self.key = key
+        self._registry = registry
+        # A passivated cell of the same key may still be in on_stop; the fresh one must not load state
+        # until that has finished, or the two instances would both believe they own the key.
+        self._predecessor = predecessor
+        self.mailbox, self._inbox = trio.open_memory_channel[Envelope](kind.mailbox_capacity)
+        self.status = "starting"
+        self._actor: Actor | None = None
+        self._in_flight: list[Envelope] = []
+        self._activated = False
+        self._activation_cause: Exception | None = None
+        self._stop_requested = False
+        self._aborted = False
+        self.ready = trio.Event()
+        self.exited = trio.Event()
+        self.failed_until: float | None = None
+        # Only the last max_restarts + 1 crash times can decide whether the intensity is exceeded.
+        self._crash_times: deque[float] = deque(maxlen=kind.max_restarts + 1)
+        self._last_crash: Exception | None = None
+        self.messages_handled = 0
+        self.messages_dropped = 0
+        self.restarts = 0
+        self.last_error: str | None = None
+        self.last_error_at: float | None = None
+        self.last_activity_at: float | None = None
+        self.started_at = trio.current_time()
+        self.started_at_wall = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    # -- what senders see ---------------------------------------------------------------------------
+
+    def refusal(self) -> ActorError | None:
+        """Why this cell refuses a send, or None if it merely passivated and a fresh lookup re-activates."""
+        if self.status == "failed":
+            return ActorFailed(self.kind.name, self.key, self.last_error)
+        if self._activation_cause is not None:
+            error = ActivationFailed(self.kind.name, self.key, _describe(self._activation_cause))
+            error.__cause__ = self._activation_cause
+            return error
+        if self._stop_requested or self._aborted:
+            return ActorSystemStopping(self.kind.name, self.key)
+        return None
+
+    async def wait_ready(self) -> None:
+        """Wait for the first on_start; raise why it never became ready."""
+        await self.ready.wait()
+        if not self._activated:
+            raise self.refusal() or ActorSystemStopping(self.kind.name, self.key)
+
+    def request_stop(self) -> None:
+        """Close the mailbox to senders; the loop handles what is queued, calls on_stop and exits."""
+        self._stop_requested = True
+        self.mailbox.close()
+
+    def statistics(self) -> ActorStatistics:
+        return ActorStatistics(
+            kind=self.kind.name,
+            key=self.key,
+            status=self.status,
+            mailbox_used=self.mailbox.statistics().current_buffer_used,
+            mailbox_capacity=self.kind.mailbox_capacity,
+            messages_handled=self.messages_handled,
+            restarts=self.restarts,
+            last_error=self.last_error,
+            last_error_at=self.last_error_at,
+            last_activity_at=self.last_activity_at,
+            started_at=self.started_at,
+            started_at_wall=self.started_at_wall,
+            messages_dropped=self.messages_dropped,
+        )
+
+    # -- the task ----------------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        try:
+            if self._predecessor is not None:
+                await self._predecessor.exited.wait()
+                self._predecessor = None
+            try:
+                self._actor = self.kind.factory(self.key)
+                await self._actor.on_start()
+            except trio.Cancelled:
+                raise
+            except Exception as exc:
+                raise self._fail_activation(exc) from exc
+            self.status = "running"
+            self._activated = True
+            self._registry.note_started(self)
+            self.ready.set()
+            task_status.started()
+            await self._serve()
+        except trio.Cancelled:
+            self._abort()
+            raise
+        finally:
+            self.ready.set()
+            self.exited.set()
+            self._registry.note_exited(self)
+
+    async def _serve(self) -> None:
+        while True:
+            envelope = await self._next_envelope()
+            if envelope is None:
+                await self._stop_cleanly()
+                return
+            # In flight from the first claim on: a cancellation while lingering must fail them, not lose them.
+            self._in_flight = batch = []
+            if self.kind.batch_limit == 1:
+                self._add_to_batch(batch, envelope)  # the common case, without a coroutine per message
+            else:
+                await self._claim_batch(envelope, batch)
+            if not batch:
+                continue
+            assert self._actor is not None
+            try:
+                if len(batch) == 1:
+                    replies = [await self._actor.receive(batch[0].message)]
+                else:
+                    replies = await self._actor.receive_batch([e.message for e in batch])
+                    if len(replies) != len(batch):
+                        raise RuntimeError(f"receive_batch answered {len(replies)} of {len(batch)} messages")
+            except trio.Cancelled:
+                raise
+            except Exception as exc:
+                self._in_flight = []
+                self.messages_dropped += len(batch)
+                for failed in batch:
+                    failed.fail(self._crashed(exc))
+                if not await self._recover(exc):
+                    return
+                continue
+            self._in_flight = []
+            self.messages_handled += len(batch)
+            self.last_activity_at = trio.current_time()
+            for done, reply in zip(batch, replies, strict=True):
+                done.resolve(reply)
+
+    async def _claim_batch(self, first: Envelope, batch: list[Envelope]) -> None:
+        """Fill `batch` with the first message plus, for a kind that commits in groups, whatever is queued
+        behind it or arrives within the kind's linger."""
+        self._add_to_batch(batch, first)
+        with trio.move_on_after(self.kind.batch_linger):
+            while len(batch) < self.kind.batch_limit:
+                try:
+                    envelope = self._inbox.receive_nowait()
+                except trio.EndOfChannel:
+                    break
+                except trio.WouldBlock:
+                    if self.kind.batch_linger == 0:
+                        break
+                    try:
+                        envelope = await self._inbox.receive()
+                    except trio.EndOfChannel:
+                        break
+                self._add_to_batch(batch, envelope)
+
+    def _add_to_batch(self, batch: list[Envelope], envelope: Envelope) -> None:
+        if envelope.begin():
+            batch.append(envelope)
+        else:
+            self.messages_dropped += 1
+
+    async def _next_envelope(self) -> Envelope | None:
+        """The next message, or None when the actor should stop (mailbox closed, or idle: passivated)."""
+        with trio.move_on_after(self.kind.idle_timeout):
+            try:
+                return await self._inbox.receive()
+            except trio.EndOfChannel:
+                return None
+        # A sender may have queued right as the idle timer fired; serve it rather than strand it.
+        try:
+            return self._inbox.receive_nowait()
+        except trio.EndOfChannel:
+            return None
+        except trio.WouldBlock:
+            pass
+        # No checkpoint between the empty check above and leaving the registry: from here on no sender
+        # can reach this mailbox, and one that already holds it gets ClosedResourceError and looks again.
+        self._registry.forget(self)
+        self.mailbox.close()
+        return None
+
+    async def _stop_cleanly(self) -> None:
+        self.status = "stopping"
+        assert self._actor is not None
+        try:
+            await self._actor.on_stop()
+        except trio.Cancelled:
+            raise
+        except Exception:
+            # The actor is leaving either way; a failing cleanup must not look like a crash to restart.
+            logger.warning("%s/%s: on_stop raised", self.kind.name, self.key, exc_info=True)
+
+    # -- supervision -------------------------------------------------------------------------------
+
+    async def _recover(self, exc: Exception) -> bool:
+        """Restart after a crash; False when the cell must end instead (escalated or shutting down)."""
+        while True:
+            if self._note_crash(exc):
+                self._escalate()
+                return False
+            if self._stop_requested:
+                # The mailbox is closed and was just drained: reloading state would only serve on_stop.
+                self.status = "stopping"
+                return False
+            self.status = "restarting"
+            self.restarts += 1
+            try:
+                self._actor = self.kind.factory(self.key)
+                await self._actor.on_start()
+            except trio.Cancelled:
+                raise
+            except Exception as restart_exc:
+                exc = restart_exc
+                continue
+            self.status = "running"
+            self._last_crash = None  # its traceback pins the dead instance's frames
+            return True
+
+    def _note_crash(self, exc: Exception) -> bool:
+        """Record a crash and fail what was queued behind it; True if the restart intensity is exceeded."""
+        now = trio.current_time()
+        self._actor = None
+        self._last_crash = exc
+        self.last_error = _describe(exc)
+        self.last_error_at = now
+        self._crash_times.append(now)
+        while self._crash_times and self._crash_times[0] <= now - self.kind.restart_window:
+            self._crash_times.popleft()
+        logger.warning("%s/%s crashed: %s", self.kind.name, self.key, self.last_error, exc_info=exc)
+        if len(self._crash_times) > self.kind.max_restarts:
+            return True  # _escalate refuses the queue as failed: nothing will serve it soon
+        # Only what was queued at the crash: senders still waiting for space go to the restarted actor.
+        queued = self.mailbox.statistics().current_buffer_used
+        self._drain(lambda: self._crashed(exc), limit=queued)
+        return False
+
+    def _escalate(self) -> None:
+        self.status = "failed"
+        self.failed_until = trio.current_time() + self.kind.failed_cooldown
+        logger.error(
+            "%s/%s failed: %d crashes within %gs; refusing work for %gs. Last error: %s",
+            self.kind.name,
+            self.key,
+            len(self._crash_times),
+            self.kind.restart_window,
+            self.kind.failed_cooldown,
+            self.last_error,
+        )
+
+        def failed() -> ActorError:
+            error = ActorFailed(self.kind.name, self.key, self.last_error)
+            error.__cause__ = self._last_crash
+            return error
+
+        self._drain(failed)
+        self._last_crash = None
+        # Senders that find the mailbox broken ask refusal(), which now says ActorFailed.
+        self._inbox.close()
+
+    def _fail_activation(self, exc: Exception) -> ActivationFailed:
+        self._activation_cause = exc
+        self.last_error = _describe(exc)
+        self.last_error_at = trio.current_time()
+        self._actor = None
+        self._registry.forget(self)
+
+        def activation_failed() -> ActorError:
+            error = ActivationFailed(self.kind.name, self.key, self.last_error)
+            error.__cause__ = exc
+            return error
+
+        self._drain(activation_failed)
+        self._inbox.close()
+        self.mailbox.close()
+        logger.error("%s/%s failed to activate: %s", self.kind.name, self.key, self.last_error, exc_info=exc)
+        return ActivationFailed(self.kind.name, self.key, self.last_error)
+
+    def _abort(self) -> None:
+        """Cancelled (shutdown grace expired): fail what is in flight and queued. Must not checkpoint."""
+        self._aborted = True
+        for envelope in self._in_flight:
+            envelope.fail(ActorSystemStopping(self.kind.name, self.key, "cancelled while handling"))
+            self.messages_dropped += 1
+        self._in_flight = []
+        self._drain(lambda: ActorSystemStopping(self.kind.name, self.key, "cancelled before handling"))
+        self._inbox.close()
+
+    def _drain(self, make_error: Callable[[], ActorError], *, limit: int | None = None) -> None:
+        taken = 0
+        while limit is None or taken < limit:
+            try:
+                envelope = self._inbox.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                return
+            taken += 1
+            self.messages_dropped += 1
+            envelope.fail(make_error())
+
+    def _crashed(self, exc: Exception) -> ActorCrashed:
+        error = ActorCrashed(self.kind.name, self.key, _describe(exc))
+        error.__cause__ = exc
+        return error

@@ -1,0 +1,56 @@
+"""Errors a caller of the actor runtime can see, each named by its cause.
+
+Every error carries the (kind, key) of the actor it concerns, so an HTTP handler or a log line can say which
+conversation, bucket or endpoint refused the work without parsing the message.
+"""
+
+from __future__ import annotations
+
+
+class ActorError(Exception):
+    """Base of every runtime error about one addressed actor."""
+
+    reason = "actor error"
+
+    def __init__(self, kind: str, key: str, detail: str | None = None) -> None:
+        self.kind = kind
+        self.key = key
+        self.detail = detail
+        text = f"{kind}/{key}: {self.reason}"
+        super().__init__(f"{text} ({detail})" if detail else text)
+
+
+class ActorCrashed(ActorError):
+    """The actor raised while this ask was in flight or queued; it is being restarted."""
+
+    reason = "actor crashed"
+
+
+class ActorFailed(ActorError):
+    """The actor crashed too often (restart intensity exceeded) and is refusing work during its cooldown."""
+
+    reason = "actor failed: restart intensity exceeded"
+
+
+class AskTimeout(ActorError):
+    """No reply within the ask deadline, which covers waiting for mailbox space and for the reply."""
+
+    reason = "ask timed out"
+
+
+class ActorSystemStopping(ActorError):
+    """The system is shutting down: it accepts no new work and cancels what outlives the grace period."""
+
+    reason = "actor system is stopping"
+
+
+class MailboxFull(ActorError):
+    """tell_nowait found the bounded mailbox full; the message was not sent."""
+
+    reason = "mailbox full"
+
+
+class ActivationFailed(ActorError):
+    """The actor's first on_start raised, so it never became ready; the cause is chained."""
+
+    reason = "activation failed"

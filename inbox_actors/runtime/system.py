@@ -1,0 +1,199 @@
+"""The actor system: registry of live actors, the supervisor nursery they run in, activation and shutdown."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import trio
+
+from .actor import ActorKind
+from .cell import Cell, Envelope
+from .errors import ActivationFailed, ActorSystemStopping, MailboxFull
+from .ref import ActorRef
+from .statistics import ActorStatistics, SystemSummary, summarize
+
+_Address = tuple[str, str]
+
+
+class ActorSystem:
+    def __init__(self, kinds: Iterable[ActorKind] = ()) -> None:
+        self._kinds: dict[str, ActorKind] = {}
+        for kind in kinds:
+            self.register(kind)
+        # Live cells, plus failed ones for their cooldown so sends fail fast and operators can see them.
+        self._cells: dict[_Address, Cell] = {}
+        # Cells that became ready, in the order they did: shutdown stops them in reverse.
+        self._started: dict[Cell, None] = {}
+        # Passivated cells still running on_stop; a re-activation of the same key waits for them.
+        self._retiring: dict[_Address, Cell] = {}
+        self._nursery: trio.Nursery | None = None
+        self._accepting = False
+        self._stopping = False
+        self._drained = trio.Event()
+        self._finished = trio.Event()
+
+    def register(self, kind: ActorKind) -> None:
+        if kind.name in self._kinds:
+            raise ValueError(f"actor kind {kind.name!r} is already registered")
+        self._kinds[kind.name] = kind
+
+    def ref(self, kind: str, key: str) -> ActorRef:
+        """A handle to (kind, key); cheap, and it activates nothing until a message is sent."""
+        self._kind(kind)
+        return ActorRef(self, kind, key)
+
+    def _kind(self, name: str) -> ActorKind:
+        try:
+            return self._kinds[name]
+        except KeyError:
+            raise KeyError(f"unknown actor kind {name!r}") from None
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Supervise every actor until shutdown() completes. Start with `await nursery.start(system.run)`."""
+        if self._nursery is not None or self._stopping:
+            raise RuntimeError("an ActorSystem runs once")
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                self._accepting = True
+                task_status.started()
+                await self._drained.wait()
+                # Whatever outlived the grace period is cancelled; its pending asks fail as stopping.
+                nursery.cancel_scope.cancel()
+        finally:
+            self._accepting = False
+            self._stopping = True
+            self._finished.set()
+
+    async def shutdown(self, grace: float = 10.0) -> None:
+        """Refuse new work, drain actors one by one in reverse start order within `grace` seconds, cancel
+        the rest; returns once run() has returned."""
+        self._accepting = False
+        if self._nursery is None:
+            self._stopping = True
+            return
+        if not self._stopping:
+            self._stopping = True
+            with trio.move_on_after(grace):
+                await self._stop_in_reverse_order()
+            self._drained.set()
+        await self._finished.wait()
+
+    async def _stop_in_reverse_order(self) -> None:
+        # Cells still in on_start became ready after every started one would: they stop first.
+        starting = [cell for cell in self._cells.values() if cell.status == "starting"]
+        for cell in [*reversed(starting), *reversed(self._started)]:
+            cell.request_stop()
+            await cell.exited.wait()
+        for cell in list(self._retiring.values()):
+            await cell.exited.wait()
+
+    # -- Registry, as seen by cells ----------------------------------------------------------------
+
+    def note_started(self, cell: Cell) -> None:
+        self._started[cell] = None
+
+    def forget(self, cell: Cell) -> None:
+        address = (cell.kind.name, cell.key)
+        if self._cells.get(address) is cell:
+            del self._cells[address]
+        self._retiring[address] = cell
+
+    def note_exited(self, cell: Cell) -> None:
+        address = (cell.kind.name, cell.key)
+        self._started.pop(cell, None)
+        if self._retiring.get(address) is cell:
+            del self._retiring[address]
+        if self._cells.get(address) is cell and cell.status != "failed":
+            del self._cells[address]
+
+    # -- delivery, used by ActorRef ----------------------------------------------------------------
+
+    def _resolve(self, kind: ActorKind, key: str) -> tuple[Cell, bool]:
+        """The cell serving (kind, key), activating one if none is live; True if this call activated it.
+
+        Synchronous on purpose: the new cell is registered before anyone can checkpoint, so concurrent
+        senders queue in the one mailbox instead of activating twins.
+        """
+        if not self._accepting:
+            if self._nursery is None and not self._stopping:
+                raise RuntimeError("ActorSystem.run() has not started")
+            raise ActorSystemStopping(kind.name, key)
+        address = (kind.name, key)
+        cell = self._live_or_failed(address)
+        if cell is not None:
+            if cell.status == "failed":
+                raise cell.refusal() or AssertionError("a failed cell always refuses")
+            return cell, False
+        assert self._nursery is not None
+        cell = Cell(self, kind, key, predecessor=self._retiring.get(address))
+        self._cells[address] = cell
+        self._nursery.start_soon(self._activate, cell, name=f"activate {kind.name}/{key}")
+        return cell, True
+
+    async def _activate(self, cell: Cell) -> None:
+        # Started from a system task rather than by the first sender, so that sender's deadline or
+        # cancellation cannot cancel an on_start other queued senders are waiting on.
+        assert self._nursery is not None
+        try:
+            await self._nursery.start(cell.run, name=f"actor {cell.kind.name}/{cell.key}")
+        except ActivationFailed:
+            pass  # every waiting caller already got it, and the cell logged it
+
+    async def _deliver(self, kind: ActorKind, key: str, envelope: Envelope, *, await_activation: bool) -> None:
+        while True:
+            cell, activated = self._resolve(kind, key)
+            try:
+                await cell.mailbox.send(envelope)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+            else:
+                if activated and await_activation:
+                    await cell.wait_ready()
+                return
+            # Outside the except block so the refusal's own cause, not the channel error, is what chains.
+            refusal = cell.refusal()
+            if refusal is not None:
+                raise refusal
+            # Otherwise it passivated while we waited for space; the next lookup re-activates.
+
+    def _deliver_nowait(self, kind: ActorKind, key: str, envelope: Envelope) -> None:
+        while True:
+            cell, _ = self._resolve(kind, key)
+            try:
+                cell.mailbox.send_nowait(envelope)
+            except trio.WouldBlock:
+                raise MailboxFull(kind.name, key, f"capacity {kind.mailbox_capacity}") from None
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+            else:
+                return
+            refusal = cell.refusal()
+            if refusal is not None:
+                raise refusal
+
+    def _live_or_failed(self, address: _Address) -> Cell | None:
+        """The registered cell, dropping a failed one whose cooldown is over (the next send starts afresh)."""
+        cell = self._cells.get(address)
+        if cell is not None and cell.status == "failed":
+            assert cell.failed_until is not None
+            if trio.current_time() >= cell.failed_until:
+                del self._cells[address]
+                return None
+        return cell
+
+    # -- statistics ----------------------------------------------------------------------------------
+
+    def statistics(self, kind: str, key: str) -> ActorStatistics | None:
+        """The actor's statistics; None when it is neither live nor failed (within its cooldown)."""
+        address = (kind, key)
+        cell = self._live_or_failed(address) or self._retiring.get(address)
+        return cell.statistics() if cell is not None else None
+
+    def summary(self, busiest: int = 10) -> SystemSummary:
+        for address in [a for a, c in self._cells.items() if c.status == "failed"]:
+            self._live_or_failed(address)
+        cells = [*self._cells.values(), *(c for a, c in self._retiring.items() if a not in self._cells)]
+        return summarize(self._accepting, list(self._kinds), [cell.statistics() for cell in cells], busiest)

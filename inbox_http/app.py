@@ -1,0 +1,43 @@
+"""The Quart-Trio application: blueprints, error handlers, the services the handlers use."""
+
+from __future__ import annotations
+
+from quart import request
+from quart_trio import QuartTrio
+
+from inbox_http.errors import install_error_handlers, stable_error
+from inbox_http.guard import install_guard
+from inbox_http.audit import install_audit
+from inbox_http.converters import IdConverter
+from inbox_http.routes import docs, health, keys, reporting
+from inbox_http.services import Services
+
+# No body the API takes comes near this; larger requests are refused before they are read.
+MAX_BODY_BYTES = 1 * 1024 * 1024
+
+
+def create_app(services: Services | None) -> QuartTrio:
+    """The app; `services` is None only to read its routes (the OpenAPI generator)."""
+    app = QuartTrio("inbox_http")
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+    app.config["JSON_SORT_KEYS"] = False
+    app.url_map.converters["id"] = IdConverter
+    if services is not None:
+        app.extensions["inbox"] = services
+    for module in (reporting, keys, health, docs):
+        app.register_blueprint(module.blueprint)
+    install_error_handlers(app)
+    install_guard(app)
+    install_audit(app)
+    app.before_request(_refuse_oversized_body)
+    return app
+
+
+async def _refuse_oversized_body():
+    """Answer 413 from the headers alone; waiting for a body no handler will read would stall the client."""
+    if (request.content_length or 0) > MAX_BODY_BYTES:
+        response = stable_error(413, "payload_too_large",
+                                f"The request body is larger than {MAX_BODY_BYTES:,} bytes.")
+        response.headers["Connection"] = "close"
+        return response
+    return None

@@ -1,0 +1,232 @@
+"""`inbox-actors`: the operator's command line.
+
+Every command prints one JSON object on stdout, so scripts can drive it. Bad arguments print a message on
+stderr and exit with status 2, having written nothing; an unreachable database exits with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import Any, Awaitable, Callable, NamedTuple, NoReturn
+
+EXIT_FAILURE = 1
+EXIT_BAD_ARGUMENTS = 2
+
+PLANS = ("starter", "growth", "scale")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="inbox-actors", description="Inbox Actors: shared team inbox service.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the service (embedded PostgreSQL unless DATABASE_URL is set)")
+    serve.add_argument("--host", help="address to listen on (default INBOX_HOST or 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port to listen on (default INBOX_PORT or 8080; 0 picks one)")
+    serve.add_argument("--demo", action="store_true",
+                       help="seed a Scale demo workspace and print a fresh full-access demo key when ready")
+
+    commands.add_parser("migrate", help="apply pending database migrations")
+
+    workspace = commands.add_parser("workspace", help="create workspaces, change plans")
+    workspace_commands = workspace.add_subparsers(dest="action", required=True, metavar="ACTION")
+    create = workspace_commands.add_parser("create", help="create a workspace")
+    create.add_argument("--name", required=True)
+    create.add_argument("--plan", required=True, choices=PLANS)
+    create.add_argument("--phone-number-id", help="the workspace's WhatsApp phone number id (generated if omitted)")
+    set_plan = workspace_commands.add_parser("set-plan", help="change a workspace's plan (keys are kept)")
+    set_plan.add_argument("--workspace", required=True, type=int, metavar="ID")
+    set_plan.add_argument("--plan", required=True, choices=PLANS)
+
+    member = commands.add_parser("member", help="add team members, suspend or remove them")
+    member_commands = member.add_subparsers(dest="action", required=True, metavar="ACTION")
+    add = member_commands.add_parser("add", help="add a member to a workspace")
+    add.add_argument("--workspace", required=True, type=int, metavar="ID")
+    add.add_argument("--name", required=True)
+    add.add_argument("--email")
+    add.add_argument("--role", required=True, choices=("admin", "agent"))
+    add.add_argument("--assigned-only", action="store_true", help="the member sees only chats assigned to them")
+    add.add_argument("--permissions", metavar="SCOPE,SCOPE",
+                     help="the member's permissions in scope names (default: all for admins, "
+                          "inbox,contacts,templates,whatsapp_api,analytics:read for agents)")
+    status = member_commands.add_parser("set-status", help="suspend, remove or reactivate a member")
+    status.add_argument("--member", required=True, type=int, metavar="USER_ID")
+    status.add_argument("--status", required=True, choices=("active", "suspended", "removed"))
+
+    session = commands.add_parser("session", help="issue a member's dashboard session (accepted by key management)")
+    session_commands = session.add_subparsers(dest="action", required=True, metavar="ACTION")
+    session_create = session_commands.add_parser("create", help="create a session token (printed once)")
+    session_create.add_argument("--member", required=True, type=int, metavar="USER_ID")
+    session_create.add_argument("--hours", type=int, default=12, metavar="N", help="lifetime, 1 to 720 (default 12)")
+
+    key = commands.add_parser("key", help="issue API keys")
+    key_commands = key.add_subparsers(dest="action", required=True, metavar="ACTION")
+    key_create = key_commands.add_parser("create", help="create an API key (plaintext printed once)")
+    key_create.add_argument("--workspace", required=True, type=int, metavar="ID")
+    key_create.add_argument("--member", required=True, type=int, metavar="USER_ID", help="the key's creator")
+    key_create.add_argument("--name", required=True)
+    key_create.add_argument("--scopes", required=True, metavar="all|SCOPE,SCOPE")
+    key_create.add_argument("--expires-in-days", type=int, metavar="N", help="1 to 730")
+    key_create.add_argument("--rate-limit", type=int, metavar="N", help="requests per minute, 10 to 100000")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+
+    from inbox_http.settings import Settings, SettingsError
+
+    try:
+        settings = Settings.from_environment()
+    except SettingsError as err:
+        _fail(str(err), EXIT_BAD_ARGUMENTS)
+    logging.basicConfig(
+        stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        level=settings.log_level if args.command == "serve" else logging.WARNING,
+    )
+    if args.command == "serve":
+        _serve(args, settings)
+        return
+    _print(_run_with_database(settings, _COMMANDS[(args.command, getattr(args, "action", None))], args))
+
+
+def _serve(args: argparse.Namespace, settings: Any) -> None:
+    import msgspec
+    import trio
+
+    from inbox_http.server import run_service
+
+    overrides = {name: value for name, value in (("host", args.host), ("port", args.port)) if value is not None}
+    if "port" in overrides and not 0 <= overrides["port"] <= 65535:
+        _fail("--port must be between 0 and 65535", EXIT_BAD_ARGUMENTS)
+    settings = msgspec.structs.replace(settings, **overrides)
+    trio.run(lambda: run_service(settings, demo=args.demo, on_ready=_print))
+
+
+def _run_with_database(settings: Any, command: Callable[[Any, argparse.Namespace], Awaitable[Any]],
+                       args: argparse.Namespace) -> Any:
+    import trio
+    
+    from inbox_actors.accounts import AccountError
+    from inbox_actors.sessions import SessionError
+    from persistence.database import DatabaseUnavailable, open_database_loop
+    from persistence.embedded import EmbeddedPostgresError
+    from persistence.startup import open_database
+
+    async def run() -> Any:
+        # Expected failures are turned into values inside the loop: past it they arrive wrapped in groups.
+        async with open_database_loop():
+            try:
+                async with open_database(url=settings.database_url, data_dir=settings.data_dir,
+                                         pool_size=2) as db:
+                    return await command(db, args)
+            except (AccountError, SessionError) as err:
+                return _Failure(str(err), EXIT_BAD_ARGUMENTS)
+            except (DatabaseUnavailable, EmbeddedPostgresError) as err:
+                return _Failure(str(err), EXIT_FAILURE)
+
+    outcome = trio.run(run)
+    if isinstance(outcome, _Failure):
+        _fail(outcome.message, outcome.status)
+    return outcome
+
+
+class _Failure(NamedTuple):
+    message: str
+    status: int
+
+
+async def _migrate(db, args):
+    from persistence.migrations import available_migrations
+
+    # open_database has applied whatever was pending.
+    version = await db.fetchval("SELECT max(version) FROM schema_migrations")
+    return {"schema_version": version, "migrations": len(available_migrations())}
+
+
+async def _workspace_create(db, args):
+    from inbox_actors import accounts
+
+    created = await accounts.create_workspace(db, name=args.name, plan=args.plan, phone_number_id=args.phone_number_id)
+    return {"workspace_id": created.workspace_id, "phone_number_id": created.phone_number_id}
+
+
+async def _workspace_set_plan(db, args):
+    from inbox_actors import accounts
+
+    change = await accounts.set_plan(db, workspace_id=args.workspace, plan=args.plan)
+    return {"workspace_id": change.workspace_id, "plan": change.plan}
+
+
+async def _member_add(db, args):
+    from inbox_actors import accounts
+
+    permissions = _split(args.permissions) if args.permissions is not None else None
+    user_id = await accounts.add_member(
+        db, workspace_id=args.workspace, name=args.name, email=args.email, role=args.role,
+        assigned_only=args.assigned_only, permissions=permissions,
+    )
+    return {"user_id": user_id}
+
+
+async def _member_set_status(db, args):
+    from inbox_actors import accounts
+
+    await accounts.set_member_status(db, member_id=args.member, status=args.status)
+    return {"user_id": args.member, "status": args.status}
+
+
+async def _key_create(db, args):
+    from inbox_actors import accounts
+
+    issued = await accounts.create_key(
+        db, workspace_id=args.workspace, member_id=args.member, name=args.name, scopes=_split(args.scopes),
+        expires_in_days=args.expires_in_days, rate_limit_per_minute=args.rate_limit,
+    )
+    result = {"id": issued.id, "key": issued.key, "scopes": issued.scopes, "read_only": issued.read_only}
+    if issued.expires_at is not None:
+        result["expires_at"] = issued.expires_at.isoformat()
+    if issued.rate_limit_per_minute is not None:
+        result["rate_limit_per_minute"] = issued.rate_limit_per_minute
+    return result
+
+
+async def _session_create(db, args):
+    from datetime import datetime, timezone
+
+    from inbox_actors.sessions import create_session
+
+    token, expires_at = await create_session(db, member_id=args.member, hours=args.hours,
+                                             now=datetime.now(timezone.utc))
+    return {"user_id": args.member, "token": token, "expires_at": expires_at.isoformat()}
+
+
+_COMMANDS: dict[tuple[str, str | None], Callable[[Any, argparse.Namespace], Awaitable[Any]]] = {
+    ("migrate", None): _migrate,
+    ("workspace", "create"): _workspace_create,
+    ("workspace", "set-plan"): _workspace_set_plan,
+    ("member", "add"): _member_add,
+    ("member", "set-status"): _member_set_status,
+    ("key", "create"): _key_create,
+    ("session", "create"): _session_create,
+}
+
+
+def _split(csv: str) -> list[str]:
+    return [part for part in (p.strip() for p in csv.split(",")) if part]
+
+
+def _print(payload: Any) -> None:
+    print(json.dumps(payload, default=str), flush=True)
+
+
+def _fail(message: str, status: int) -> NoReturn:
+    print(f"inbox-actors: error: {message}", file=sys.stderr)
+    sys.exit(status)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""The spec's two error conventions, and the answers for requests no handler takes."""
+
+from __future__ import annotations
+
+import logging
+
+from quart import Quart, current_app, request
+from werkzeug.exceptions import HTTPException
+
+from inbox_actors.domain.access import ErrorStyle, Refusal
+from inbox_http.encoding import json_response
+
+log = logging.getLogger("inbox_http.errors")
+
+INTERNAL_ERROR_SENTENCE = "An internal error occurred. Please try again."
+
+
+def refusal_response(refusal: Refusal, headers: dict[str, str] | None = None):
+    return json_response(refusal.body(), refusal.status, headers)
+
+
+def stable_error(status: int, code: str, message: str, headers: dict[str, str] | None = None, **extra: object):
+    """`{error: snake_code, message: Sentence.}` (Reporting API, key management, webhook settings, key checks)."""
+    return json_response({"error": code, "message": message, **extra}, status, headers)
+
+
+def sentence_error(status: int, sentence: str):
+    """`{error: Sentence.}` (the older endpoints: sign-in check, sending, contacts)."""
+    return json_response({"error": sentence}, status)
+
+
+class ApiError(Exception):
+    """Raised by a handler to answer with a stable-code error."""
+
+    def __init__(self, status: int, code: str, message: str, **extra: object) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.extra = status, code, message, extra
+
+
+def _route_style() -> ErrorStyle:
+    view = current_app.view_functions.get(request.endpoint) if request.endpoint else None
+    policy = getattr(view, "route_policy", None)
+    return policy.errors if policy is not None else ErrorStyle.STABLE
+
+
+def install_error_handlers(app: Quart) -> None:
+    @app.errorhandler(ApiError)
+    async def api_error(err: ApiError):
+        return stable_error(err.status, err.code, err.message, **err.extra)
+
+    @app.errorhandler(HTTPException)
+    async def http_error(err: HTTPException):
+        status = err.code or 500
+        if status == 404:
+            return stable_error(404, "not_found", f"No route {request.method} {request.path}.")
+        if status == 405:
+            allowed = ", ".join(sorted(err.valid_methods or [])) if hasattr(err, "valid_methods") else ""
+            return stable_error(405, "method_not_allowed", f"{request.method} is not allowed here.",
+                                headers={"Allow": allowed} if allowed else None)
+        if status == 413:
+            return stable_error(413, "payload_too_large", "The request body is too large.")
+        return stable_error(status, f"http_{status}", err.description or err.name)
+
+    @app.errorhandler(Exception)
+    async def unexpected(err: Exception):
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        if _route_style() is ErrorStyle.SENTENCE:
+            return sentence_error(500, INTERNAL_ERROR_SENTENCE)
+        return stable_error(500, "internal_error", "The service failed to answer; retry with backoff.")

@@ -1,0 +1,208 @@
+"""Route guards: each handler declares its policy once, next to itself, and the guard enforces it.
+
+    @blueprint.get("/whoami")
+    @guarded(tier=ApiTier.CORE)
+    async def whoami(): ...
+
+For every request the guard:
+  1. asks the client IP's rate bucket for admission (1,000/min; sends are exempt)   -> 429 per-IP body;
+  2. identifies the key (so the call is recorded in the key's activity, whatever the outcome);
+  3. applies the auth ladder (and, on key management, the admin rules or a session) -> 401/403;
+  4. asks the key's rate bucket for admission (600/min or the key's own limit)      -> 429 rate_limited;
+  5. runs the handler; the key's X-RateLimit-* headers go on whatever answers the call.
+
+The policy is also kept on the view function (`route_policy`), so the route list, the OpenAPI document and
+the error handlers read what the handler declared rather than a second copy.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+from typing import Awaitable, Callable, TypeVar
+
+import msgspec
+from quart import Quart, Response, g, request
+
+from inbox_actors import rate_bucket
+from inbox_actors.domain import access
+from inbox_actors.domain.access import NO_TOKEN, AdminRule, Credential, ErrorStyle, RoutePolicy
+from inbox_actors.domain.key_rules import DEFAULT_RATE_LIMIT
+from inbox_actors.domain.plans import ApiTier
+from inbox_actors.domain.rate_window import WINDOW_SECONDS, Admission
+from inbox_actors.sessions import find_session, has_session_shape
+from inbox_http.encoding import json_response
+from inbox_http.errors import refusal_response, stable_error
+from inbox_http.services import services
+
+Handler = TypeVar("Handler", bound=Callable[..., Awaitable[object]])
+
+# Longer than any key by far: anything bigger is refused without hashing it.
+_MAX_TOKEN_LENGTH = 512
+
+
+class Principal(msgspec.Struct, frozen=True):
+    """Who is calling: a key, or a member's dashboard session."""
+
+    workspace_id: int
+    member_id: int
+    via: str  # "api_key" or "session"
+    key_id: int | None = None
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header; None when there is no bearer credential."""
+    if not authorization:
+        return None
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    token = token.strip()
+    return token or None
+
+
+def client_ip() -> str:
+    return request.remote_addr or "unknown"
+
+
+def guarded(*, tier: ApiTier, scopes: tuple[str, ...] = (), errors: ErrorStyle = ErrorStyle.STABLE,
+            admin: AdminRule | None = None, sending: bool = False):
+    policy = RoutePolicy(tier=tier, scopes=scopes, errors=errors, admin=admin, sending=sending)
+
+    def decorate(handler: Handler) -> Handler:
+        @functools.wraps(handler)
+        async def view(*args, **kwargs):
+            return await _guard(policy, handler, args, kwargs)
+
+        view.route_policy = policy  # type: ignore[attr-defined]
+        return view  # type: ignore[return-value]
+
+    return decorate
+
+
+async def _guard(policy: RoutePolicy, handler, args, kwargs):
+    state = services()
+    now = state.clock.now()
+    token = bearer_token(request.headers.get("Authorization"))
+    if token is not None and len(token) > _MAX_TOKEN_LENGTH:
+        token = "invalid"  # never a key; answered as an invalid one
+    by_session = token is not None and policy.admin is not None and has_session_shape(token)
+
+    if not policy.sending:
+        admission = await rate_bucket.admit_ip(state.actors, rate_bucket_address(client_ip()),
+                                               state.settings.ip_limit_per_minute)
+        if not admission.allowed:
+            # Over the ceiling nothing may reach the database; a key already in memory is still recorded.
+            if token is not None and not by_session:
+                g.audit_credential = state.credentials.cached(token)
+            return _ip_limited(admission)
+
+    credential = None
+    if token is not None and not by_session:
+        credential = await state.credentials.lookup(token)
+        g.audit_credential = credential  # every call of a known key is recorded, whatever the answer
+
+    if token is None:
+        return refusal_response(NO_TOKEN)
+    if by_session:
+        session = await find_session(state.db, token, now)
+        if session is None:
+            return refusal_response(access.INVALID_SESSION)
+        refusal = access.check_session_admin(session.member_status, session.role, session.permissions, policy.admin)
+        if refusal is not None:
+            return refusal_response(refusal)
+        g.principal = Principal(workspace_id=session.workspace_id, member_id=session.member_id, via="session")
+        return await handler(*args, **kwargs)
+
+    refusal = access.check_access(credential, policy, request.method, now)
+    if refusal is None and policy.admin is not None:
+        refusal = access.check_key_admin(credential, policy.admin)
+    limit = None
+    if credential is not None:
+        limit = credential.rate_limit_per_minute or (None if policy.sending else DEFAULT_RATE_LIMIT)
+    if refusal is not None:
+        if limit is not None and access.is_live(credential, now):
+            # A refused call uses none of the allowance, but still shows where the key stands.
+            g.rate_limit_headers = _key_limit_headers(await rate_bucket.peek_key(state.actors, credential.key_id,
+                                                                                 limit))
+        return refusal_response(refusal)
+    g.credential = credential
+    g.principal = Principal(workspace_id=credential.workspace_id, member_id=credential.member_id, via="api_key",
+                            key_id=credential.key_id)
+
+    if limit is not None:
+        admission = await rate_bucket.admit_key(state.actors, credential.key_id, limit)
+        # Added to whatever answers this call, an error raised by the handler included (install_guard).
+        g.rate_limit_headers = _key_limit_headers(admission)
+        if not admission.allowed:
+            return _key_limited(admission)
+    return await handler(*args, **kwargs)
+
+
+def install_guard(app: Quart) -> None:
+    @app.after_request
+    async def add_rate_limit_headers(response: Response) -> Response:
+        headers = g.get("rate_limit_headers")
+        if headers:
+            response.headers.update(headers)
+        return response
+
+
+def rate_bucket_address(ip: str) -> str:
+    """The per-IP bucket an address counts against: IPv6 by its /64, which one subscriber usually holds whole
+    (otherwise one client could walk through addresses to escape the ceiling)."""
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        return ip
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)
+
+
+def _key_limit_headers(admission: Admission) -> dict[str, str]:
+    return {
+        "X-RateLimit-Limit": str(admission.limit),
+        "X-RateLimit-Remaining": str(admission.remaining),
+        "X-RateLimit-Reset": str(admission.reset_seconds),
+    }
+
+
+def _key_limited(admission: Admission):
+    wait = admission.retry_after_seconds
+    return stable_error(
+        429, "rate_limited",
+        f"This key is over its limit of {admission.limit:,} requests per minute; retry in {wait} seconds.",
+        headers={"Retry-After": str(wait)}, retry_after_seconds=wait,
+    )
+
+
+def _ip_limited(admission: Admission):
+    wait = admission.retry_after_seconds
+    return json_response(
+        {"error": f"Too many requests from this IP address; retry in {wait} seconds."}, 429,
+        {"RateLimit-Limit": str(admission.limit), "RateLimit-Remaining": str(admission.remaining),
+         "RateLimit-Reset": str(admission.reset_seconds),
+         "RateLimit-Policy": f"{admission.limit};w={int(WINDOW_SECONDS)}", "Retry-After": str(wait)},
+    )
+
+
+def responds(response_type: type, status: int = 200) -> Callable[[Handler], Handler]:
+    """Declare the body and status a handler answers with on success (read by the OpenAPI document)."""
+
+    def decorate(view: Handler) -> Handler:
+        view.response_type = response_type  # type: ignore[attr-defined]
+        view.response_status = status  # type: ignore[attr-defined]
+        return view
+
+    return decorate
+
+
+def current_credential() -> Credential:
+    return g.credential
+
+
+def current_principal() -> Principal:
+    return g.principal

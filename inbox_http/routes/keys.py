@@ -1,0 +1,221 @@
+"""Key management, `/api/keys`: create, list, edit, rotate, revoke, activity.
+
+Who may: an admin's dashboard session, or a full-access key (scope `all`) an admin created; listing and
+activity also members with the settings permission. Writes go to the workspace's key ring actor; reads go to
+PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from datetime import datetime, timedelta
+from typing import Any
+
+import msgspec
+from quart import Blueprint, request
+
+from inbox_actors import key_ring
+from inbox_actors.domain import key_rules
+from inbox_actors.domain.access import AdminRule
+from inbox_actors.domain.plans import ApiTier
+from inbox_http.converters import BIGINT_MAX
+from inbox_http.encoding import json_response
+from inbox_http.errors import ApiError
+from inbox_http.guard import current_principal, guarded, responds
+from inbox_http.services import services
+from persistence.queries import api_keys as key_queries
+
+blueprint = Blueprint("keys", __name__, url_prefix="/api/keys")
+
+ACTIVITY_DAYS = (7, 30)
+
+
+class CreateKeyBody(msgspec.Struct, forbid_unknown_fields=True):
+    name: str
+    scopes: list[str]
+    expires_in_days: int | None = None
+    rate_limit_per_minute: int | None = None
+
+
+class EditKeyBody(msgspec.Struct, forbid_unknown_fields=True):
+    name: str | msgspec.UnsetType = msgspec.UNSET
+    expires_in_days: int | None | msgspec.UnsetType = msgspec.UNSET
+    rate_limit_per_minute: int | None | msgspec.UnsetType = msgspec.UNSET
+    # Accepted only to be refused with a clear reason: scopes are fixed at creation.
+    scopes: Any = msgspec.UNSET
+
+
+class RotateKeyBody(msgspec.Struct, forbid_unknown_fields=True):
+    grace_hours: int = key_rules.DEFAULT_GRACE_HOURS
+
+
+class KeyList(msgspec.Struct, frozen=True):
+    data: list[key_ring.KeyView]
+
+
+class ActivityItem(msgspec.Struct, frozen=True):
+    method: str
+    path: str
+    status: int
+    ip: str
+    at: datetime
+
+
+class ActivityPage(msgspec.Struct, frozen=True):
+    key_id: int
+    days: int
+    data: list[ActivityItem]
+    next_cursor: str | None
+
+
+@blueprint.post("")
+@responds(key_ring.IssuedKey, 201)
+@guarded(tier=ApiTier.FULL, admin=AdminRule.MANAGE)
+async def create_key():
+    """Create a key; its plaintext is in this answer only."""
+    body = await _body(CreateKeyBody)
+    principal = current_principal()
+    reply = await key_ring.change_keys(services().actors, principal.workspace_id, key_ring.CreateKey(
+        created_by=principal.member_id, name=body.name, scopes=tuple(body.scopes), expires_in_days=body.expires_in_days,
+        rate_limit_per_minute=body.rate_limit_per_minute))
+    return _answer(reply, 201)
+
+
+@blueprint.get("")
+@responds(KeyList)
+@guarded(tier=ApiTier.FULL, admin=AdminRule.VIEW)
+async def list_keys():
+    """Every key of the workspace, newest first (never a plaintext or a hash)."""
+    state = services()
+    keys = await key_ring.list_keys(state.db, current_principal().workspace_id, state.clock.now())
+    wanted = request.args.get("status")
+    if wanted is not None and wanted not in key_rules.KEY_STATUSES:
+        raise ApiError(400, "invalid_status", f"status must be one of {', '.join(key_rules.KEY_STATUSES)}.")
+    if wanted is not None:
+        keys = [k for k in keys if k.status == wanted]
+    return json_response(KeyList(data=keys))
+
+
+@blueprint.get("/<id:key_id>")
+@responds(key_ring.KeyView)
+@guarded(tier=ApiTier.FULL, admin=AdminRule.VIEW)
+async def show_key(key_id: int):
+    """One key."""
+    state = services()
+    row = await key_queries.find_key(state.db, current_principal().workspace_id, key_id)
+    if row is None:
+        raise ApiError(404, "not_found", f"No key {key_id} in this workspace.")
+    return json_response(key_ring.key_view(row, state.clock.now()))
+
+
+@blueprint.patch("/<id:key_id>")
+@responds(key_ring.KeyView)
+@guarded(tier=ApiTier.FULL, admin=AdminRule.MANAGE)
+async def edit_key(key_id: int):
+    """Change a key's name, expiry (days from now; null: never) or limit (null: the default); not its scopes."""
+    body = await _body(EditKeyBody)
+    if body.scopes is not msgspec.UNSET:
+        raise ApiError(400, "invalid_scopes", "Scopes are fixed when a key is created; create a new key instead.")
+    reply = await key_ring.change_keys(services().actors, current_principal().workspace_id, key_ring.EditKey(
+        key_id=key_id, name=body.name, expires_in_days=body.expires_in_days,
+        rate_limit_per_minute=body.rate_limit_per_minute))
+    return _answer(reply)
+
+
+@blueprint.post("/<id:key_id>/rotate")
+@responds(key_ring.Rotation, 201)
+@guarded(tier=ApiTier.FULL, admin=AdminRule.MANAGE)
+async def rotate_key(key_id: int):
+    """Replace a key (same name, scopes, limit); the old one works for grace_hours (0 to 168, default 24)."""
+    body = await _body(RotateKeyBody, empty_ok=True)
+    reply = await key_ring.change_keys(services().actors, current_principal().workspace_id,
+                                       key_ring.RotateKey(key_id=key_id, grace_hours=body.grace_hours))
+    return _answer(reply, 201)
+
+
+@blueprint.post("/<id:key_id>/revoke")
+@responds(key_ring.KeyView)
+@guarded(tier=ApiTier.FULL, admin=AdminRule.MANAGE)
+async def revoke_key(key_id: int):
+    """Revoke a key: immediate and irreversible."""
+    reply = await key_ring.change_keys(services().actors, current_principal().workspace_id,
+                                       key_ring.RevokeKey(key_id=key_id))
+    return _answer(reply)
+
+
+@blueprint.get("/<id:key_id>/activity")
+@responds(ActivityPage)
+@guarded(tier=ApiTier.FULL, admin=AdminRule.VIEW)
+async def key_activity(key_id: int):
+    """Calls made with the key (method, path, status, IP, time), newest first, over the last 7 or 30 days."""
+    state = services()
+    days = _int_arg("days", 7, "invalid_days")
+    if days not in ACTIVITY_DAYS:
+        raise ApiError(400, "invalid_days", "days must be 7 or 30.")
+    limit = _int_arg("limit", 100, "invalid_limit")
+    if not 1 <= limit <= 200:
+        raise ApiError(400, "invalid_limit", "limit must be 1 to 200.")
+    before_id = _decode_cursor(request.args.get("cursor"))
+    if await key_queries.find_key(state.db, current_principal().workspace_id, key_id) is None:
+        raise ApiError(404, "not_found", f"No key {key_id} in this workspace.")
+    rows = await key_queries.read_activity(state.db, key_id, since=state.clock.now() - timedelta(days=days),
+                                           before_id=before_id, limit=limit + 1)
+    page = rows[:limit]
+    next_cursor = _encode_cursor(page[-1]["id"]) if len(rows) > limit else None
+    return json_response(ActivityPage(
+        key_id=key_id, days=days, next_cursor=next_cursor,
+        data=[ActivityItem(method=r["method"], path=r["path"], status=r["status"], ip=r["ip"], at=r["at"])
+              for r in page]))
+
+
+# -- helpers -------------------------------------------------------------------------------------------------
+
+
+def _answer(reply: object, status: int = 200):
+    if isinstance(reply, key_ring.KeyRefusal):
+        raise ApiError(reply.status, reply.error, reply.message)
+    return json_response(reply, status)
+
+
+async def _body(kind: type, *, empty_ok: bool = False):
+    raw = await request.get_data()
+    if not raw.strip():
+        if empty_ok:
+            return kind()
+        raise ApiError(400, "invalid_body", "A JSON body is required.")
+    try:
+        return msgspec.json.decode(raw, type=kind)
+    except msgspec.ValidationError as err:
+        raise ApiError(400, "invalid_body", f"Invalid request body: {err}.") from None
+    except msgspec.DecodeError:
+        raise ApiError(400, "invalid_body", "The request body is not valid JSON.") from None
+
+
+def _int_arg(name: str, default: int, code: str) -> int:
+    raw = request.args.get(name)
+    if raw is None:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ApiError(400, code, f"{name} must be a whole number.") from None
+
+
+def _encode_cursor(before_id: int) -> str:
+    return base64.urlsafe_b64encode(f"a{before_id}".encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str | None) -> int | None:
+    if cursor is None:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        if not raw.startswith("a"):
+            raise ValueError
+        before_id = int(raw[1:])
+        if not 0 < before_id <= BIGINT_MAX:
+            raise ValueError
+        return before_id
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise ApiError(400, "invalid_cursor", "cursor is not one this service issued.") from None

@@ -1,0 +1,119 @@
+"""Running the service: one trio-asyncio loop around the database, the actor system and Hypercorn."""
+
+from __future__ import annotations
+
+import logging
+import signal
+from functools import partial
+from typing import Awaitable, Callable, Sequence
+
+import trio
+from hypercorn.config import Config
+from hypercorn.middleware import ProxyFixMiddleware
+from hypercorn.trio import serve
+from quart_trio import QuartTrio
+
+from inbox_actors.activity_log import activity_log_kind, prune_expired_activity
+from inbox_actors.clock import Clock, WallClock
+from inbox_actors.credentials import CredentialCache
+from inbox_actors.key_ring import key_ring_kind
+from inbox_actors.rate_bucket import rate_bucket_kinds
+from inbox_actors.demo import DemoAccess, seed_demo
+from inbox_actors.runtime import ActorKind, ActorSystem, repeat_every
+from inbox_http.app import create_app
+from inbox_http.services import Services
+from inbox_http.settings import Settings
+from persistence.database import Database, open_database_loop
+from persistence.startup import open_database
+
+log = logging.getLogger("inbox_http.server")
+
+ACTIVITY_PRUNE_SECONDS = 3600.0
+
+
+def actor_kinds(db: Database, clock: Clock, credentials: CredentialCache, settings: Settings) -> list[ActorKind]:
+    """Every actor kind the service runs (each kind's module defines its ActorKind)."""
+    return [
+        *rate_bucket_kinds(),
+        key_ring_kind(db, clock, credentials, idle_timeout=settings.actor_idle_seconds),
+        activity_log_kind(db),
+    ]
+
+
+async def build_app(db: Database, settings: Settings, *, clock: Clock | None = None,
+                    extra_kinds: Sequence[ActorKind] = ()) -> QuartTrio:
+    """The app with its services: credential cache (listening for changes), clock and actor system.
+
+    `clock` and `extra_kinds` are for tests (a clock that follows trio's, probe actors).
+    """
+    clock = clock or WallClock()
+    credentials = CredentialCache(db)
+    actors = ActorSystem([*actor_kinds(db, clock, credentials, settings), *extra_kinds])
+    return create_app(Services(settings=settings, db=db, actors=actors, credentials=credentials, clock=clock))
+
+
+async def serve_app(
+    app: QuartTrio, *, shutdown_trigger: Callable[[], Awaitable[None]],
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve HTTP until `shutdown_trigger` returns; reports the bound base URL once listening.
+
+    Shutdown: stop accepting connections and let in-flight requests finish, then drain the actors' mailboxes,
+    each under the grace period.
+    """
+    state: Services = app.extensions["inbox"]
+    settings = state.settings
+    config = Config()
+    config.bind = [f"{settings.host}:{settings.port}"]
+    config.graceful_timeout = settings.shutdown_grace_seconds
+    config.accesslog = None
+    config.errorlog = logging.getLogger("hypercorn.error")
+    served = app if settings.trusted_proxy_hops == 0 else ProxyFixMiddleware(
+        app, mode="legacy", trusted_hops=settings.trusted_proxy_hops)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(state.credentials.keep_listening)
+        await nursery.start(state.actors.run)
+        prune = partial(prune_expired_activity, state.db, state.clock)
+        nursery.start_soon(partial(repeat_every, ACTIVITY_PRUNE_SECONDS, prune, name="activity retention"))
+        try:
+            async with trio.open_nursery() as http:
+                binds = await http.start(partial(serve, served, config, shutdown_trigger=shutdown_trigger))
+                task_status.started(binds[0])
+        finally:
+            # Hypercorn has returned, so no request can find the actors gone.
+            with trio.CancelScope(shield=True):
+                await state.actors.shutdown(settings.shutdown_grace_seconds)
+            nursery.cancel_scope.cancel()
+
+
+async def run_service(
+    settings: Settings, *, demo: bool = False, on_ready: Callable[[dict], None] | None = None,
+) -> None:
+    """The whole service, as `inbox-actors serve` runs it; SIGINT or SIGTERM shut it down cleanly."""
+    stop = trio.Event()
+    async with open_database_loop():
+        async with open_database(url=settings.database_url, data_dir=settings.data_dir,
+                                 pool_size=settings.db_pool_size) as db:
+            demo_access: DemoAccess | None = await seed_demo(db) if demo else None
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_stop_on_signal, stop)
+                app = await build_app(db, settings)
+                url = await nursery.start(partial(serve_app, app, shutdown_trigger=stop.wait))
+                if on_ready is not None:
+                    ready: dict = {"status": "ready", "url": url,
+                                   "database": "external" if settings.database_url else "embedded"}
+                    if demo_access is not None:
+                        ready["demo"] = {"workspace_id": demo_access.workspace_id,
+                                         "user_id": demo_access.user_id, "key": demo_access.key}
+                    on_ready(ready)
+                await stop.wait()
+                log.info("shutting down: finishing requests, then draining actors")
+    log.info("stopped")
+
+
+async def _stop_on_signal(stop: trio.Event) -> None:
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for signum in signals:
+            log.info("received %s", signal.Signals(signum).name)
+            stop.set()
+            return

@@ -1,0 +1,34 @@
+"""What the HTTP handlers reach: the database (reads), the actor system (writes), the credential cache."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from quart import current_app
+
+from inbox_actors.clock import Clock
+from inbox_actors.credentials import CredentialCache
+from inbox_actors.runtime import ActorSystem
+from inbox_http.settings import Settings
+from persistence.database import Database
+
+
+@dataclass
+class ServiceStatistics:
+    """Counters of the HTTP front that operators read at GET /health."""
+
+    activity_records_dropped: int = 0
+
+
+@dataclass(frozen=True)
+class Services:
+    settings: Settings
+    db: Database
+    actors: ActorSystem
+    credentials: CredentialCache
+    clock: Clock
+    statistics: ServiceStatistics = field(default_factory=ServiceStatistics)
+
+
+def services() -> Services:
+    return current_app.extensions["inbox"]

@@ -1,0 +1,35 @@
+"""Members' dashboard sessions, stored by SHA-256 hash only."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from persistence.database import Database, Record, UnitOfWork
+
+
+async def insert_session(tx: UnitOfWork, *, token_hash: bytes, member_id: int, expires_at: datetime) -> None:
+    await tx.execute(
+        "INSERT INTO member_sessions (token_hash, member_id, expires_at) VALUES ($1, $2, $3)",
+        token_hash, member_id, expires_at,
+    )
+
+
+async def find_session(db: Database, token_hash: bytes) -> Record | None:
+    return await db.fetchrow(
+        """
+        SELECT s.expires_at, s.revoked_at, m.id AS member_id, m.workspace_id, m.name AS member_name, m.role,
+               m.permissions, m.status AS member_status, w.plan
+        FROM member_sessions s
+        JOIN members m ON m.id = s.member_id
+        JOIN workspaces w ON w.id = m.workspace_id
+        WHERE s.token_hash = $1
+        """,
+        token_hash,
+    )
+
+
+async def revoke_member_sessions(tx: UnitOfWork, member_id: int, at: datetime) -> int:
+    status = await tx.execute(
+        "UPDATE member_sessions SET revoked_at = $2 WHERE member_id = $1 AND revoked_at IS NULL", member_id, at
+    )
+    return int(status.split()[-1])

@@ -1,0 +1,103 @@
+"""Shared fixtures: one real PostgreSQL for the session, a fresh database per test cloned from a migrated template.
+
+The server is the embedded one (the same code the service runs, in a throwaway directory, with durability
+settings off for speed), or the server of `DATABASE_URL` when that is set (its role needs CREATEDB).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+import trio
+import trio_asyncio
+
+from persistence.database import Database
+from persistence.embedded import EmbeddedPostgres
+from persistence.migrations import migrate
+
+_database_numbers = itertools.count(1)
+
+
+class PostgresServer:
+    def __init__(self, admin_url: str) -> None:
+        self.admin_url = admin_url
+        self.template = f"inbox_test_template_{os.getpid()}"
+
+    def url(self, database: str) -> str:
+        parts = urlsplit(self.admin_url)
+        return urlunsplit(parts._replace(path=f"/{database}"))
+
+
+async def _admin_execute(server: PostgresServer, *statements: str) -> None:
+    admin = await Database.connect(server.admin_url, min_size=1, max_size=1)
+    try:
+        for statement in statements:
+            await admin.execute(statement)
+    finally:
+        await admin.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    external = os.environ.get("DATABASE_URL")
+    embedded = None
+    data_dir = None
+    if external:
+        server = PostgresServer(external)
+    else:
+        data_dir = Path(tempfile.mkdtemp(prefix="inbox-test-pg-"))
+        embedded = EmbeddedPostgres(data_dir, durable=False)
+        server = PostgresServer(embedded.start().url("postgres"))
+
+    async def make_template() -> None:
+        async with trio_asyncio.open_loop():
+            await _admin_execute(server, f'DROP DATABASE IF EXISTS "{server.template}"',
+                                 f'CREATE DATABASE "{server.template}"')
+            db = await Database.connect(server.url(server.template), min_size=1, max_size=1)
+            try:
+                await migrate(db)
+            finally:
+                await db.close()
+
+    trio.run(make_template)
+    try:
+        yield server
+    finally:
+        if embedded is not None:
+            embedded.stop()
+            shutil.rmtree(data_dir, ignore_errors=True)
+        else:
+            async def drop_template() -> None:
+                async with trio_asyncio.open_loop():
+                    await _admin_execute(server, f'DROP DATABASE IF EXISTS "{server.template}"')
+
+            trio.run(drop_template)
+
+
+@pytest.fixture
+async def asyncio_loop():
+    """The trio-asyncio loop every database call runs on (the service opens the same one)."""
+    async with trio_asyncio.open_loop() as loop:
+        yield loop
+
+
+@pytest.fixture
+async def database_url(asyncio_loop, postgres_server: PostgresServer):
+    name = f"inbox_test_{os.getpid()}_{next(_database_numbers)}"
+    await _admin_execute(postgres_server, f'CREATE DATABASE "{name}" TEMPLATE "{postgres_server.template}"')
+    yield postgres_server.url(name)
+    with trio.CancelScope(shield=True):
+        await _admin_execute(postgres_server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+async def db(database_url: str):
+    database = await Database.connect(database_url, min_size=1, max_size=10)
+    yield database
+    await database.close()

@@ -1,0 +1,64 @@
+"""The real service on a real socket (Hypercorn on 127.0.0.1, an ephemeral port), driven over HTTP."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+
+import httpx
+import msgspec
+import pytest
+import trio
+from quart_trio import QuartTrio
+
+from inbox_actors.runtime import ActorSystem
+from inbox_http.server import build_app, serve_app
+from inbox_http.settings import Settings
+from persistence.database import Database
+
+
+@dataclass
+class RunningService:
+    url: str
+    app: QuartTrio
+    actors: ActorSystem
+    db: Database
+    client: httpx.AsyncClient
+
+
+@pytest.fixture
+def service_settings(database_url: str) -> Settings:
+    return Settings(database_url=database_url, port=0, shutdown_grace_seconds=2.0)
+
+
+@pytest.fixture
+def extra_actor_kinds() -> list:
+    """Overridden by tests that need actor kinds of their own on the running server."""
+    return []
+
+
+@pytest.fixture
+def extra_blueprints() -> list:
+    """Overridden by tests that mount routes of their own next to the real ones."""
+    return []
+
+
+@pytest.fixture
+async def service(db: Database, service_settings: Settings, extra_actor_kinds, extra_blueprints):
+    app = await build_app(db, service_settings, extra_kinds=extra_actor_kinds)
+    for blueprint in extra_blueprints:
+        app.register_blueprint(blueprint)
+    stop = trio.Event()
+    async with trio.open_nursery() as nursery:
+        url = await nursery.start(partial(serve_app, app, shutdown_trigger=stop.wait))
+        async with httpx.AsyncClient(base_url=url, timeout=10) as client:
+            yield RunningService(url=url, app=app, actors=app.extensions["inbox"].actors, db=db, client=client)
+        stop.set()
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def with_settings(settings: Settings, **changes) -> Settings:
+    return msgspec.structs.replace(settings, **changes)

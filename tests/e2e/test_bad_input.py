@@ -1,0 +1,161 @@
+"""Hostile and malformed requests, sent as raw bytes: each gets a clear answer, and the server keeps serving."""
+
+from urllib.parse import urlsplit
+
+import pytest
+import trio
+
+from tests import builders
+from tests.e2e.conftest import bearer
+
+WHOAMI = "/api/reporting/v1/whoami"
+
+
+async def raw_request(url: str, request: bytes) -> bytes:
+    parts = urlsplit(url)
+    stream = await trio.open_tcp_stream(parts.hostname, parts.port)
+    async with stream:
+        await stream.send_all(request)
+        response = b""
+        with trio.fail_after(10):
+            while True:
+                chunk = await stream.receive_some(65536)
+                if not chunk:
+                    break
+                response += chunk
+                if b"\r\n\r\n" in response and _complete(response):
+                    break
+    return response
+
+
+def _complete(response: bytes) -> bool:
+    head, _, body = response.partition(b"\r\n\r\n")
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            return len(body) >= int(line.split(b":")[1])
+    return False
+
+
+def status_of(response: bytes) -> int:
+    return int(response.split(b" ", 2)[1])
+
+
+def body_of(response: bytes) -> bytes:
+    return response.partition(b"\r\n\r\n")[2]
+
+
+def get(path: str, *headers: bytes) -> bytes:
+    lines = [f"GET {path} HTTP/1.1".encode(), b"Host: test", b"Connection: close", *headers]
+    return b"\r\n".join(lines) + b"\r\n\r\n"
+
+
+async def still_serving(service) -> None:
+    issued = await builders.plaintext_key(service.db)
+    assert (await service.client.get(WHOAMI, headers=bearer(issued.key))).status_code == 200
+
+
+@pytest.mark.parametrize("header", [
+    b"Authorization: Bearer inbox_\xc3\x28" + b"A" * 41,
+    b"Authorization: Bearer \xff\xfe\x80inbox_",
+    b"Authorization: Bearer inbox_" + b"\xe2\x82\xac" * 15,
+])
+async def test_non_utf8_credentials_are_invalid_keys(service, header):
+    response = await raw_request(service.url, get(WHOAMI, header))
+    assert status_of(response) == 403
+    assert body_of(response) == b'{"error":"Forbidden: Invalid or revoked API key"}'
+    await still_serving(service)
+
+
+async def test_a_non_bearer_credential_of_raw_bytes_is_no_token(service):
+    response = await raw_request(service.url, get(WHOAMI, b"Authorization: \xff\xff\xff"))
+    assert status_of(response) == 401
+    assert body_of(response) == b'{"error":"Unauthorized: No token provided"}'
+
+
+async def test_nul_byte_in_a_header_is_a_bad_request(service):
+    response = await raw_request(service.url, get(WHOAMI, b"Authorization: Bearer \x00inbox_"))
+    assert status_of(response) == 400
+    await still_serving(service)
+
+
+async def test_key_of_the_right_prefix_but_wrong_length(service):
+    for token in (b"inbox_abc", b"inbox_" + b"A" * 44, b"inbox_" + b"A" * 42):
+        response = await raw_request(service.url, get(WHOAMI, b"Authorization: Bearer " + token))
+        assert status_of(response) == 403
+
+
+async def test_huge_header_is_refused_without_harm(service):
+    response = await raw_request(service.url, get(WHOAMI, b"Authorization: Bearer inbox_" + b"A" * 200_000))
+    assert status_of(response) in (400, 403, 431)
+    await still_serving(service)
+
+
+async def test_huge_token_within_header_limits_is_an_invalid_key(service):
+    response = await raw_request(service.url, get(WHOAMI, b"Authorization: Bearer inbox_" + b"A" * 8_000))
+    assert status_of(response) == 403
+    assert body_of(response) == b'{"error":"Forbidden: Invalid or revoked API key"}'
+
+
+async def test_garbage_request_line(service):
+    response = await raw_request(service.url, b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03garbage\r\n\r\n")
+    assert response == b"" or status_of(response) == 400
+    await still_serving(service)
+
+
+async def test_many_authorization_headers(service):
+    issued = await builders.plaintext_key(service.db)
+    response = await raw_request(service.url, get(
+        WHOAMI, b"Authorization: Bearer " + issued.key.encode(), b"Authorization: Bearer inbox_" + b"B" * 43))
+    # Two credentials are not one valid credential; whichever is read, the answer is a clean 200 or 403.
+    assert status_of(response) in (200, 403)
+    await still_serving(service)
+
+
+async def test_unknown_route_and_wrong_method_use_the_stable_convention(service):
+    response = await service.client.get("/api/nothing-here")
+    assert response.status_code == 404
+    assert response.json()["error"] == "not_found"
+    response = await service.client.delete(WHOAMI)
+    assert response.status_code == 405
+    assert response.json()["error"] == "method_not_allowed"
+
+
+async def test_oversized_body_is_refused_before_it_is_read(service):
+    issued = await builders.plaintext_key(service.db)
+    request = (f"POST {WHOAMI} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {issued.key}\r\n"
+               "Content-Type: application/json\r\nContent-Length: 5000000\r\n\r\n{").encode()
+    response = await raw_request(service.url, request)
+    assert status_of(response) == 413
+    assert b'"error":"payload_too_large"' in body_of(response)
+    await still_serving(service)
+
+
+async def test_out_of_range_ids_names_and_cursors_are_clean_4xx_and_harm_no_actor(service):
+    import base64
+
+    issued = await builders.plaintext_key(service.db)
+    auth = bearer(issued.key)
+    huge = "100000000000000000000"
+    for _ in range(8):  # more than the key ring's restart intensity, were these crashing it
+        for method, path in (("GET", f"/api/keys/{huge}"), ("POST", f"/api/keys/{huge}/revoke"),
+                             ("PATCH", f"/api/keys/{huge}"), ("GET", f"/api/keys/{huge}/activity")):
+            response = await service.client.request(method, path, headers=auth, json={"name": "x"})
+            assert response.status_code == 404, (method, path, response.text)
+        named = await service.client.post("/api/keys", headers=auth, json={"name": "bad\u0000name", "scopes": ["all"]})
+        assert named.status_code == 400 and named.json()["error"] == "invalid_name"
+    forged = base64.urlsafe_b64encode(f"a{huge}".encode()).decode().rstrip("=")
+    response = await service.client.get(f"/api/keys/{issued.id}/activity", params={"cursor": forged}, headers=auth)
+    assert response.status_code == 400 and response.json()["error"] == "invalid_cursor"
+    # The workspace's key ring never crashed: key management still works.
+    created = await service.client.post("/api/keys", headers=auth, json={"name": "fine", "scopes": ["all"]})
+    assert created.status_code == 201
+    workspace_id = await service.db.fetchval("SELECT workspace_id FROM api_keys WHERE id = $1", issued.id)
+    assert service.actors.statistics("key_ring", str(workspace_id)).restarts == 0
+
+
+async def test_rate_limit_headers_ride_on_error_answers_too(service):
+    issued = await builders.plaintext_key(service.db)
+    response = await service.client.get("/api/keys/999999", headers=bearer(issued.key))
+    assert response.status_code == 404
+    assert response.headers["X-RateLimit-Limit"] == "600"
+    assert response.headers["X-RateLimit-Remaining"] == "599"

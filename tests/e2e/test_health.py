@@ -1,0 +1,135 @@
+"""What operators read: database readiness and each actor's health, over HTTP."""
+
+from functools import partial
+
+import httpx
+import pytest
+import trio
+
+from inbox_actors.activity_log import wait_recorded
+from inbox_actors.runtime import Actor, ActorCrashed, ActorFailed, ActorKind
+from inbox_http.server import build_app, serve_app
+from persistence.database import Database
+from tests import builders
+from tests.e2e.conftest import bearer, with_settings
+
+
+class Counter(Actor):
+    """Counts; "crash" raises (a bug in one chat's handling, say)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.count = 0
+
+    async def receive(self, message: object) -> object:
+        if message == "crash":
+            raise ValueError(f"cannot handle {self.key}")
+        self.count += 1
+        return self.count
+
+
+@pytest.fixture
+def extra_actor_kinds():
+    return [ActorKind(name="counter", factory=Counter, max_restarts=2, restart_window=60)]
+
+
+async def test_health_says_the_database_answers(service):
+    response = await service.client.get("/health")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "database": "ok", "accepting": True, "activity_records_dropped": 0}
+
+
+async def test_actor_summary_and_details(service):
+    for key in ("a", "b", "c"):
+        await service.actors.ref("counter", key).ask("tick")
+    await service.actors.ref("counter", "a").ask("tick")
+    summary = (await service.client.get("/health/actors")).json()
+    assert summary["accepting"] is True
+    assert summary["kinds"]["counter"]["live"] == 3
+    assert summary["kinds"]["counter"]["messages_handled"] == 4
+    assert summary["busiest"][0]["key"] == "a"
+
+    detail = await service.client.get("/health/actors/counter/a")
+    assert detail.status_code == 200
+    body = detail.json()
+    assert (body["kind"], body["key"], body["status"], body["messages_handled"]) == ("counter", "a", "running", 2)
+    assert body["mailbox_capacity"] == 64 and body["mailbox_used"] == 0
+    missing = await service.client.get("/health/actors/counter/nobody")
+    assert missing.status_code == 404 and missing.json()["error"] == "not_found"
+
+
+async def test_a_crashing_actor_touches_nothing_else(service):
+    healthy = service.actors.ref("counter", "healthy")
+    assert await healthy.ask("tick") == 1
+    broken = service.actors.ref("counter", "broken")
+    for _ in range(3):
+        with pytest.raises(ActorCrashed):
+            await broken.ask("crash")
+    with pytest.raises(ActorFailed):
+        await broken.ask("tick")
+    assert await healthy.ask("tick") == 2  # its state survived the neighbour's crash loop
+
+    summary = (await service.client.get("/health/actors")).json()
+    failing = {entry["key"]: entry for entry in summary["failing"]}
+    assert failing["broken"]["status"] == "failed"
+    assert failing["broken"]["last_error"] == "ValueError: cannot handle broken"
+    assert summary["kinds"]["counter"]["failed"] == 1
+    # The server still answers API calls.
+    issued = await builders.plaintext_key(service.db)
+    assert (await service.client.get("/api/reporting/v1/whoami", headers=bearer(issued.key))).status_code == 200
+
+
+async def test_request_actors_show_up_per_kind(service):
+    issued = await builders.plaintext_key(service.db)
+    await service.client.get("/api/reporting/v1/whoami", headers=bearer(issued.key))
+    kinds = (await service.client.get("/health/actors")).json()["kinds"]
+    assert kinds["ip_rate_bucket"]["live"] == 1
+    assert kinds["key_rate_bucket"]["live"] == 1
+    assert kinds["activity_log"]["live"] == 1
+
+
+class TestHealthToken:
+    @pytest.fixture
+    def service_settings(self, service_settings):
+        return with_settings(service_settings, health_token="operator-secret")
+
+    async def test_actor_health_needs_the_operator_token_when_one_is_set(self, service):
+        assert (await service.client.get("/health")).status_code == 200  # readiness stays open for probes
+        refused = await service.client.get("/health/actors")
+        assert refused.status_code == 401 and refused.json()["error"] == "invalid_token"
+        assert (await service.client.get("/health/actors", headers=bearer("wrong"))).status_code == 401
+        assert (await service.client.get("/health/actors", headers=bearer("operator-secret"))).status_code == 200
+
+
+async def test_health_is_503_when_the_database_does_not_answer(database_url, service_settings, asyncio_loop):
+    lost = await Database.connect(database_url, min_size=1, max_size=1)
+    app = await build_app(lost, service_settings)
+    stop = trio.Event()
+    async with trio.open_nursery() as nursery:
+        url = await nursery.start(partial(serve_app, app, shutdown_trigger=stop.wait))
+        await lost.close()  # as good as a database that went away
+        async with httpx.AsyncClient(base_url=url) as client:
+            response = await client.get("/health")
+        stop.set()
+    assert response.status_code == 503
+    assert response.json()["status"] == "unavailable"
+
+
+class TestBehindAProxy:
+    @pytest.fixture
+    def service_settings(self, service_settings):
+        return with_settings(service_settings, trusted_proxy_hops=1)
+
+    async def test_without_a_token_actor_health_is_for_this_machine_only(self, service):
+        remote = {"X-Forwarded-For": "203.0.113.9"}
+        refused = await service.client.get("/health/actors", headers=remote)
+        assert refused.status_code == 403 and refused.json()["error"] == "operator_only"
+        assert (await service.client.get("/health/actors")).status_code == 200
+        assert (await service.client.get("/health", headers=remote)).status_code == 200
+
+    async def test_the_forwarded_client_address_is_what_the_activity_log_records(self, service):
+        issued = await builders.plaintext_key(service.db)
+        await service.client.get("/api/reporting/v1/whoami", headers={**bearer(issued.key),
+                                                                        "X-Forwarded-For": "203.0.113.9"})
+        await wait_recorded(service.actors)
+        assert await service.db.fetchval("SELECT ip FROM key_activity WHERE key_id = $1", issued.id) == "203.0.113.9"

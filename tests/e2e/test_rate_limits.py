@@ -1,0 +1,137 @@
+"""Per-key and per-IP limits over real sockets: bodies, headers, exemptions, and accuracy under concurrency."""
+
+import pytest
+import trio
+from quart import Blueprint
+
+from inbox_actors.domain.access import ErrorStyle
+from inbox_actors.domain.plans import ApiTier
+from inbox_http.encoding import json_response
+from inbox_http.guard import guarded
+from tests import builders
+from tests.e2e.conftest import bearer, with_settings
+
+WHOAMI = "/api/reporting/v1/whoami"
+SEND = "/api/probe/send-message"
+
+# Stands in for POST /api/send-message (a later issue) with the same declaration: a send.
+sends = Blueprint("probe_sends", __name__)
+
+
+@sends.post(SEND)
+@guarded(tier=ApiTier.CORE, scopes=("whatsapp_api",), errors=ErrorStyle.SENTENCE, sending=True)
+async def probe_send():
+    return json_response({"messageId": "wamid.probe"})
+
+
+@pytest.fixture
+def extra_blueprints():
+    return [sends]
+
+
+@pytest.fixture
+def service_settings(service_settings):
+    # A low ceiling keeps the per-IP tests short; the default (1,000) is checked in the settings tests.
+    return with_settings(service_settings, ip_limit_per_minute=50)
+
+
+async def hammer(client, path: str, key: str, clients: int, each: int, method: str = "GET") -> list:
+    responses = []
+
+    async def one_client():
+        for _ in range(each):
+            responses.append(await client.request(method, path, headers=bearer(key)))
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(clients):
+            nursery.start_soon(one_client)
+    return responses
+
+
+async def test_key_limit_is_exact_under_four_concurrent_clients(service):
+    issued = await builders.plaintext_key(service.db, rate_limit_per_minute=10)
+    responses = await hammer(service.client, WHOAMI, issued.key, clients=4, each=6)
+    statuses = sorted(r.status_code for r in responses)
+    assert statuses == [200] * 10 + [429] * 14
+
+
+async def test_key_429_body_and_headers(service):
+    issued = await builders.plaintext_key(service.db, rate_limit_per_minute=10)
+    ok = [await service.client.get(WHOAMI, headers=bearer(issued.key)) for _ in range(10)]
+    assert [r.headers["X-RateLimit-Remaining"] for r in ok] == [str(n) for n in range(9, -1, -1)]
+    assert all(r.headers["X-RateLimit-Limit"] == "10" for r in ok)
+    assert 59 <= int(ok[-1].headers["X-RateLimit-Reset"]) <= 60
+
+    limited = await service.client.get(WHOAMI, headers=bearer(issued.key))
+    assert limited.status_code == 429
+    body = limited.json()
+    assert body["error"] == "rate_limited"
+    assert isinstance(body["message"], str)
+    assert 1 <= body["retry_after_seconds"] <= 60
+    assert limited.headers["Retry-After"] == str(body["retry_after_seconds"])
+    assert limited.headers["X-RateLimit-Limit"] == "10"
+    assert limited.headers["X-RateLimit-Remaining"] == "0"
+    assert "X-RateLimit-Reset" in limited.headers
+
+
+async def test_default_limit_is_600_and_shown_on_every_response(service):
+    issued = await builders.plaintext_key(service.db)
+    response = await service.client.get(WHOAMI, headers=bearer(issued.key))
+    assert response.headers["X-RateLimit-Limit"] == "600"
+    assert response.headers["X-RateLimit-Remaining"] == "599"
+
+
+async def test_sends_are_not_held_to_the_default_key_limit_nor_the_ip_ceiling(service):
+    issued = await builders.plaintext_key(service.db)
+    responses = [await service.client.post(SEND, headers=bearer(issued.key)) for _ in range(60)]
+    assert {r.status_code for r in responses} == {200}  # 60 > the IP ceiling of 50 in this test
+    assert "X-RateLimit-Limit" not in responses[0].headers
+    # Nor do sends use up the key's default allowance.
+    assert (await service.client.get(WHOAMI, headers=bearer(issued.key))).headers["X-RateLimit-Remaining"] == "599"
+
+
+async def test_an_explicit_key_limit_applies_to_sends_too(service):
+    issued = await builders.plaintext_key(service.db, rate_limit_per_minute=10)
+    statuses = [(await service.client.post(SEND, headers=bearer(issued.key))).status_code for _ in range(12)]
+    assert statuses == [200] * 10 + [429] * 2
+
+
+async def test_ip_ceiling_comes_before_the_key_limit_and_speaks_sentences(service):
+    issued = await builders.plaintext_key(service.db)
+    other = await builders.plaintext_key(service.db)
+    responses = await hammer(service.client, WHOAMI, issued.key, clients=4, each=13)
+    statuses = [r.status_code for r in responses]
+    assert statuses.count(200) == 50 and statuses.count(429) == 2
+    limited = next(r for r in responses if r.status_code == 429)
+    body = limited.json()
+    assert list(body) == ["error"] and "IP address" in body["error"]
+    assert limited.headers["RateLimit-Limit"] == "50"
+    assert limited.headers["RateLimit-Remaining"] == "0"
+    assert limited.headers["RateLimit-Policy"] == "50;w=60"
+    assert int(limited.headers["Retry-After"]) >= 1
+    assert int(limited.headers["RateLimit-Reset"]) >= 1
+    # The ceiling is the address's, whatever key it uses, and it binds calls without a key too.
+    assert (await service.client.get(WHOAMI, headers=bearer(other.key))).status_code == 429
+    assert (await service.client.get(WHOAMI)).status_code == 429
+
+
+async def test_edited_limit_applies_from_the_next_call(service):
+    issued = await builders.plaintext_key(service.db, rate_limit_per_minute=10)
+    for _ in range(10):
+        await service.client.get(WHOAMI, headers=bearer(issued.key))
+    assert (await service.client.get(WHOAMI, headers=bearer(issued.key))).status_code == 429
+    await service.db.execute("UPDATE api_keys SET rate_limit_per_minute = 20 WHERE id = $1", issued.id)
+    with trio.fail_after(5):
+        while (response := await service.client.get(WHOAMI, headers=bearer(issued.key))).status_code == 429:
+            await trio.sleep(0.01)
+    assert response.headers["X-RateLimit-Limit"] == "20"
+
+
+async def test_refused_calls_show_the_key_state_without_using_it(service):
+    issued = await builders.plaintext_key(service.db, plan="growth", rate_limit_per_minute=10)
+    await service.client.get(WHOAMI, headers=bearer(issued.key))
+    refused = await service.client.get("/api/docs/routes", headers=bearer(issued.key))
+    assert refused.status_code == 403 and refused.json()["error"] == "api_access_not_enabled"
+    assert refused.headers["X-RateLimit-Limit"] == "10"
+    assert refused.headers["X-RateLimit-Remaining"] == "9"  # the refusal used none of it
+    assert (await service.client.get(WHOAMI, headers=bearer(issued.key))).headers["X-RateLimit-Remaining"] == "8"
