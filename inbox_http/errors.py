@@ -37,6 +37,14 @@ class ApiError(Exception):
         self.status, self.code, self.message, self.extra = status, code, message, extra
 
 
+class SentenceError(Exception):
+    """Raised by a handler of an older endpoint (sending, contacts) to answer `{error: Sentence.}`."""
+
+    def __init__(self, status: int, sentence: str) -> None:
+        super().__init__(sentence)
+        self.status, self.sentence = status, sentence
+
+
 def _route_style() -> ErrorStyle:
     view = current_app.view_functions.get(request.endpoint) if request.endpoint else None
     policy = getattr(view, "route_policy", None)
@@ -47,6 +55,10 @@ def install_error_handlers(app: Quart) -> None:
     @app.errorhandler(ApiError)
     async def api_error(err: ApiError):
         return stable_error(err.status, err.code, err.message, **err.extra)
+
+    @app.errorhandler(SentenceError)
+    async def sentence(err: SentenceError):
+        return sentence_error(err.status, err.sentence)
 
     @app.errorhandler(HTTPException)
     async def http_error(err: HTTPException):

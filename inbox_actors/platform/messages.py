@@ -1,0 +1,76 @@
+"""What crosses the platform boundary, in the service's own terms (the Meta JSON shapes stay in client.py,
+envelope.py and the simulator).
+
+Outbound: a `SendRequest` becomes `POST {WHATSAPP_API_URL}/{phone_number_id}/messages`; the answer is a
+`SendAccepted` (the platform's message id) or a `SendRefused` (Meta's error body, mapped to the spec's
+errorCode/errorTitle/errorSubcode/errorDetails). Refusals are values, not exceptions: the caller records a
+failed message and answers the spec's 500 body.
+
+Inbound: one signed webhook POST carries `InboundBatch`es, one per `entry[].changes[].value`, each naming the
+business number (`phone_number_id`) it belongs to.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+# Media kinds the send call accepts besides text and template.
+MEDIA_TYPES = ("image", "video", "audio", "document")
+MESSAGE_TYPES = ("text", "template", *MEDIA_TYPES)
+
+
+class SendRequest(msgspec.Struct, frozen=True):
+    to: str                                  # normalised phone, digits with country code
+    type: str = "text"                       # one of MESSAGE_TYPES
+    text: str | None = None                  # text body, or the caption of media
+    media_url: str | None = None             # image, video, audio, document
+    filename: str | None = None              # document
+    template_name: str | None = None
+    template_language: str | None = None
+    template_parameters: tuple[str, ...] = ()
+
+
+class SendAccepted(msgspec.Struct, frozen=True):
+    message_id: str                          # the platform's id ("wamid....")
+
+
+class SendRefused(msgspec.Struct, frozen=True):
+    """Meta's `{"error": {...}}`; `message` is the reason the spec's 500 carries in `error`."""
+
+    message: str
+    code: int                                # errorCode, e.g. 131047
+    title: str                               # errorTitle
+    subcode: int | None = None               # errorSubcode
+    details: str | None = None               # errorDetails (Meta's error_data.details)
+    http_status: int = 400                   # what the platform answered (0: it could not be reached)
+
+
+class InboundMessage(msgspec.Struct, frozen=True):
+    """A customer's message (`value.messages[]`, with its sender's profile name from `value.contacts[]`)."""
+
+    message_id: str                          # platform id, the de-duplication key
+    from_phone: str                          # digits with country code
+    at: datetime                             # the platform's timestamp (UTC)
+    type: str                                # text, image, ... (anything Meta sends)
+    text: str | None = None                  # text body or media caption
+    media_id: str | None = None
+    profile_name: str | None = None
+
+
+class StatusUpdate(msgspec.Struct, frozen=True):
+    """A delivery status of an outbound message (`value.statuses[]`)."""
+
+    message_id: str                          # platform id of our outbound message
+    recipient_phone: str
+    status: str                              # sent, delivered, read, failed
+    at: datetime
+    error_code: int | None = None            # for failed
+    error_title: str | None = None
+
+
+class InboundBatch(msgspec.Struct, frozen=True):
+    phone_number_id: str                     # the business number: which workspace this belongs to
+    messages: tuple[InboundMessage, ...] = ()
+    statuses: tuple[StatusUpdate, ...] = ()
