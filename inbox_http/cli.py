@@ -70,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     key_create.add_argument("--scopes", required=True, metavar="all|SCOPE,SCOPE")
     key_create.add_argument("--expires-in-days", type=int, metavar="N", help="1 to 730")
     key_create.add_argument("--rate-limit", type=int, metavar="N", help="requests per minute, 10 to 100000")
+    _add_template_and_bot_commands(commands)
     return parser
 
 
@@ -204,6 +205,89 @@ async def _session_create(db, args):
     return {"user_id": args.member, "token": token, "expires_at": expires_at.isoformat()}
 
 
+def _add_template_and_bot_commands(commands: Any) -> None:
+    template = commands.add_parser("template", help="register a workspace's message templates")
+    template_commands = template.add_subparsers(dest="action", required=True, metavar="ACTION")
+    template_add = template_commands.add_parser("add", help="add a template (one per name and language)")
+    template_add.add_argument("--workspace", required=True, type=int, metavar="ID")
+    template_add.add_argument("--name", required=True, help="lowercase letters, digits and underscores")
+    template_add.add_argument("--language", required=True, metavar="CODE", help="locale code: en, en_US, pt_BR")
+    template_add.add_argument("--body", required=True, metavar="TEXT", help="parameters as {{1}}, {{2}}, ...")
+    template_add.add_argument("--category", default="UTILITY", metavar="UTILITY|MARKETING|AUTHENTICATION")
+    template_add.add_argument("--status", default="APPROVED", metavar="APPROVED|PENDING|REJECTED|PAUSED|DISABLED")
+    template_add.add_argument("--parameters", type=int, metavar="N",
+                              help="parameter count (default: counted from the body; must agree with it)")
+    template_list = template_commands.add_parser("list", help="a workspace's templates by name and language")
+    template_list.add_argument("--workspace", required=True, type=int, metavar="ID")
+    template_remove = template_commands.add_parser("remove", help="remove a template")
+    template_remove.add_argument("--workspace", required=True, type=int, metavar="ID")
+    template_remove.add_argument("--name", required=True)
+    template_remove.add_argument("--language", required=True, metavar="CODE")
+
+    bot = commands.add_parser("bot", help="the answers the bot gives customers")
+    bot_commands = bot.add_subparsers(dest="action", required=True, metavar="ACTION")
+    bot_add = bot_commands.add_parser("add", help="add an answer given when one of its keywords is asked")
+    bot_add.add_argument("--workspace", required=True, type=int, metavar="ID")
+    bot_add.add_argument("--keywords", required=True, metavar="WORD,PHRASE", help="alternatives: \"price,cost\"")
+    bot_add.add_argument("--answer", required=True, metavar="TEXT")
+    bot_list = bot_commands.add_parser("list", help="a workspace's answers")
+    bot_list.add_argument("--workspace", required=True, type=int, metavar="ID")
+    bot_remove = bot_commands.add_parser("remove", help="remove an answer")
+    bot_remove.add_argument("--workspace", required=True, type=int, metavar="ID")
+    bot_remove.add_argument("--answer", required=True, type=int, metavar="ID")
+
+
+async def _template_add(db, args):
+    from inbox_actors import templates
+
+    added = await templates.add_template(
+        db, workspace_id=args.workspace, name=args.name, language=args.language, body=args.body,
+        category_name=args.category, status_name=args.status, parameters=args.parameters,
+    )
+    return {"template_id": added.template_id, "name": added.name, "language": added.language,
+            "parameter_count": added.parameter_count}
+
+
+async def _template_list(db, args):
+    import msgspec
+
+    from inbox_actors import templates
+
+    found = await templates.list_templates(db, workspace_id=args.workspace)
+    return {"workspace_id": args.workspace, "templates": msgspec.to_builtins(found)}
+
+
+async def _template_remove(db, args):
+    from inbox_actors import templates
+
+    removed = await templates.remove_template(db, workspace_id=args.workspace, name=args.name,
+                                              language=args.language)
+    return {"workspace_id": args.workspace, "name": removed.name, "language": removed.language, "removed": True}
+
+
+async def _bot_add(db, args):
+    from inbox_actors import bot
+
+    added = await bot.add_answer(db, workspace_id=args.workspace, keywords=_split(args.keywords), answer=args.answer)
+    return {"answer_id": added.answer_id, "keywords": added.keywords}
+
+
+async def _bot_list(db, args):
+    import msgspec
+
+    from inbox_actors import bot
+
+    answers = await bot.list_answers(db, workspace_id=args.workspace)
+    return {"workspace_id": args.workspace, "answers": msgspec.to_builtins(answers)}
+
+
+async def _bot_remove(db, args):
+    from inbox_actors import bot
+
+    await bot.remove_answer(db, workspace_id=args.workspace, answer_id=args.answer)
+    return {"answer_id": args.answer, "removed": True}
+
+
 _COMMANDS: dict[tuple[str, str | None], Callable[[Any, argparse.Namespace], Awaitable[Any]]] = {
     ("migrate", None): _migrate,
     ("workspace", "create"): _workspace_create,
@@ -212,6 +296,12 @@ _COMMANDS: dict[tuple[str, str | None], Callable[[Any, argparse.Namespace], Awai
     ("member", "set-status"): _member_set_status,
     ("key", "create"): _key_create,
     ("session", "create"): _session_create,
+    ("template", "add"): _template_add,
+    ("template", "list"): _template_list,
+    ("template", "remove"): _template_remove,
+    ("bot", "add"): _bot_add,
+    ("bot", "list"): _bot_list,
+    ("bot", "remove"): _bot_remove,
 }
 
 

@@ -14,13 +14,20 @@ from hypercorn.trio import serve
 from quart_trio import QuartTrio
 
 from inbox_actors.activity_log import activity_log_kind, prune_expired_activity
+from inbox_actors.bot import FaqBot, Responder
 from inbox_actors.clock import Clock, WallClock
 from inbox_actors.credentials import CredentialCache
+from inbox_actors.contact_card import contact_card_kind
+from inbox_actors.conversation import ConversationDeps, conversation_kind
 from inbox_actors.key_ring import key_ring_kind
+from inbox_actors.platform.simulator import Simulator, SimulatorConfig
+from inbox_actors.platform.simulator_rules import StatusDelays
+from inbox_actors.platform.stored_templates import StoredTemplateCatalog
 from inbox_actors.rate_bucket import rate_bucket_kinds
 from inbox_actors.demo import DemoAccess, seed_demo
 from inbox_actors.runtime import ActorKind, ActorSystem, repeat_every
 from inbox_http.app import create_app
+from inbox_http.platform_link import PlatformLink
 from inbox_http.services import Services
 from inbox_http.settings import Settings
 from persistence.database import Database, open_database_loop
@@ -31,25 +38,34 @@ log = logging.getLogger("inbox_http.server")
 ACTIVITY_PRUNE_SECONDS = 3600.0
 
 
-def actor_kinds(db: Database, clock: Clock, credentials: CredentialCache, settings: Settings) -> list[ActorKind]:
+def actor_kinds(db: Database, clock: Clock, credentials: CredentialCache, settings: Settings,
+                conversations: ConversationDeps) -> list[ActorKind]:
     """Every actor kind the service runs (each kind's module defines its ActorKind)."""
     return [
         *rate_bucket_kinds(),
         key_ring_kind(db, clock, credentials, idle_timeout=settings.actor_idle_seconds),
+        conversation_kind(conversations, idle_timeout=settings.actor_idle_seconds),
+        contact_card_kind(db, clock, idle_timeout=settings.actor_idle_seconds),
         activity_log_kind(db),
     ]
 
 
 async def build_app(db: Database, settings: Settings, *, clock: Clock | None = None,
-                    extra_kinds: Sequence[ActorKind] = ()) -> QuartTrio:
-    """The app with its services: credential cache (listening for changes), clock and actor system.
+                    extra_kinds: Sequence[ActorKind] = (), responder: Responder | None = None) -> QuartTrio:
+    """The app with its services: credential cache (listening for changes), clock, platform link, actors.
 
-    `clock` and `extra_kinds` are for tests (a clock that follows trio's, probe actors).
+    `clock`, `extra_kinds` and `responder` are for tests (a clock that follows trio's, probe actors, a bot
+    of their own); the default bot is the workspace's FAQ bot.
     """
     clock = clock or WallClock()
     credentials = CredentialCache(db)
-    actors = ActorSystem([*actor_kinds(db, clock, credentials, settings), *extra_kinds])
-    return create_app(Services(settings=settings, db=db, actors=actors, credentials=credentials, clock=clock))
+    platform = PlatformLink.from_settings(settings)
+    conversations = ConversationDeps(db=db, clock=clock, platform=platform,
+                                     responder=responder if responder is not None else FaqBot(db))
+    actors = ActorSystem([*actor_kinds(db, clock, credentials, settings, conversations), *extra_kinds])
+    conversations.actors = actors
+    return create_app(Services(settings=settings, db=db, actors=actors, credentials=credentials, clock=clock,
+                               platform=platform))
 
 
 async def serve_app(
@@ -75,15 +91,36 @@ async def serve_app(
         await nursery.start(state.actors.run)
         prune = partial(prune_expired_activity, state.db, state.clock)
         nursery.start_soon(partial(repeat_every, ACTIVITY_PRUNE_SECONDS, prune, name="activity retention"))
+        simulator = await _connect_platform(nursery, state)
         try:
             async with trio.open_nursery() as http:
                 binds = await http.start(partial(serve, served, config, shutdown_trigger=shutdown_trigger))
+                if simulator is not None:
+                    simulator.webhook_url = f"{binds[0]}/webhooks/whatsapp"
                 task_status.started(binds[0])
         finally:
             # Hypercorn has returned, so no request can find the actors gone.
             with trio.CancelScope(shield=True):
                 await state.actors.shutdown(settings.shutdown_grace_seconds)
+                await state.platform.aclose()
             nursery.cancel_scope.cancel()
+
+
+async def _connect_platform(nursery: trio.Nursery, state: Services) -> Simulator | None:
+    """Point the platform link at WHATSAPP_API_URL, or start the built-in simulator and point it there."""
+    settings, link = state.settings, state.platform
+    if not settings.uses_simulator:
+        link.attach(settings.whatsapp_api_url)
+        return None
+    sent, delivered, read = settings.simulator_status_delays
+    simulator = Simulator(SimulatorConfig(app_secret=link.app_secret, access_token=link.access_token,
+                                          delays=StatusDelays(sent=sent, delivered=delivered, read=read)),
+                          catalog=StoredTemplateCatalog(state.db), clock=state.clock)
+    url = await nursery.start(partial(simulator.serve, "127.0.0.1", settings.simulator_port))
+    link.attach(url)
+    link.simulator_url = url
+    log.info("built-in WhatsApp simulator listening on %s", url)
+    return simulator
 
 
 async def run_service(
@@ -101,7 +138,9 @@ async def run_service(
                 url = await nursery.start(partial(serve_app, app, shutdown_trigger=stop.wait))
                 if on_ready is not None:
                     ready: dict = {"status": "ready", "url": url,
-                                   "database": "external" if settings.database_url else "embedded"}
+                                   "database": "external" if settings.database_url else "embedded",
+                                   "platform": app.extensions["inbox"].platform.api_url,
+                                   "simulator": settings.uses_simulator}
                     if demo_access is not None:
                         ready["demo"] = {"workspace_id": demo_access.workspace_id,
                                          "user_id": demo_access.user_id, "key": demo_access.key}

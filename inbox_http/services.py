@@ -9,6 +9,7 @@ from quart import current_app
 from inbox_actors.clock import Clock
 from inbox_actors.credentials import CredentialCache
 from inbox_actors.runtime import ActorSystem
+from inbox_http.platform_link import PlatformLink
 from inbox_http.settings import Settings
 from persistence.database import Database
 
@@ -27,6 +28,7 @@ class Services:
     actors: ActorSystem
     credentials: CredentialCache
     clock: Clock
+    platform: PlatformLink
     statistics: ServiceStatistics = field(default_factory=ServiceStatistics)
 
 

@@ -30,6 +30,21 @@ class Settings(msgspec.Struct, frozen=True):
     ip_limit_per_minute: int = 1_000
     # Behind a load balancer: how many X-Forwarded-For hops to trust for the client IP (per-IP limit, audit).
     trusted_proxy_hops: int = 0
+    # The WhatsApp Cloud API. Unset URL: the built-in simulator runs in-process on simulator_port and the
+    # three secrets below default to random values made at start (nothing outside the process needs them).
+    whatsapp_api_url: str | None = None
+    whatsapp_access_token: str | None = None
+    # Signs the platform's webhooks to us (X-Hub-Signature-256); a webhook that fails the check is refused.
+    whatsapp_app_secret: str | None = None
+    # Answers the platform's GET verification of the webhook URL.
+    whatsapp_verify_token: str | None = None
+    simulator_port: int = 0
+    # The simulator's delays before it posts the sent, delivered and read statuses back.
+    simulator_status_delays: tuple[float, float, float] = (0.05, 0.2, 0.5)
+
+    @property
+    def uses_simulator(self) -> bool:
+        return self.whatsapp_api_url is None
 
     @classmethod
     def from_environment(cls, env: dict[str, str] | None = None) -> "Settings":
@@ -46,7 +61,36 @@ class Settings(msgspec.Struct, frozen=True):
             log_level=(env.get("INBOX_LOG_LEVEL") or "INFO").upper(),
             trusted_proxy_hops=_int(env, "INBOX_TRUSTED_PROXY_HOPS", 0, 0, 10),
             ip_limit_per_minute=_int(env, "INBOX_IP_LIMIT_PER_MINUTE", 1_000, 10, 1_000_000),
+            **_whatsapp(env),
         )
+
+
+def _whatsapp(env: dict[str, str]) -> dict[str, object]:
+    url = (env.get("WHATSAPP_API_URL") or "").rstrip("/") or None
+    values: dict[str, object] = {
+        "whatsapp_api_url": url,
+        "whatsapp_access_token": env.get("WHATSAPP_ACCESS_TOKEN") or None,
+        "whatsapp_app_secret": env.get("WHATSAPP_APP_SECRET") or None,
+        "whatsapp_verify_token": env.get("WHATSAPP_VERIFY_TOKEN") or None,
+        "simulator_port": _int(env, "INBOX_SIMULATOR_PORT", 0, 0, 65535),
+    }
+    if url is not None:
+        if not url.startswith(("http://", "https://")):
+            raise SettingsError(f"WHATSAPP_API_URL must be an http(s) URL, not {url!r}")
+        missing = [name for name in ("WHATSAPP_ACCESS_TOKEN", "WHATSAPP_APP_SECRET", "WHATSAPP_VERIFY_TOKEN")
+                   if not env.get(name)]
+        if missing:
+            raise SettingsError(f"with WHATSAPP_API_URL set, {', '.join(missing)} must be set too")
+    delays = env.get("INBOX_SIMULATOR_STATUS_DELAYS")
+    if delays:
+        try:
+            parsed = tuple(float(part) for part in delays.split(","))
+        except ValueError:
+            parsed = ()
+        if len(parsed) != 3 or any(not value >= 0 for value in parsed):
+            raise SettingsError("INBOX_SIMULATOR_STATUS_DELAYS must be three seconds values: sent,delivered,read")
+        values["simulator_status_delays"] = parsed
+    return values
 
 
 def _int(env: dict[str, str], name: str, default: int, low: int, high: int) -> int:

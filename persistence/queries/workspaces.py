@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from persistence.database import Record, UnitOfWork
+from persistence.database import Database, Record, UnitOfWork
 
 
 async def insert_workspace(tx: UnitOfWork, *, name: str, plan: str, phone_number_id: str) -> Record:
@@ -77,3 +77,27 @@ async def update_member_status(tx: UnitOfWork, member_id: int, status: str) -> R
         "UPDATE members SET status = $2, updated_at = now() WHERE id = $1 RETURNING id, workspace_id, status",
         member_id, status,
     )
+
+
+async def find_workspace_profile(q: Database | UnitOfWork, workspace_id: int) -> Record | None:
+    """What a conversation needs of its workspace: plan, number, SLA target, whether sending is on."""
+    return await q.fetchrow(
+        "SELECT id, plan, phone_number_id, sla_seconds, cloud_api_enabled FROM workspaces WHERE id = $1",
+        workspace_id)
+
+
+async def find_workspace_by_number(q: Database | UnitOfWork, phone_number_id: str) -> int | None:
+    return await q.fetchval("SELECT id FROM workspaces WHERE phone_number_id = $1", phone_number_id)
+
+
+async def set_sla(tx: UnitOfWork, workspace_id: int, sla_seconds: int | None) -> Record | None:
+    return await tx.fetchrow(
+        "UPDATE workspaces SET sla_seconds = $2, updated_at = now() WHERE id = $1 RETURNING id, sla_seconds",
+        workspace_id, sla_seconds)
+
+
+async def set_cloud_api(tx: UnitOfWork, workspace_id: int, enabled: bool) -> Record | None:
+    return await tx.fetchrow(
+        "UPDATE workspaces SET cloud_api_enabled = $2, updated_at = now() WHERE id = $1"
+        " RETURNING id, cloud_api_enabled",
+        workspace_id, enabled)

@@ -24,11 +24,14 @@ class RunningService:
     actors: ActorSystem
     db: Database
     client: httpx.AsyncClient
+    # The built-in WhatsApp simulator the service sends through (None with WHATSAPP_API_URL set).
+    simulator_url: str | None = None
 
 
 @pytest.fixture
 def service_settings(database_url: str) -> Settings:
-    return Settings(database_url=database_url, port=0, shutdown_grace_seconds=2.0)
+    return Settings(database_url=database_url, port=0, shutdown_grace_seconds=2.0,
+                    simulator_status_delays=(0.01, 0.02, 0.03))
 
 
 @pytest.fixture
@@ -52,7 +55,9 @@ async def service(db: Database, service_settings: Settings, extra_actor_kinds, e
     async with trio.open_nursery() as nursery:
         url = await nursery.start(partial(serve_app, app, shutdown_trigger=stop.wait))
         async with httpx.AsyncClient(base_url=url, timeout=10) as client:
-            yield RunningService(url=url, app=app, actors=app.extensions["inbox"].actors, db=db, client=client)
+            state = app.extensions["inbox"]
+            yield RunningService(url=url, app=app, actors=state.actors, db=db, client=client,
+                                 simulator_url=state.platform.simulator_url)
         stop.set()
 
 

@@ -1,0 +1,254 @@
+"""The bot in front of every chat: a pluggable `Responder` that answers a customer or hands the chat to a person.
+
+The default responder, `FaqBot`, answers from the workspace's stored answers (`inbox-actors bot add`):
+
+1. Hand-off first. A customer asking for a person is handed off (`customer_asked_for_person`) whatever else
+   the message says. The phrases are HANDOFF_PHRASES, matched as whole words, case-insensitively
+   ("Can I talk to a HUMAN?" hands off; "humanity" does not).
+2. Otherwise the stored answer whose keywords best match the text. A keyword (a word or a phrase of words)
+   matches when its words appear in the text in that order, next to each other, as whole words, ignoring case
+   and punctuation ("Price?" matches `price`; "prices" does not: add both if both are meant). An answer is a
+   candidate when at least one of its keywords matches (its keywords are alternatives: `price,cost`). The
+   candidate matching the most keywords wins; a tie goes to the one whose matched keywords hold more words
+   (the more specific), then to the oldest answer (lowest id).
+3. Otherwise hand off with `bot_has_no_answer`.
+
+Keywords are stored normalised (lowercase words separated by one space); a keyword that contains a hand-off
+phrase is refused, since that answer could never be given.
+
+A workspace's answers are cached in memory for `cache_seconds` (default 10): a busy chat does not read
+PostgreSQL per message, and an edit made by the CLI (another process) shows within that time. `forget()`
+drops a workspace's copy at once (edits made in this process).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Protocol, Sequence
+
+import msgspec
+import trio
+
+from inbox_actors.accounts import AccountError
+from persistence.database import Database
+from persistence.queries import bot_answers as answer_queries
+from persistence.queries import workspaces as workspace_queries
+
+CUSTOMER_ASKED_FOR_PERSON = "customer_asked_for_person"
+BOT_HAS_NO_ANSWER = "bot_has_no_answer"
+
+HANDOFF_PHRASES: tuple[str, ...] = (
+    "human", "humans", "agent", "agents", "person", "real person", "representative", "operator",
+    "talk to someone", "speak to someone", "talk to somebody", "speak to somebody", "customer service",
+    "customer support", "live chat",
+)
+DEFAULT_CACHE_SECONDS = 10.0
+MAX_KEYWORDS = 20
+MAX_KEYWORD_LENGTH = 100
+MAX_ANSWER_LENGTH = 4096  # the platform's limit on a text message
+
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+
+
+class Reply(msgspec.Struct, frozen=True, tag=True):
+    """Send this text to the customer."""
+
+    text: str
+
+
+class HandOff(msgspec.Struct, frozen=True, tag=True):
+    """Hand the chat to a person; `reason` is recorded as the chat's handover reason."""
+
+    reason: str
+
+
+BotAnswer = Reply | HandOff
+
+
+class Responder(Protocol):
+    async def answer(self, workspace_id: int, text: str) -> BotAnswer: ...
+
+
+class StoredAnswer(msgspec.Struct, frozen=True):
+    id: int
+    keywords: tuple[str, ...]
+    answer: str
+
+
+class AnswerSource(Protocol):
+    async def load_answers(self, workspace_id: int) -> Sequence[StoredAnswer]: ...
+
+
+class DatabaseAnswers:
+    """The answers stored in PostgreSQL."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def load_answers(self, workspace_id: int) -> Sequence[StoredAnswer]:
+        rows = await answer_queries.list_answers(self._db, workspace_id)
+        return [StoredAnswer(id=r["id"], keywords=tuple(r["keywords"]), answer=r["answer"]) for r in rows]
+
+
+class BotStatistics(msgspec.Struct, frozen=True):
+    cached_workspaces: int
+    hits: int
+    loads: int
+
+
+# -- matching (pure) ----------------------------------------------------------------------------------------
+
+
+def words(text: str) -> tuple[str, ...]:
+    """Lowercase words of the text; punctuation and spacing are separators (apostrophes stay inside words)."""
+    return tuple(_WORD.findall(text.casefold()))
+
+
+def _contains(haystack: tuple[str, ...], needle: tuple[str, ...]) -> bool:
+    size = len(needle)
+    return size > 0 and any(haystack[i:i + size] == needle for i in range(len(haystack) - size + 1))
+
+
+_HANDOFF_WORDS = tuple(words(phrase) for phrase in HANDOFF_PHRASES)
+
+
+def asks_for_person(text: str) -> bool:
+    said = words(text)
+    return any(_contains(said, phrase) for phrase in _HANDOFF_WORDS)
+
+
+def best_answer(answers: Sequence[StoredAnswer], text: str) -> StoredAnswer | None:
+    """The answer whose keywords best match the text (rules in the module's docstring), or None."""
+    said = words(text)
+    best, best_rank = None, None
+    for candidate in answers:
+        matched = [kw for kw in (words(k) for k in candidate.keywords) if _contains(said, kw)]
+        if not matched:
+            continue
+        rank = (len(matched), sum(len(kw) for kw in matched), -candidate.id)
+        if best_rank is None or rank > best_rank:
+            best, best_rank = candidate, rank
+    return best
+
+
+def respond(answers: Sequence[StoredAnswer], text: str) -> BotAnswer:
+    if asks_for_person(text):
+        return HandOff(CUSTOMER_ASKED_FOR_PERSON)
+    found = best_answer(answers, text)
+    return Reply(found.answer) if found is not None else HandOff(BOT_HAS_NO_ANSWER)
+
+
+# -- the default responder ----------------------------------------------------------------------------------
+
+
+class FaqBot:
+    """Answers from stored answers (`FaqBot(db)`, or any AnswerSource), each workspace's cached briefly."""
+
+    def __init__(self, source: Database | AnswerSource, *, cache_seconds: float = DEFAULT_CACHE_SECONDS,
+                 clock: Callable[[], float] = trio.current_time) -> None:
+        self._source: AnswerSource = DatabaseAnswers(source) if isinstance(source, Database) else source
+        self._cache_seconds = cache_seconds
+        self._clock = clock
+        self._cache: dict[int, tuple[float, Sequence[StoredAnswer]]] = {}
+        self._loading: dict[int, trio.Event] = {}
+        self._hits = self._loads = 0
+
+    async def answer(self, workspace_id: int, text: str) -> BotAnswer:
+        if asks_for_person(text):  # needs no answers at all
+            return HandOff(CUSTOMER_ASKED_FOR_PERSON)
+        return respond(await self.answers_of(workspace_id), text)
+
+    async def answers_of(self, workspace_id: int) -> Sequence[StoredAnswer]:
+        """The workspace's answers, from the cache while fresh; concurrent misses share one load."""
+        while True:
+            cached = self._cache.get(workspace_id)
+            if cached is not None and self._clock() - cached[0] < self._cache_seconds:
+                self._hits += 1
+                return cached[1]
+            loading = self._loading.get(workspace_id)
+            if loading is None:
+                break
+            await loading.wait()  # then look again: the load may have failed
+        done = self._loading[workspace_id] = trio.Event()
+        try:
+            started = self._clock()
+            answers = tuple(await self._source.load_answers(workspace_id))
+            self._loads += 1
+            self._drop_stale()
+            self._cache[workspace_id] = (started, answers)
+            return answers
+        finally:
+            del self._loading[workspace_id]
+            done.set()
+
+    def forget(self, workspace_id: int) -> None:
+        """Drop the workspace's cached answers: the next message reads them afresh."""
+        self._cache.pop(workspace_id, None)
+
+    def statistics(self) -> BotStatistics:
+        return BotStatistics(cached_workspaces=len(self._cache), hits=self._hits, loads=self._loads)
+
+    def _drop_stale(self) -> None:
+        now = self._clock()
+        for workspace_id in [w for w, (at, _) in self._cache.items() if now - at >= self._cache_seconds]:
+            del self._cache[workspace_id]
+
+
+# -- operator actions (`inbox-actors bot add|list|remove`) --------------------------------------------------
+
+
+class BotAnswerError(AccountError):
+    """A bot answer request that breaks a rule; the message says which. Nothing was written."""
+
+
+class AnswerView(msgspec.Struct, frozen=True):
+    answer_id: int
+    keywords: list[str]
+    answer: str
+
+
+def keyword_list(raw: Sequence[str]) -> list[str]:
+    """Normalised keywords (lowercase words, one space apart), deduplicated in order; refused when empty,
+    too many, too long, or naming a hand-off phrase."""
+    keywords: list[str] = []
+    for item in raw:
+        if not item.strip():
+            continue
+        normalised = " ".join(words(item))
+        if not normalised:
+            raise BotAnswerError(f"keyword {item.strip()!r} has no letters or digits")
+        if len(normalised) > MAX_KEYWORD_LENGTH:
+            raise BotAnswerError(f"a keyword is at most {MAX_KEYWORD_LENGTH} characters: {item.strip()!r}")
+        if asks_for_person(normalised):
+            raise BotAnswerError(f"keyword {normalised!r} contains a hand-off phrase: a customer writing it is "
+                                 "handed to a person, so this answer would never be given")
+        if normalised not in keywords:
+            keywords.append(normalised)
+    if not 1 <= len(keywords) <= MAX_KEYWORDS:
+        raise BotAnswerError(f"give 1 to {MAX_KEYWORDS} keywords")
+    return keywords
+
+
+async def add_answer(db: Database, *, workspace_id: int, keywords: Sequence[str], answer: str) -> AnswerView:
+    normalised = keyword_list(keywords)
+    answer = answer.strip()
+    if not 1 <= len(answer) <= MAX_ANSWER_LENGTH:
+        raise BotAnswerError(f"the answer must be 1 to {MAX_ANSWER_LENGTH:,} characters")
+    async with db.transaction() as tx:
+        if await workspace_queries.find_workspace(tx, workspace_id) is None:
+            raise BotAnswerError(f"no workspace {workspace_id}")
+        row = await answer_queries.insert_answer(tx, workspace_id=workspace_id, keywords=normalised, answer=answer)
+    return AnswerView(answer_id=row["id"], keywords=normalised, answer=answer)
+
+
+async def list_answers(db: Database, *, workspace_id: int) -> list[AnswerView]:
+    if await workspace_queries.find_workspace(db, workspace_id) is None:
+        raise BotAnswerError(f"no workspace {workspace_id}")
+    return [AnswerView(answer_id=r["id"], keywords=list(r["keywords"]), answer=r["answer"])
+            for r in await answer_queries.list_answers(db, workspace_id)]
+
+
+async def remove_answer(db: Database, *, workspace_id: int, answer_id: int) -> None:
+    async with db.transaction() as tx:
+        if not await answer_queries.delete_answer(tx, workspace_id, answer_id):
+            raise BotAnswerError(f"no answer {answer_id} in workspace {workspace_id}")

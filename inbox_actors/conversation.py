@@ -1,0 +1,436 @@
+"""The conversation actor: one per (workspace, customer phone), the single writer of that chat.
+
+It owns the chat's state, the contact's creation on first contact, messages, statuses and receipts, unread
+counters, views and assignment. Every change is committed (conversation row version-checked, webhook events
+appended to the outbox in the same transaction) before the actor replies. Expected refusals (illegal
+transition, chat not visible, consent, window) are reply values; a version conflict or a database failure
+crashes the actor, whose restart reloads the row.
+
+The bot speaks after the customer's message is committed and acknowledged: the actor queues a `BotTurn` to
+itself, so the platform's webhook is answered without waiting for the bot's send.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import msgspec
+
+from inbox_actors import conversation_events as data
+from inbox_actors.bot import HandOff, Reply, Responder
+from inbox_actors.clock import Clock
+from inbox_actors.conversation_sending import SendOutcome, Sender
+from inbox_actors.domain import conversation_states as states
+from inbox_actors.domain import delivery_status, events
+from inbox_actors.domain.conversation_states import IllegalTransition, State
+from inbox_actors.platform.messages import InboundMessage, SendRequest, StatusUpdate
+from inbox_actors.platform.client import PlatformClient
+from inbox_actors.runtime import Actor, ActorKind, ActorSystem, MailboxFull
+from persistence.database import Database, Record, UnitOfWork
+from persistence.queries import contacts as contact_queries
+from persistence.queries import conversations as conversation_queries
+from persistence.queries import messages as message_queries
+from persistence.queries import outbox
+from persistence.queries import workspaces as workspace_queries
+
+log = logging.getLogger("inbox_actors.conversation")
+
+KIND = "conversation"
+# Repeated opens by one member within this long count once (the spec's views list).
+VIEW_DEDUP = timedelta(minutes=1)
+
+# -- messages ------------------------------------------------------------------------------------------------
+
+
+class CustomerWrote(msgspec.Struct, frozen=True):
+    message: InboundMessage
+
+
+class StatusReported(msgspec.Struct, frozen=True):
+    update: StatusUpdate
+
+
+class BotTurn(msgspec.Struct, frozen=True):
+    """Let the bot answer the customer's latest message, if the chat is still the bot's to answer."""
+
+
+class Send(msgspec.Struct, frozen=True):
+    request: SendRequest
+    sender_type: str                 # system (API sends), agent (a member replying), bot
+    author: str                      # the webhook envelope's actor
+    sender_label: str | None = None
+    actor_id: int | None = None      # the member, for agent replies
+    only_assigned_to: int | None = None
+
+
+class Claim(msgspec.Struct, frozen=True):
+    member_id: int
+    author: str
+    only_assigned_to: int | None = None
+
+
+class Release(msgspec.Struct, frozen=True):
+    by_member: int
+    author: str
+    reason: str | None = None
+    only_assigned_to: int | None = None
+
+
+class Transfer(msgspec.Struct, frozen=True):
+    to_member: int
+    by_member: int
+    author: str
+    reason: str | None = None
+    only_assigned_to: int | None = None
+
+
+class Resolve(msgspec.Struct, frozen=True):
+    by_member: int
+    author: str
+    reason: str | None = None
+    only_assigned_to: int | None = None
+
+
+class Open(msgspec.Struct, frozen=True):
+    """A member opened the chat (inbox or embedded panel): a view, and the unread messages count as read."""
+
+    member_id: int
+    author: str
+    via: str = "panel"
+    only_assigned_to: int | None = None
+
+
+class MarkRead(msgspec.Struct, frozen=True):
+    """Unread cleared without anyone looking (a key marking read is not a person)."""
+
+    author: str
+    only_assigned_to: int | None = None
+
+
+# -- replies -------------------------------------------------------------------------------------------------
+
+
+class Recorded(msgspec.Struct, frozen=True):
+    id: int | None
+    duplicate: bool = False
+
+
+class Changed(msgspec.Struct, frozen=True):
+    state: str
+    version: int
+
+
+class NotVisible(msgspec.Struct, frozen=True):
+    """No such chat, or not one the caller may see (assigned-only): answered 404."""
+
+
+class Refused(msgspec.Struct, frozen=True):
+    """An expected refusal: `code` for stable-code routes, `message` the sentence."""
+
+    status: int
+    code: str
+    message: str
+    state: str | None = None
+
+
+# -- the actor -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ConversationDeps:
+    db: Database
+    clock: Clock
+    platform: PlatformClient
+    responder: Responder | None
+    actors: ActorSystem | None = field(default=None)  # set once the system exists (the bot's self-tell)
+
+
+class Conversation(Actor):
+    def __init__(self, key: str, deps: ConversationDeps) -> None:
+        super().__init__(key)
+        workspace, _, phone = key.partition(":")
+        self.workspace_id, self.phone = int(workspace), phone
+        self._deps, self._db, self._clock = deps, deps.db, deps.clock
+        self._row: Record | None = None
+        self._workspace: Record | None = None
+
+    async def on_start(self) -> None:
+        self._workspace = await workspace_queries.find_workspace_profile(self._db, self.workspace_id)
+        if self._workspace is None:
+            raise LookupError(f"no workspace {self.workspace_id}")
+        self._row = await conversation_queries.find_conversation(self._db, self.workspace_id, self.phone)
+
+    async def receive(self, message: object) -> object:
+        match message:
+            case CustomerWrote():
+                return await self._customer_wrote(message.message)
+            case StatusReported():
+                return await self._status_reported(message.update)
+            case BotTurn():
+                return await self._bot_turn()
+            case Send():
+                return await self._send(message)
+        if not self._visible(getattr(message, "only_assigned_to", None)):
+            return NotVisible()
+        try:
+            match message:
+                case Claim():
+                    return await self._assign(states.claim(self._state, self._row["assigned_to"], message.member_id),
+                                              by=message.member_id, reason=None, author=message.author)
+                case Release():
+                    return await self._assign(states.release(self._state, self._row["assigned_to"]),
+                                              by=message.by_member, reason=message.reason, author=message.author)
+                case Transfer():
+                    return await self._transfer(message)
+                case Resolve():
+                    return await self._assign(states.resolve(self._state), by=message.by_member,
+                                              reason=message.reason, author=message.author)
+                case Open():
+                    return await self._open(message)
+                case MarkRead():
+                    return await self._mark_read()
+        except IllegalTransition as refusal:
+            return Refused(409, "invalid_transition", str(refusal), refusal.state.value)
+        raise TypeError(f"conversation cannot handle {type(message).__name__}")
+
+    # -- inbound -------------------------------------------------------------------------------------------
+
+    async def _customer_wrote(self, inbound: InboundMessage) -> Recorded:
+        existing = await message_queries.find_by_platform_id(self._db, self.workspace_id, inbound.message_id)
+        if existing is not None:
+            return Recorded(existing["id"], duplicate=True)
+        now = self._clock.now()
+        async with self._db.transaction() as tx:
+            row = await self._ensure_chat(tx, profile_name=inbound.profile_name or "", at=inbound.at)
+            message = await message_queries.insert_message(
+                tx, workspace_id=self.workspace_id, conversation_id=row["id"],
+                platform_message_id=inbound.message_id, direction="inbound", sender_type="customer",
+                type=inbound.type, text=inbound.text, status=delivery_status.RECEIVED, source="whatsapp",
+                sent_at=inbound.at, status_at=inbound.at)
+            changes: dict[str, Any] = {
+                "last_customer_message_at": max(inbound.at, row["last_customer_message_at"] or inbound.at),
+                "unread_count": row["unread_count"] + 1,
+                "count_messages": row["count_messages"] + 1,
+                "count_from_customer": row["count_from_customer"] + 1,
+                "last_message_id": message["id"],
+                "last_activity_at": max(inbound.at, row["last_activity_at"]),
+            }
+            if row["waiting_since"] is None:
+                changes["waiting_since"] = inbound.at
+            if row["state"] != State.AI_ONLY.value and row["waiting_for_person_since"] is None:
+                changes.update(self._waiting_for_person(inbound.at))
+            await self._emit(tx, events.MESSAGE_RECEIVED, "customer", data.message_data(self.phone, message, {}), now)
+            updated = await conversation_queries.update_conversation(tx, row, changes, now)
+        self._row = updated
+        if states.bot_may_answer(self._state) and self._deps.responder is not None:
+            self._queue_bot_turn()
+        return Recorded(message["id"])
+
+    async def _status_reported(self, update: StatusUpdate) -> Recorded:
+        now = self._clock.now()
+        async with self._db.transaction() as tx:
+            message = await message_queries.find_by_platform_id(tx, self.workspace_id, update.message_id)
+            if message is None or message["direction"] != "outbound":
+                log.info("status %s for unknown message %s ignored", update.status, update.message_id)
+                return Recorded(None)
+            new_receipt = await message_queries.add_receipt(tx, message["id"], update.status, update.at)
+            if not delivery_status.advances(message["status"], update.status):
+                return Recorded(message["id"], duplicate=not new_receipt)
+            error_text = update.error_title if update.status == delivery_status.FAILED else None
+            message = await message_queries.set_status(tx, message["id"], update.status, update.at,
+                                                       error_code=update.error_code, error_text=error_text)
+            if update.status != delivery_status.SENT:
+                await self._emit(tx, events.MESSAGE_STATUS, "platform", data.status_data(
+                    self.phone, message, update.status, update.at, update.error_code, update.error_title, now), now)
+            changes = self._answered_by(message) if delivery_status.reached_phone(update.status) else {}
+            if changes and self._row is not None:
+                self._row = await conversation_queries.update_conversation(tx, self._row, changes, now)
+        return Recorded(message["id"])
+
+    def _answered_by(self, message: Record) -> dict[str, Any]:
+        """A reply reached the phone: the customer no longer waits (for a person, if a person replied)."""
+        row = self._row
+        if row is None or message["sender_type"] == "customer":
+            return {}
+        changes: dict[str, Any] = {}
+        if row["waiting_since"] is not None and message["sent_at"] >= row["waiting_since"]:
+            changes["waiting_since"] = None
+        person_wait = row["waiting_for_person_since"]
+        if message["sender_type"] == "agent" and person_wait is not None and message["sent_at"] >= person_wait:
+            changes.update(waiting_for_person_since=None, sla_deadline_at=None)
+        return changes
+
+    # -- the bot -------------------------------------------------------------------------------------------
+
+    def _queue_bot_turn(self) -> None:
+        if self._deps.actors is None:
+            return
+        try:
+            self._deps.actors.ref(KIND, self.key).tell_nowait(BotTurn())
+        except MailboxFull:
+            # The chat is flooded; the bot answers the latest message on the customer's next one.
+            log.warning("conversation %s: mailbox full, bot turn skipped", self.key)
+
+    async def _bot_turn(self) -> Recorded | None:
+        row = self._row
+        if row is None or not states.bot_may_answer(self._state) or self._deps.responder is None:
+            return None
+        latest = await message_queries.latest_customer_message(self._db, row["id"])
+        if latest is None or row["last_message_id"] != latest["id"]:
+            return None  # someone already answered, or the customer's message was not the last word
+        answer = await self._deps.responder.answer(self.workspace_id, latest["text"] or "")
+        if isinstance(answer, HandOff):
+            return await self._hand_off(answer.reason)
+        assert isinstance(answer, Reply)
+        outcome = await self._sender().send(Send(request=SendRequest(to=self.phone, text=answer.text),
+                                                 sender_type="bot", author="bot", sender_label="bot"))
+        return Recorded(outcome.message_row["id"] if outcome.message_row is not None else None)
+
+    async def _hand_off(self, reason: str) -> Recorded:
+        now = self._clock.now()
+        states.hand_off(self._state)
+        changes: dict[str, Any] = {"state": State.HANDOFF_PENDING.value, "handover_reason": reason,
+                                   "handover_at": now}
+        if self._row["waiting_since"] is not None and self._row["waiting_for_person_since"] is None:
+            changes.update(self._waiting_for_person(now))
+        async with self._db.transaction() as tx:
+            await self._emit(tx, events.HANDOFF, "bot", data.handoff_data(self.phone, reason, now), now)
+            updated = await conversation_queries.update_conversation(tx, self._row, changes, now)
+        self._row = updated
+        return Recorded(None)
+
+    # -- sending -------------------------------------------------------------------------------------------
+
+    def _sender(self) -> Sender:
+        return Sender(self, self._deps.platform)
+
+    async def _send(self, request: Send) -> SendOutcome | NotVisible | Refused:
+        if request.only_assigned_to is not None and not self._visible(request.only_assigned_to):
+            return NotVisible()
+        if request.sender_type == "agent" and self._row is not None:
+            if self._state is State.HUMAN_ACTIVE and self._row["assigned_to"] != request.actor_id:
+                return Refused(409, "invalid_transition", "Another member has claimed this chat; "
+                               "it must be transferred before you reply.", self._state.value)
+        return await self._sender().send(request)
+
+    # -- team actions --------------------------------------------------------------------------------------
+
+    async def _transfer(self, message: Transfer) -> Changed | Refused:
+        assignment = states.transfer(self._state, self._row["assigned_to"], message.to_member)
+        member = await conversation_queries.find_active_member(self._db, self.workspace_id, message.to_member)
+        if member is None:
+            return Refused(400, "invalid_member", f"No active member {message.to_member} in this workspace.")
+        return await self._assign(assignment, by=message.by_member, reason=message.reason, author=message.author)
+
+    async def _assign(self, assignment: states.Assignment, *, by: int, reason: str | None,
+                      author: str) -> Changed:
+        """Apply a claim, release, transfer or resolve: the row, the assignment event, the webhook event."""
+        if assignment.event is None:
+            return Changed(self._row["state"], self._row["version"])
+        now = self._clock.now()
+        row = self._row
+        previous = row["assigned_to"]
+        changes: dict[str, Any] = {"state": assignment.state.value, "assigned_to": assignment.assignee}
+        if assignment.event in ("claimed", "transferred"):
+            changes.update(claimed_by=assignment.assignee, claimed_at=now)
+            if row["state"] == State.AI_ONLY.value:
+                changes.update(handover_reason=states.CLAIMED_FROM_BOT, handover_at=now)
+                if row["waiting_since"] is not None and row["waiting_for_person_since"] is None:
+                    changes.update(self._waiting_for_person(now))
+        elif assignment.event == "released":
+            changes.update(claimed_by=None)
+        elif assignment.event == "resolved":
+            changes.update(claimed_by=None, resolved_at=now, waiting_for_person_since=None, sla_deadline_at=None)
+        names = await conversation_queries.member_names(self._db, [m for m in (previous, assignment.assignee, by)
+                                                                     if m is not None])
+        async with self._db.transaction() as tx:
+            await self._record_assignment(tx, assignment.event, assignment.state, previous, assignment.assignee,
+                                          by, reason, names, author, now)
+            updated = await conversation_queries.update_conversation(tx, row, changes, now)
+        self._row = updated
+        return Changed(updated["state"], updated["version"])
+
+    async def _record_assignment(self, tx: UnitOfWork, event: str, state: State, previous: int | None,
+                                 assignee: int | None, by: int | None, reason: str | None, names: dict[int, str],
+                                 author: str, now: datetime) -> None:
+        await conversation_queries.insert_assignment_event(
+            tx, conversation_id=self._row["id"], event=event, at=now, from_member=previous, to_member=assignee,
+            by_member=by, reason=reason)
+        kind = events.CONVERSATION_RESOLVED if event == "resolved" else events.CONVERSATION_ASSIGNED
+        await self._emit(tx, kind, author, data.assignment_data(
+            self.phone, event, state.value, previous, assignee, by, reason, names, now), now)
+
+    async def _open(self, message: Open) -> Changed:
+        now = self._clock.now()
+        row = self._row
+        unread = row["unread_count"]
+        async with self._db.transaction() as tx:
+            last = await conversation_queries.last_view_by(tx, row["id"], message.member_id)
+            if last is None or now - last >= VIEW_DEDUP or unread:
+                await conversation_queries.insert_view(tx, conversation_id=row["id"], member_id=message.member_id,
+                                                       via=message.via, at=now, marked_read=unread)
+                names = await conversation_queries.member_names(tx, [message.member_id])
+                await self._emit(tx, events.CONVERSATION_SEEN, message.author,
+                                 data.seen_data(self.phone, message.member_id, names, unread, now), now)
+            if unread:
+                row = await conversation_queries.update_conversation(tx, row, {"unread_count": 0}, now)
+        self._row = row
+        return Changed(row["state"], row["version"])
+
+    async def _mark_read(self) -> Changed:
+        if self._row["unread_count"]:
+            async with self._db.transaction() as tx:
+                updated = await conversation_queries.update_conversation(tx, self._row, {"unread_count": 0},
+                                                                         self._clock.now())
+            self._row = updated
+        return Changed(self._row["state"], self._row["version"])
+
+    # -- shared with conversation_sending ------------------------------------------------------------------
+
+    @property
+    def _state(self) -> State:
+        return State(self._row["state"]) if self._row is not None else State.AI_ONLY
+
+    def _visible(self, only_assigned_to: int | None) -> bool:
+        if self._row is None:
+            return False
+        return only_assigned_to is None or self._row["assigned_to"] == only_assigned_to
+
+    def _waiting_for_person(self, since: datetime) -> dict[str, Any]:
+        sla = self._workspace["sla_seconds"]
+        deadline = since + timedelta(seconds=sla) if sla else None
+        return {"waiting_for_person_since": since, "sla_deadline_at": deadline}
+
+    async def _ensure_chat(self, tx: UnitOfWork, *, profile_name: str, at: datetime) -> Record:
+        """The chat's row, creating the contact (first contact) and the conversation as needed."""
+        if self._row is not None:
+            return self._row
+        contact, created = await contact_queries.insert_contact_if_absent(tx, self.workspace_id, self.phone,
+                                                                          profile_name)
+        if created:
+            author = "customer" if profile_name else "system"
+            await self._emit(tx, events.CONTACT_CREATED, author, contact_queries.contact_event_data(contact), at)
+        return await conversation_queries.insert_conversation(tx, workspace_id=self.workspace_id, phone=self.phone,
+                                                              contact_id=contact["id"], at=at)
+
+    async def _emit(self, tx: UnitOfWork, event: str, author: str, payload: dict[str, Any], at: datetime) -> None:
+        await outbox.append_event(tx, workspace_id=self.workspace_id, event=event, actor=author, data=payload,
+                                  correlation_id=events.new_correlation_id())
+
+
+def conversation_key(workspace_id: int, phone: str) -> str:
+    return f"{workspace_id}:{phone}"
+
+
+def conversation_kind(deps: ConversationDeps, *, idle_timeout: float = 300.0) -> ActorKind:
+    # A send waits on the platform (10 s client timeout) inside the actor, so asks get room beyond that.
+    return ActorKind(name=KIND, factory=lambda key: Conversation(key, deps), mailbox_capacity=256,
+                     idle_timeout=idle_timeout, ask_timeout=30.0, finish_started=True)
+
+
+async def tell_conversation(actors: ActorSystem, workspace_id: int, phone: str, message: object) -> object:
+    """Ask the chat's actor; its reply (one of the reply structs above, or a SendOutcome)."""
+    return await actors.ref(KIND, conversation_key(workspace_id, phone)).ask(message)

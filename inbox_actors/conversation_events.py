@@ -1,0 +1,76 @@
+"""The `data` of the webhook events a conversation emits, built from the rows just written.
+
+The spec leaves each event's data open; these shapes are ours (the README lists them). Every data object
+names the chat's `phone` and carries `at`, the moment of the change, so receivers can order events.
+Envelope `actor`: "customer", "bot", "user:<member id>" or "api_key:<key id>".
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from inbox_actors.domain.events import iso
+from persistence.database import Record
+
+
+def member_ref(member_id: int | None, names: dict[int, str]) -> dict[str, Any] | None:
+    return None if member_id is None else {"user_id": member_id, "name": names.get(member_id)}
+
+
+def message_data(phone: str, message: Record, names: dict[int, str]) -> dict[str, Any]:
+    """message_received and message_sent."""
+    return {
+        "phone": phone,
+        "id": message["id"],
+        "message_id": message["platform_message_id"],
+        "sender_type": message["sender_type"],
+        "actor": member_ref(message["actor_id"], names),
+        "sender_label": message["sender_label"],
+        "type": message["type"],
+        "text": message["text"],
+        "template_name": message["template_name"],
+        "media_url": message["media_url"],
+        "status": message["status"],
+        "sent_at": iso(message["sent_at"]),
+        "at": iso(message["sent_at"]),
+    }
+
+
+def status_data(phone: str, message: Record, status: str, platform_at: datetime, error_code: int | None,
+                error_title: str | None, at: datetime) -> dict[str, Any]:
+    """message_status: `timestamp` is the platform's time of the status, `at` when it was recorded."""
+    return {
+        "phone": phone,
+        "id": message["id"],
+        "message_id": message["platform_message_id"],
+        "status": status,
+        "timestamp": iso(platform_at),
+        "error_code": error_code,
+        "error_title": error_title,
+        "at": iso(at),
+    }
+
+
+def handoff_data(phone: str, reason: str, at: datetime) -> dict[str, Any]:
+    return {"phone": phone, "reason": reason, "handover_at": iso(at), "at": iso(at)}
+
+
+def assignment_data(phone: str, event: str, state: str, from_member: int | None, to_member: int | None,
+                    by_member: int | None, reason: str | None, names: dict[int, str], at: datetime) -> dict[str, Any]:
+    """conversation_assigned (claimed, released, transferred) and conversation_resolved."""
+    return {
+        "phone": phone,
+        "event": event,
+        "state": state,
+        "from": member_ref(from_member, names),
+        "to": member_ref(to_member, names),
+        "by": member_ref(by_member, names),
+        "reason": reason,
+        "at": iso(at),
+    }
+
+
+def seen_data(phone: str, member_id: int, names: dict[int, str], marked_read: int, at: datetime) -> dict[str, Any]:
+    return {"phone": phone, "user": member_ref(member_id, names), "opened_at": iso(at), "marked_read": marked_read,
+            "at": iso(at)}

@@ -1,0 +1,150 @@
+"""Sending from a conversation: the rules checked before the platform is asked, the call, and the record.
+
+Runs inside the conversation actor (its `Sender` borrows the actor's row and writes through it), so a chat's
+sends are serialised and a status webhook for a send waits in the mailbox until the send is recorded.
+
+Order of the rules: consent (an opted-out contact: nothing sent, 403), channel (a web-client chat takes only
+text, 400), the 24-hour customer window for text and media (the platform's 131047, answered without asking
+it), then the platform. A refused send that reached the platform (or the window rule) is recorded as a
+failed message with the error, when the chat exists; it is never a reply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from inbox_actors import conversation_events as data
+from inbox_actors.domain import delivery_status, events
+from inbox_actors.domain.conversation_states import State
+from inbox_actors.domain import conversation_states as states
+from inbox_actors.platform.client import PlatformClient
+from inbox_actors.platform.messages import SendAccepted, SendRefused, SendRequest
+from persistence.database import Record
+from persistence.queries import contacts as contact_queries
+from persistence.queries import conversations as conversation_queries
+from persistence.queries import messages as message_queries
+
+if TYPE_CHECKING:
+    from inbox_actors.conversation import Conversation, Send
+
+CUSTOMER_WINDOW = timedelta(hours=24)
+WHATSAPP = "whatsapp"
+WEB_CLIENT = "web_client"
+
+WINDOW_CLOSED = SendRefused(
+    message="Re-engagement message",
+    code=131047,
+    title="Re-engagement message",
+    details="Message failed to send because more than 24 hours have passed since the customer last replied "
+            "to this number.",
+    http_status=400,
+)
+OPTED_OUT_SENTENCE = "This contact has opted out of messages; they must opt in before you can message them."
+WEB_CLIENT_TEXT_ONLY_SENTENCE = "Only text messages can be sent to a chat imported from a web-client session."
+
+
+@dataclass(frozen=True)
+class SendOutcome:
+    """What became of a send. Exactly one of: accepted (`failure` and `refused_status` None), failed at the
+    platform or the window (`failure`: the spec's HTTP 500 body), refused before sending (`refused_*`)."""
+
+    channel: str
+    message_row: Record | None = None
+    platform_message_id: str | None = None
+    failure: SendRefused | None = None
+    refused_status: int | None = None
+    refused_sentence: str | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.failure is None and self.refused_status is None
+
+
+def window_open(last_customer_message_at: datetime | None, now: datetime) -> bool:
+    return last_customer_message_at is not None and now - last_customer_message_at <= CUSTOMER_WINDOW
+
+
+class Sender:
+    def __init__(self, conversation: Conversation, platform: PlatformClient) -> None:
+        self._chat = conversation
+        self._platform = platform
+
+    async def send(self, order: Send) -> SendOutcome:
+        chat = self._chat
+        request = msgspec.structs.replace(order.request, to=chat.phone)
+        row = chat._row
+        channel = row["channel"] if row is not None else WHATSAPP
+        contact = await contact_queries.find_contact(chat._db, chat.workspace_id, chat.phone)
+        if contact is not None and contact["opted_out"]:
+            return SendOutcome(channel, refused_status=403, refused_sentence=OPTED_OUT_SENTENCE)
+        if channel == WEB_CLIENT and request.type != "text":
+            return SendOutcome(channel, refused_status=400, refused_sentence=WEB_CLIENT_TEXT_ONLY_SENTENCE)
+        now = chat._clock.now()
+        if request.type != "template" and not window_open(row["last_customer_message_at"] if row else None, now):
+            return await self._record_failure(order, WINDOW_CLOSED, channel)
+        if order.sender_type == "agent" and chat._state is not State.HUMAN_ACTIVE and row is not None:
+            # Replying takes the chat: the reply and the claim are one person's decision.
+            await chat._assign(states.claim(chat._state, row["assigned_to"], order.actor_id), by=order.actor_id,
+                               reason="replied", author=order.author)
+        result = await self._platform.send(chat._workspace["phone_number_id"], request)
+        if isinstance(result, SendRefused):
+            return await self._record_failure(order, result, channel)
+        assert isinstance(result, SendAccepted)
+        return await self._record_sent(order, result.message_id, channel)
+
+    async def _record_sent(self, order: Send, platform_message_id: str, channel: str) -> SendOutcome:
+        chat = self._chat
+        now = chat._clock.now()
+        async with chat._db.transaction() as tx:
+            row = await chat._ensure_chat(tx, profile_name="", at=now)
+            message = await self._insert(tx, row, order, channel, now, platform_message_id=platform_message_id,
+                                         status=delivery_status.SENT)
+            names = await conversation_queries.member_names(tx, [order.actor_id] if order.actor_id else [])
+            await chat._emit(tx, events.MESSAGE_SENT, order.author, data.message_data(chat.phone, message, names), now)
+            updated = await conversation_queries.update_conversation(tx, row, self._counted(row, order, message, now),
+                                                                     now)
+        chat._row = updated
+        return SendOutcome(channel, message_row=message, platform_message_id=platform_message_id)
+
+    async def _record_failure(self, order: Send, failure: SendRefused, channel: str) -> SendOutcome:
+        chat = self._chat
+        row = chat._row
+        if row is None:
+            return SendOutcome(channel, failure=failure)  # no chat to record it in: nothing was ever said here
+        now = chat._clock.now()
+        async with chat._db.transaction() as tx:
+            message = await self._insert(tx, row, order, channel, now, platform_message_id=None,
+                                         status=delivery_status.FAILED, error_code=failure.code,
+                                         error_text=failure.details or failure.message)
+            updated = await conversation_queries.update_conversation(tx, row, self._counted(row, order, message, now),
+                                                                     now)
+        chat._row = updated
+        return SendOutcome(channel, message_row=message, failure=failure)
+
+    async def _insert(self, tx, row: Record, order: Send, channel: str, now: datetime, **values: Any) -> Record:
+        request = order.request
+        answers = None
+        if row["waiting_since"] is not None:
+            latest = await message_queries.latest_customer_message(tx, row["id"])
+            answers = latest["id"] if latest is not None else None
+        return await message_queries.insert_message(
+            tx, workspace_id=self._chat.workspace_id, conversation_id=row["id"], direction="outbound",
+            sender_type=order.sender_type, actor_id=order.actor_id, sender_label=order.sender_label,
+            type=request.type, text=request.text, template_name=request.template_name,
+            template_language=request.template_language,
+            template_parameters=list(request.template_parameters) if request.type == "template" else None,
+            media_url=request.media_url, filename=request.filename, source=channel, answers_message_id=answers,
+            sent_at=now, status_at=now, **values)
+
+    @staticmethod
+    def _counted(row: Record, order: Send, message: Record, now: datetime) -> dict[str, Any]:
+        return {
+            "count_messages": row["count_messages"] + 1,
+            "count_from_bot": row["count_from_bot"] + (1 if order.sender_type == "bot" else 0),
+            "last_message_id": message["id"],
+            "last_activity_at": now,
+        }

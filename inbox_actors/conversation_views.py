@@ -1,0 +1,106 @@
+"""Conversations as the API shows them (the spec's Conversation and ConversationDetail), read from PostgreSQL.
+
+Reads do not go through the actor: the actor is the single writer and PostgreSQL the read model. Fields that
+depend on the time of reading (waiting_seconds, sla_breached) are computed here, against the service clock.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+from persistence.database import Database, Record
+from persistence.queries import conversations as conversation_queries
+
+PREVIEW_CHARS = 120
+
+
+class MemberRef(msgspec.Struct, frozen=True):
+    user_id: int
+    name: str | None
+
+
+class LastMessage(msgspec.Struct, frozen=True):
+    message_id: str | None
+    sender_type: str
+    sent_at: datetime
+    preview: str
+
+
+class Counts(msgspec.Struct, frozen=True):
+    messages: int
+    from_customer: int
+    from_bot: int
+
+
+class ContactSummary(msgspec.Struct, frozen=True):
+    name: str
+    email: str | None
+    company: str | None
+    status: str
+    tags: list[str]
+
+
+class ConversationDetail(msgspec.Struct, frozen=True):
+    phone: str
+    contact_name: str
+    state: str
+    handover_reason: str | None
+    assigned_to: MemberRef | None
+    claimed_by: MemberRef | None
+    unread_count: int
+    needs_reply: bool
+    last_message: LastMessage | None
+    waiting_since: datetime | None
+    waiting_seconds: int
+    sla_deadline_at: datetime | None
+    sla_breached: bool
+    labels: list[str]
+    counts: Counts
+    handover_at: datetime | None
+    claimed_at: datetime | None
+    resolved_at: datetime | None
+    contact: ContactSummary
+    # Ours, beside the spec's fields: when the customer began waiting for a person, and the chat's channel.
+    waiting_for_person_since: datetime | None
+    channel: str
+    version: int
+
+
+def preview(row: Record) -> str:
+    text = row["last_text"] or (f"[template {row['last_template_name']}]" if row["last_template_name"]
+                                else f"[{row['last_type']}]")
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+
+
+def detail_from_row(row: Record, now: datetime) -> ConversationDetail:
+    waiting = row["waiting_since"]
+    deadline = row["sla_deadline_at"]
+    return ConversationDetail(
+        phone=row["phone"], contact_name=row["contact_name"], state=row["state"],
+        handover_reason=row["handover_reason"],
+        assigned_to=MemberRef(row["assigned_to"], row["assigned_to_name"]) if row["assigned_to"] else None,
+        claimed_by=MemberRef(row["claimed_by"], row["claimed_by_name"]) if row["claimed_by"] else None,
+        unread_count=row["unread_count"], needs_reply=waiting is not None,
+        last_message=LastMessage(row["last_platform_message_id"], row["last_sender_type"], row["last_sent_at"],
+                                 preview(row)) if row["last_message_id"] else None,
+        waiting_since=waiting, waiting_seconds=max(0, int((now - waiting).total_seconds())) if waiting else 0,
+        sla_deadline_at=deadline,
+        sla_breached=row["waiting_for_person_since"] is not None and deadline is not None and now > deadline,
+        labels=list(row["labels"]),
+        counts=Counts(row["count_messages"], row["count_from_customer"], row["count_from_bot"]),
+        handover_at=row["handover_at"], claimed_at=row["claimed_at"], resolved_at=row["resolved_at"],
+        contact=ContactSummary(row["contact_name"], row["contact_email"], row["contact_company"],
+                               row["contact_status"], list(row["contact_tags"])),
+        waiting_for_person_since=row["waiting_for_person_since"], channel=row["channel"], version=row["version"],
+    )
+
+
+async def find_detail(db: Database, workspace_id: int, phone: str, now: datetime,
+                      only_assigned_to: int | None = None) -> ConversationDetail | None:
+    """The chat, or None when there is none or the caller may see only chats assigned to someone else."""
+    row = await conversation_queries.conversation_detail(db, workspace_id, phone)
+    if row is None or (only_assigned_to is not None and row["assigned_to"] != only_assigned_to):
+        return None
+    return detail_from_row(row, now)

@@ -1,0 +1,84 @@
+"""The WhatsApp Cloud API client: one send call, whose every expected outcome is a value.
+
+`send` answers `SendAccepted` or `SendRefused`, never raises for what the network or the platform can do:
+- Meta's error body (HTTP 4xx/5xx with `{"error": {...}}`) becomes a `SendRefused` carrying Meta's code,
+  title, subcode and details, and the HTTP status.
+- When no answer Meta would give arrives, the refusal is `UNREACHABLE_CODE` (131000, Meta's own "Something
+  went wrong"), with `title` naming what happened (`Platform unreachable`, `Platform timeout`, `Unexpected
+  platform answer`) and the cause in `details`. `http_status` is 0 when nothing was answered (connection
+  refused, timeout, broken connection) and the HTTP status when something other than Meta's JSON was.
+Only bugs (and cancellation) propagate.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol
+
+import httpx
+import trio
+
+from inbox_actors.platform.cloud_api import UnexpectedAnswer, decode_answer, encode_send_request
+from inbox_actors.platform.messages import SendAccepted, SendRefused, SendRequest
+
+log = logging.getLogger("inbox_actors.platform.client")
+
+# Meta's generic "Something went wrong": what a caller sees when the platform could not give its own reason.
+UNREACHABLE_CODE = 131000
+UNREACHABLE_MESSAGE = "Something went wrong"
+TITLE_UNREACHABLE = "Platform unreachable"
+TITLE_TIMEOUT = "Platform timeout"
+TITLE_UNEXPECTED = "Unexpected platform answer"
+
+
+class PlatformClient(Protocol):
+    """What the conversation actor needs from the platform (tests hand it a fake)."""
+
+    async def send(self, phone_number_id: str, request: SendRequest) -> SendAccepted | SendRefused: ...
+
+
+class CloudApiClient:
+    """Sends through `POST {base_url}/{phone_number_id}/messages`; one connection pool for every send.
+
+    Use as `async with CloudApiClient(...) as client:` (or call `aclose()`), so the pool is closed.
+    `base_url` is the Graph API root including its version (`https://graph.facebook.com/v21.0`) or the
+    simulator's URL.
+    """
+
+    def __init__(self, base_url: str, access_token: str, *, timeout: float = 10.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._http = httpx.AsyncClient(
+            timeout=timeout,
+            headers={"Authorization": f"Bearer {access_token}", "Content-Type": "application/json"},
+        )
+
+    async def __aenter__(self) -> CloudApiClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def send(self, phone_number_id: str, request: SendRequest) -> SendAccepted | SendRefused:
+        url = f"{self.base_url}/{phone_number_id}/messages"
+        body = encode_send_request(request)
+        try:
+            response = await self._http.post(url, content=body)
+        except trio.Cancelled:
+            raise
+        except httpx.TimeoutException as err:
+            return _unreachable(TITLE_TIMEOUT, f"no answer from {url} in time ({type(err).__name__})")
+        except httpx.HTTPError as err:
+            return _unreachable(TITLE_UNREACHABLE, f"{url}: {type(err).__name__}: {err}")
+        try:
+            return decode_answer(response.status_code, response.content)
+        except UnexpectedAnswer as err:
+            log.warning("unexpected answer from %s: HTTP %s", url, response.status_code)
+            return _unreachable(TITLE_UNEXPECTED, str(err), http_status=response.status_code)
+
+
+def _unreachable(title: str, details: str, *, http_status: int = 0) -> SendRefused:
+    return SendRefused(message=UNREACHABLE_MESSAGE, code=UNREACHABLE_CODE, title=title, details=details,
+                       http_status=http_status)

@@ -1,0 +1,325 @@
+"""A WhatsApp Cloud API stand-in: a real HTTP server that takes sends and posts signed webhooks back.
+
+It answers `POST /{phone_number_id}/messages` as the platform does (Meta's success and error bodies, the
+rules in `simulator_rules`), then posts the statuses of each accepted message to `webhook_url` after the
+configured delays, signed with the app secret. Simulated customers write through `POST
+/simulator/customers/{phone}/messages` (see `simulator_app` for the control routes), which opens their 24-hour
+window. Time for the window comes from a `Clock`, so tests can move it; the status delays are trio sleeps.
+
+`webhook_url` is an attribute of the running simulator, settable at any time: the service's URL is known only
+after the service has bound its port, which may be after the simulator has bound its own.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import signal
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+
+import httpx
+import msgspec
+import trio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve
+
+from inbox_actors.clock import Clock, WallClock
+from inbox_actors.platform.cloud_api import InvalidSendRequest, decode_send_request
+from inbox_actors.platform.envelope import SIGNATURE_HEADER, build_envelope, sign
+from inbox_actors.platform.messages import MEDIA_TYPES, InboundMessage, StatusUpdate
+from inbox_actors.platform.simulator_rules import (
+    PlannedStatus, Refusal, StatusDelays, default_read_receipts, invalid_parameter, invalid_token, planned_statuses,
+    refusal_for, throughput_exceeded, wa_id,
+)
+from inbox_actors.platform.simulator_state import Customers, SentLog, SentRecord, SimulatorStats, Throughput
+from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateCatalog, TemplateSpec
+
+log = logging.getLogger("inbox_actors.platform.simulator")
+
+CUSTOMER_MESSAGE_TYPES = ("text", *MEDIA_TYPES)
+
+
+class SimulatorConfig(msgspec.Struct, frozen=True):
+    app_secret: str                          # signs webhooks (X-Hub-Signature-256)
+    access_token: str                        # the bearer every send must carry
+    webhook_url: str | None = None           # the service's /webhooks/whatsapp (settable later on Simulator)
+    delays: StatusDelays = StatusDelays()
+    throughput_per_second: int = 80          # per business number, any one second (130429 beyond)
+    # Waits between attempts at a status webhook that got no 2xx; after the last, the status is dropped.
+    webhook_retry_delays: tuple[float, ...] = (0.5, 2.0, 8.0)
+    webhook_timeout: float = 5.0
+    display_phone_number: str = "15550000000"   # metadata.display_phone_number in every envelope
+    history_per_number: int = 1000           # accepted sends kept per business number
+    max_numbers: int = 1000                  # business numbers remembered (history, throughput windows)
+    max_customers: int = 100_000             # customers remembered (last message, read receipts)
+    max_status_timelines: int = 10_000       # accepted messages awaiting statuses at once; more get none
+
+
+class SendAcceptedBySimulator(msgspec.Struct, frozen=True):
+    message_id: str
+    recipient_input: str
+    wa_id: str
+
+
+class CustomerMessage(msgspec.Struct, frozen=True):
+    """The body of `POST /simulator/customers/{phone}/messages`."""
+
+    phone_number_id: str
+    text: str | None = None                  # the body, or the caption of media
+    name: str | None = None                  # the customer's profile name
+    type: str = "text"                       # text, image, video, audio, document
+
+
+class CustomerMessageResult(msgspec.Struct, frozen=True):
+    message_id: str
+    delivered_to_service: bool
+    service_status: int                      # the service's HTTP status; 0 when it could not be reached
+
+
+class InvalidCustomerMessage(ValueError):
+    """A simulated customer's message the simulator cannot write (bad phone, missing text)."""
+
+
+def new_message_id() -> str:
+    return "wamid." + secrets.token_urlsafe(24)
+
+
+class Simulator:
+    """The simulated platform's state and behaviour; `serve` puts it on a socket."""
+
+    def __init__(self, config: SimulatorConfig, *, catalog: TemplateCatalog | None = None,
+                 clock: Clock | None = None) -> None:
+        self.config = config
+        self.webhook_url = config.webhook_url
+        self.catalog: TemplateCatalog = catalog if catalog is not None else InMemoryTemplateCatalog()
+        self.clock: Clock = clock or WallClock()
+        self.url: str | None = None          # the base URL, once serving
+        self.stats = SimulatorStats()
+        self.customers = Customers(config.max_customers)
+        self.throughput = Throughput(config.throughput_per_second, config.max_numbers)
+        self.sent_log = SentLog(config.history_per_number, config.max_numbers)
+        self._http: httpx.AsyncClient | None = None
+        self._timelines: trio.Nursery | None = None
+
+    # -- serving ----------------------------------------------------------------------------------------------
+
+    async def serve(
+        self, host: str = "127.0.0.1", port: int = 0, *,
+        shutdown_trigger: Callable[[], Awaitable[None]] | None = None,
+        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve until cancelled (or `shutdown_trigger` returns); reports the base URL once listening.
+
+        Statuses still waiting when it stops are not posted.
+        """
+        from inbox_actors.platform.simulator_app import create_simulator_app
+
+        config = HypercornConfig()
+        config.bind = [f"{host}:{port}"]
+        config.accesslog = None
+        config.errorlog = logging.getLogger("hypercorn.error")
+        config.graceful_timeout = 2.0
+        app = create_simulator_app(self)
+        async with httpx.AsyncClient(timeout=self.config.webhook_timeout) as http:
+            self._http = http
+            async with trio.open_nursery() as timelines:
+                self._timelines = timelines
+                try:
+                    async with trio.open_nursery() as server:
+                        binds = await server.start(partial(serve, app, config, shutdown_trigger=shutdown_trigger))
+                        self.url = binds[0]
+                        task_status.started(self.url)
+                finally:
+                    # Hypercorn has returned (or is cancelled): statuses still to come are not waited for.
+                    self._timelines = None
+                    timelines.cancel_scope.cancel()
+            self._http = None
+
+    # -- sends ------------------------------------------------------------------------------------------------
+
+    async def send(self, phone_number_id: str, authorization: str | None,
+                   raw_body: bytes) -> SendAcceptedBySimulator | Refusal:
+        """`POST /{phone_number_id}/messages`, checked in order: token, body, throughput, then the rules."""
+        outcome = await self._decide_send(phone_number_id, authorization, raw_body)
+        if isinstance(outcome, Refusal):
+            self.stats.refused(outcome.error.code)
+        else:
+            self.stats.sends_accepted += 1
+        return outcome
+
+    async def _decide_send(self, phone_number_id: str, authorization: str | None,
+                           raw_body: bytes) -> SendAcceptedBySimulator | Refusal:
+        if authorization is None or not secrets.compare_digest(
+                authorization.encode(), f"Bearer {self.config.access_token}".encode()):
+            return invalid_token()
+        try:
+            request = decode_send_request(raw_body)
+        except InvalidSendRequest as err:
+            return invalid_parameter(str(err))
+        recipient = wa_id(request.to)
+        if recipient is None:
+            return invalid_parameter(f"to: {request.to!r} is not a phone number")
+        if not self.throughput.admit(phone_number_id, trio.current_time()):
+            return throughput_exceeded(self.config.throughput_per_second)
+        template, name_known = None, False
+        if request.type == "template":
+            template = await self.catalog.find(phone_number_id, request.template_name or "",
+                                               request.template_language or "")
+            name_known = template is not None or await self.catalog.has_name(phone_number_id,
+                                                                             request.template_name or "")
+        now = self.clock.now()
+        refusal = refusal_for(request, recipient, now=now, template=template, template_name_known=name_known,
+                              last_inbound=self.customers.last_inbound(phone_number_id, recipient))
+        if refusal is not None:
+            return refusal
+        record = SentRecord.of(new_message_id(), phone_number_id, recipient, request, now)
+        self.sent_log.add(record)
+        self._schedule_statuses(record)
+        return SendAcceptedBySimulator(message_id=record.message_id, recipient_input=request.to, wa_id=recipient)
+
+    def read_receipts(self, phone: str) -> bool:
+        setting = self.customers.read_receipts(phone)
+        return default_read_receipts(phone) if setting is None else setting
+
+    def _schedule_statuses(self, record: SentRecord) -> None:
+        plan = planned_statuses(record.to, read_receipts=self.read_receipts(record.to), delays=self.config.delays)
+        if self._timelines is None or self.stats.status_timelines_running >= self.config.max_status_timelines:
+            self.stats.status_timelines_dropped += 1
+            log.warning("no statuses for %s: %s", record.message_id,
+                        "not serving" if self._timelines is None else "too many messages awaiting statuses")
+            return
+        self.stats.status_timelines_running += 1
+        self._timelines.start_soon(self._post_statuses, record, plan, trio.current_time())
+
+    async def _post_statuses(self, record: SentRecord, plan: Sequence[PlannedStatus], accepted: float) -> None:
+        try:
+            for planned in plan:
+                await trio.sleep_until(accepted + planned.after)
+                at = self.clock.now()
+                record.record_status(planned.status, at)
+                update = StatusUpdate(message_id=record.message_id, recipient_phone=record.to,
+                                      status=planned.status, at=at, error_code=planned.error_code,
+                                      error_title=planned.error_title)
+                body = build_envelope(record.phone_number_id, self.config.display_phone_number, statuses=[update])
+                await self._post_with_retries(body, what=f"{planned.status} of {record.message_id}")
+        finally:
+            self.stats.status_timelines_running -= 1
+
+    async def _post_with_retries(self, body: bytes, *, what: str) -> None:
+        for wait in (*self.config.webhook_retry_delays, None):
+            if self.webhook_url is None:
+                break
+            if 200 <= await self._post_webhook(body) < 300:
+                return
+            if wait is not None:
+                await trio.sleep(wait)
+        self.stats.webhooks_dropped += 1
+        log.warning("dropped the webhook for %s: %s", what,
+                    "no webhook URL" if self.webhook_url is None else "no 2xx after every retry")
+
+    async def _post_webhook(self, body: bytes) -> int:
+        """One signed POST to the webhook URL; the HTTP status, or 0 when the service could not be reached."""
+        if self.webhook_url is None or self._http is None:
+            self.stats.webhooks_failed += 1
+            return 0
+        headers = {"Content-Type": "application/json", SIGNATURE_HEADER: sign(self.config.app_secret, body),
+                   "User-Agent": "facebookexternalua"}
+        try:
+            response = await self._http.post(self.webhook_url, content=body, headers=headers)
+        except trio.Cancelled:
+            raise
+        except httpx.HTTPError as err:
+            log.info("webhook to %s failed: %s", self.webhook_url, err)
+            self.stats.webhooks_failed += 1
+            return 0
+        if 200 <= response.status_code < 300:
+            self.stats.webhooks_posted += 1
+        else:
+            self.stats.webhooks_failed += 1
+        return response.status_code
+
+    # -- customers --------------------------------------------------------------------------------------------
+
+    async def customer_writes(self, phone: str, message: CustomerMessage) -> CustomerMessageResult:
+        """A simulated customer sends a message: signed envelope posted once, window opened.
+
+        Raises InvalidCustomerMessage. The window opens whether or not the service took the webhook (the
+        customer did write); the result says what the service answered, so no retry is made here.
+        """
+        customer = wa_id(phone)
+        if customer is None:
+            raise InvalidCustomerMessage(f"{phone!r} is not a phone number")
+        if not message.phone_number_id:
+            raise InvalidCustomerMessage("phone_number_id is required")
+        if message.type not in CUSTOMER_MESSAGE_TYPES:
+            raise InvalidCustomerMessage(f"type must be one of {', '.join(CUSTOMER_MESSAGE_TYPES)}")
+        if message.type == "text" and not message.text:
+            raise InvalidCustomerMessage("text is required for a text message")
+        now = self.clock.now()
+        inbound = InboundMessage(
+            message_id=new_message_id(), from_phone=customer, at=now, type=message.type, text=message.text,
+            media_id=str(secrets.randbelow(10**15)) if message.type != "text" else None,
+            profile_name=message.name,
+        )
+        self.customers.wrote(message.phone_number_id, customer, now)
+        self.stats.customer_messages += 1
+        body = build_envelope(message.phone_number_id, self.config.display_phone_number, messages=[inbound])
+        status = await self._post_webhook(body)
+        delivered = 200 <= status < 300
+        if delivered:
+            self.stats.customer_messages_delivered += 1
+        return CustomerMessageResult(message_id=inbound.message_id, delivered_to_service=delivered,
+                                     service_status=status)
+
+    def set_read_receipts(self, phone: str, enabled: bool) -> str:
+        """The customer's read-receipt setting; answers the normalised phone. Raises InvalidCustomerMessage."""
+        customer = wa_id(phone)
+        if customer is None:
+            raise InvalidCustomerMessage(f"{phone!r} is not a phone number")
+        self.customers.set_read_receipts(customer, enabled)
+        return customer
+
+    def sent_messages(self, phone_number_id: str, to: str | None = None) -> list[SentRecord]:
+        return self.sent_log.sent(phone_number_id, (wa_id(to) or to) if to else None)
+
+    def statistics(self) -> SimulatorStats:
+        return self.stats
+
+
+async def run_simulator(config: SimulatorConfig, *, host: str = "127.0.0.1", port: int = 0,
+                        catalog: TemplateCatalog | None = None, clock: Clock | None = None,
+                        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
+    """A simulator on `host:port` until cancelled; reports its base URL once listening."""
+    await Simulator(config, catalog=catalog, clock=clock).serve(host, port, task_status=task_status)
+
+
+async def run_simulator_command(
+    host: str, port: int, webhook_url: str | None, app_secret: str, access_token: str, *,
+    templates: Sequence[TemplateSpec] = (), delays: StatusDelays = StatusDelays(), throughput_per_second: int = 80,
+    on_ready: Callable[[dict], None] | None = None,
+) -> None:
+    """`inbox-actors simulator`: serve until SIGINT or SIGTERM, reporting `{"status": "ready", "url": ...}`."""
+    config = SimulatorConfig(app_secret=app_secret, access_token=access_token, webhook_url=webhook_url,
+                             delays=delays, throughput_per_second=throughput_per_second)
+    simulator = Simulator(config, catalog=InMemoryTemplateCatalog(templates))
+    stop = trio.Event()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_stop_on_signal, stop)
+        url = await nursery.start(partial(simulator.serve, host, port, shutdown_trigger=stop.wait))
+        ready = {"status": "ready", "url": url, "webhook_url": webhook_url}
+        if on_ready is not None:
+            on_ready(ready)
+        else:
+            print(json.dumps(ready), flush=True)
+        await stop.wait()
+        nursery.cancel_scope.cancel()
+
+
+async def _stop_on_signal(stop: trio.Event) -> None:
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for signum in signals:
+            log.info("received %s", signal.Signals(signum).name)
+            stop.set()
+            return

@@ -1,0 +1,97 @@
+"""The simulator's HTTP face: Meta's send route, and the control routes that play customers and report.
+
+Routes:
+- `POST /{phone_number_id}/messages` (also under a version prefix, `/v21.0/{phone_number_id}/messages`, so a
+  Graph-style base URL works unchanged): Meta's answers, see `simulator_rules`.
+- `POST /simulator/customers/{phone}/messages` `{"phone_number_id", "text", "name"?, "type"?}`: the customer
+  writes; answers `{"message_id", "delivered_to_service", "service_status"}` once the service has answered.
+- `PUT /simulator/customers/{phone}` `{"read_receipts": bool}`: the customer's read-receipt setting.
+- `GET /simulator/stats`: the counters.
+- `GET /simulator/numbers/{phone_number_id}/messages?to=PHONE`: the accepted sends kept, oldest first.
+Control routes answer their own errors as `{"error": sentence}` (400); unknown paths get Meta's error body.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import msgspec
+from quart import Response, request
+from quart_trio import QuartTrio
+from werkzeug.exceptions import HTTPException
+
+from inbox_actors.platform.cloud_api import encode_accepted, encode_error
+from inbox_actors.platform.simulator import CustomerMessage, InvalidCustomerMessage, Simulator
+from inbox_actors.platform.simulator_rules import Refusal, unknown_path
+
+MAX_BODY_BYTES = 1024 * 1024
+_encoder = msgspec.json.Encoder()
+
+
+class ReadReceiptsSetting(msgspec.Struct, frozen=True):
+    read_receipts: bool
+
+
+def _json(payload: Any, status: int = 200) -> Response:
+    return Response(_encoder.encode(payload), status=status, content_type="application/json")
+
+
+def _platform_error(refusal: Refusal) -> Response:
+    error = msgspec.structs.replace(refusal.error, fbtrace_id=secrets.token_urlsafe(16))
+    return Response(encode_error(error), status=refusal.http_status, content_type="application/json")
+
+
+def create_simulator_app(simulator: Simulator) -> QuartTrio:
+    app = QuartTrio("inbox_actors.platform.simulator")
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+
+    async def send(phone_number_id: str) -> Response:
+        outcome = await simulator.send(phone_number_id, request.headers.get("Authorization"),
+                                       await request.get_data(as_text=False))
+        if isinstance(outcome, Refusal):
+            return _platform_error(outcome)
+        return Response(encode_accepted(outcome.recipient_input, outcome.wa_id, outcome.message_id),
+                        content_type="application/json")
+
+    @app.post("/<phone_number_id>/messages")
+    async def send_unversioned(phone_number_id: str) -> Response:
+        return await send(phone_number_id)
+
+    @app.post("/<version>/<phone_number_id>/messages")
+    async def send_versioned(version: str, phone_number_id: str) -> Response:
+        return await send(phone_number_id)
+
+    @app.post("/simulator/customers/<phone>/messages")
+    async def customer_writes(phone: str) -> Response:
+        try:
+            message = msgspec.json.decode(await request.get_data(as_text=False), type=CustomerMessage)
+            result = await simulator.customer_writes(phone, message)
+        except (msgspec.DecodeError, InvalidCustomerMessage) as err:
+            return _json({"error": str(err)}, 400)
+        return _json(result)
+
+    @app.put("/simulator/customers/<phone>")
+    async def customer_settings(phone: str) -> Response:
+        try:
+            setting = msgspec.json.decode(await request.get_data(as_text=False), type=ReadReceiptsSetting)
+            customer = simulator.set_read_receipts(phone, setting.read_receipts)
+        except (msgspec.DecodeError, InvalidCustomerMessage) as err:
+            return _json({"error": str(err)}, 400)
+        return _json({"phone": customer, "read_receipts": setting.read_receipts})
+
+    @app.get("/simulator/stats")
+    async def stats() -> Response:
+        return _json(simulator.statistics())
+
+    @app.get("/simulator/numbers/<phone_number_id>/messages")
+    async def sent_messages(phone_number_id: str) -> Response:
+        return _json({"data": simulator.sent_messages(phone_number_id, request.args.get("to"))})
+
+    @app.errorhandler(HTTPException)
+    async def unknown(err: HTTPException) -> Response:
+        if err.code in (404, 405):
+            return _platform_error(unknown_path(request.path))
+        return _json({"error": err.description or err.name}, err.code or 500)
+
+    return app

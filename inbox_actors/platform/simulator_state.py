@@ -1,0 +1,157 @@
+"""What the simulator remembers, every piece of it bounded.
+
+Customers (their last message per business number, their read-receipt setting), per-number throughput
+windows and per-number sent history live in least-recently-used maps of fixed capacity, and each number's
+history keeps only its newest messages: a simulator left running under load holds a fixed amount of memory.
+Forgetting a customer's last message closes their 24-hour window, as if they had not written.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from datetime import datetime
+from typing import Generic, Hashable, TypeVar
+
+import msgspec
+
+from inbox_actors.domain.rate_window import SlidingWindow
+from inbox_actors.platform.messages import SendRequest
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+THROUGHPUT_WINDOW_SECONDS = 1.0
+
+
+class LruMap(Generic[K, V]):
+    """A dict of at most `capacity` entries; adding one more forgets the least recently used."""
+
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError("capacity must be at least 1")
+        self.capacity = capacity
+        self._items: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        value = self._items.get(key)
+        if value is not None:
+            self._items.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > self.capacity:
+            self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class Customers:
+    """The simulated customers: when each last wrote to each business number, and their read receipts."""
+
+    def __init__(self, capacity: int) -> None:
+        self._last_inbound: LruMap[tuple[str, str], datetime] = LruMap(capacity)
+        self._read_receipts: LruMap[str, bool] = LruMap(capacity)
+
+    def wrote(self, phone_number_id: str, phone: str, at: datetime) -> None:
+        self._last_inbound.put((phone_number_id, phone), at)
+
+    def last_inbound(self, phone_number_id: str, phone: str) -> datetime | None:
+        return self._last_inbound.get((phone_number_id, phone))
+
+    def set_read_receipts(self, phone: str, enabled: bool) -> None:
+        self._read_receipts.put(phone, enabled)
+
+    def read_receipts(self, phone: str) -> bool | None:
+        """The customer's own setting, or None when they never changed the default."""
+        return self._read_receipts.get(phone)
+
+
+class Throughput:
+    """Sends per business number in any one second (exact sliding window, as the key limits use)."""
+
+    def __init__(self, per_second: int, capacity: int) -> None:
+        self.per_second = per_second
+        self._windows: LruMap[str, SlidingWindow] = LruMap(capacity)
+
+    def admit(self, phone_number_id: str, now: float) -> bool:
+        window = self._windows.get(phone_number_id)
+        if window is None:
+            window = SlidingWindow(self.per_second, THROUGHPUT_WINDOW_SECONDS)
+            self._windows.put(phone_number_id, window)
+        return window.admit(now).allowed
+
+
+class StatusEvent(msgspec.Struct, frozen=True):
+    status: str
+    at: datetime
+
+
+class SentRecord(msgspec.Struct):
+    """One accepted send as the simulator keeps it; `status` follows the statuses it has posted."""
+
+    message_id: str
+    phone_number_id: str
+    to: str
+    type: str
+    accepted_at: datetime
+    text: str | None = None
+    media_url: str | None = None
+    filename: str | None = None
+    template_name: str | None = None
+    template_language: str | None = None
+    template_parameters: tuple[str, ...] = ()
+    status: str = "accepted"
+    statuses: list[StatusEvent] = msgspec.field(default_factory=list)
+
+    @classmethod
+    def of(cls, message_id: str, phone_number_id: str, recipient: str, request: SendRequest,
+           accepted_at: datetime) -> SentRecord:
+        return cls(message_id=message_id, phone_number_id=phone_number_id, to=recipient, type=request.type,
+                   accepted_at=accepted_at, text=request.text, media_url=request.media_url,
+                   filename=request.filename, template_name=request.template_name,
+                   template_language=request.template_language, template_parameters=request.template_parameters)
+
+    def record_status(self, status: str, at: datetime) -> None:
+        self.status = status
+        self.statuses.append(StatusEvent(status=status, at=at))
+
+
+class SentLog:
+    """The newest `per_number` accepted sends of each of the `numbers` most recently used business numbers."""
+
+    def __init__(self, per_number: int, numbers: int) -> None:
+        self.per_number = per_number
+        self._by_number: LruMap[str, deque[SentRecord]] = LruMap(numbers)
+
+    def add(self, record: SentRecord) -> None:
+        log = self._by_number.get(record.phone_number_id)
+        if log is None:
+            log = deque(maxlen=self.per_number)
+            self._by_number.put(record.phone_number_id, log)
+        log.append(record)
+
+    def sent(self, phone_number_id: str, to: str | None = None) -> list[SentRecord]:
+        """Oldest first; only those to `to` when given."""
+        log = self._by_number.get(phone_number_id) or ()
+        return [record for record in log if to is None or record.to == to]
+
+
+class SimulatorStats(msgspec.Struct):
+    """Counters, read at `GET /simulator/stats`."""
+
+    sends_accepted: int = 0
+    sends_refused: dict[str, int] = msgspec.field(default_factory=dict)   # by error code
+    customer_messages: int = 0
+    customer_messages_delivered: int = 0     # the service answered 2xx
+    webhooks_posted: int = 0                 # answered 2xx (customer messages and statuses)
+    webhooks_failed: int = 0                 # attempts that got no 2xx (each retry counts)
+    webhooks_dropped: int = 0                # statuses given up after the last retry, or with no webhook URL
+    status_timelines_running: int = 0        # accepted messages whose statuses are still to come
+    status_timelines_dropped: int = 0        # accepted while too many were running: no statuses will come
+
+    def refused(self, code: int) -> None:
+        key = str(code)
+        self.sends_refused[key] = self.sends_refused.get(key, 0) + 1

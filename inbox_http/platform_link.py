@@ -1,0 +1,61 @@
+"""The service's link to the messaging platform: secrets, the send client, and which workspace owns a number.
+
+With `WHATSAPP_API_URL` unset the built-in simulator is the platform; its address is known only once it
+listens, so the link is made first and the client attached when the simulator is up (`attach`). Sends made
+before that are refused like an unreachable platform.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+
+from inbox_actors.platform.client import TITLE_UNREACHABLE, UNREACHABLE_CODE, UNREACHABLE_MESSAGE, CloudApiClient
+from inbox_actors.platform.messages import SendAccepted, SendRefused, SendRequest
+from inbox_http.settings import Settings
+from persistence.database import Database
+from persistence.queries import workspaces as workspace_queries
+
+
+@dataclass
+class PlatformLink:
+    app_secret: str
+    verify_token: str
+    access_token: str
+    api_url: str | None = None
+    client: CloudApiClient | None = None
+    simulator_url: str | None = None         # the built-in simulator's address, when it is the platform
+    # phone_number_id -> workspace id; numbers never move between workspaces, so entries stay true.
+    _numbers: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "PlatformLink":
+        """Real secrets from the settings; random ones for the in-process simulator (only it needs them)."""
+        return cls(
+            app_secret=settings.whatsapp_app_secret or secrets.token_hex(32),
+            verify_token=settings.whatsapp_verify_token or secrets.token_urlsafe(24),
+            access_token=settings.whatsapp_access_token or secrets.token_urlsafe(32),
+            api_url=settings.whatsapp_api_url,
+        )
+
+    def attach(self, api_url: str) -> None:
+        self.api_url = api_url.rstrip("/")
+        self.client = CloudApiClient(self.api_url, self.access_token)
+
+    async def aclose(self) -> None:
+        if self.client is not None:
+            await self.client.aclose()
+
+    async def send(self, phone_number_id: str, request: SendRequest) -> SendAccepted | SendRefused:
+        if self.client is None:
+            return SendRefused(message=UNREACHABLE_MESSAGE, code=UNREACHABLE_CODE, title=TITLE_UNREACHABLE,
+                               details="the messaging platform is not connected yet", http_status=0)
+        return await self.client.send(phone_number_id, request)
+
+    async def workspace_of(self, db: Database, phone_number_id: str) -> int | None:
+        workspace_id = self._numbers.get(phone_number_id)
+        if workspace_id is None:
+            workspace_id = await workspace_queries.find_workspace_by_number(db, phone_number_id)
+            if workspace_id is not None:
+                self._numbers[phone_number_id] = workspace_id
+        return workspace_id

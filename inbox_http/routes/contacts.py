@@ -1,0 +1,312 @@
+"""Contact writes, `/api/contacts` (core API, scope `contacts`, sentence errors).
+
+Each write goes to the contact's card actor (`inbox_actors/contact_card.py`), which commits it before the
+reply. The phone in the path is normalised, so `+91 98765 43210` and `919876543210` are one contact.
+
+Every answer with a contact carries its `version` and `ETag: "<version>"`. A write may name the version it
+last saw with `If-Match: "<version>"` (or `"version": n` in the body); if the contact has moved on the answer
+is 412 `{"error": "version_conflict", "message": ..., "current_version": n}` and nothing changes.
+
+`POST /api/contacts` on a phone that already has a contact updates it (200) instead of creating (201): fields
+left out keep their value, tags given are added, attributes merged. See the card actor for why.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+from quart import Blueprint, request
+
+from inbox_actors import contact_card
+from inbox_actors.contact_card import UNSET, ContactRefusal, ContactView, CreateContact, EditContact
+from inbox_actors.domain.access import ErrorStyle
+from inbox_actors.domain.phones import InvalidPhone, normalise_phone
+from inbox_actors.domain.plans import ApiTier
+from inbox_http.encoding import json_response
+from inbox_http.errors import SentenceError, stable_error
+from inbox_http.guard import current_credential, current_principal, guarded, responds
+from inbox_http.services import services
+
+blueprint = Blueprint("contacts", __name__, url_prefix="/api/contacts")
+
+_POLICY = dict(tier=ApiTier.CORE, scopes=("contacts",), errors=ErrorStyle.SENTENCE)
+_Unset = msgspec.UnsetType
+
+# -- bodies --------------------------------------------------------------------------------------------------
+
+
+class CreateBody(msgspec.Struct, forbid_unknown_fields=True):
+    phone: str
+    name: str
+    email: str | None | _Unset = UNSET
+    company: str | None | _Unset = UNSET
+    status: str | _Unset = UNSET
+    tags: list[str] = []
+    notes: str | None | _Unset = UNSET
+    attributes: dict[str, Any] | _Unset = UNSET
+    version: int | None = None
+
+
+class NameBody(msgspec.Struct, forbid_unknown_fields=True):
+    name: str
+    version: int | None = None
+
+
+class StatusBody(msgspec.Struct, forbid_unknown_fields=True):
+    status: str
+    version: int | None = None
+
+
+class EmailBody(msgspec.Struct, forbid_unknown_fields=True):
+    email: str | None
+    version: int | None = None
+
+
+class CompanyBody(msgspec.Struct, forbid_unknown_fields=True):
+    company: str | None
+    version: int | None = None
+
+
+class NotesBody(msgspec.Struct, forbid_unknown_fields=True):
+    notes: str | None
+    version: int | None = None
+
+
+class TagsBody(msgspec.Struct, forbid_unknown_fields=True):
+    tags: list[str]
+    version: int | None = None
+
+
+class AttributesBody(msgspec.Struct, forbid_unknown_fields=True):
+    attributes: dict[str, Any]
+    version: int | None = None
+
+
+class VersionBody(msgspec.Struct, forbid_unknown_fields=True):
+    version: int | None = None
+
+
+# -- routes --------------------------------------------------------------------------------------------------
+
+
+@blueprint.post("")
+@responds(ContactView, 201)
+@guarded(**_POLICY)
+async def create_contact():
+    """Create a contact (201), or update the one the phone already has with the fields given (200)."""
+    body = await _body(CreateBody)
+    phone = _phone(body.phone)
+    return await _write(phone, CreateContact(
+        name=body.name, email=body.email, company=body.company, status=body.status, tags=tuple(body.tags),
+        notes=body.notes, attributes=body.attributes, expected_version=_expected_version(body.version),
+        actor=_actor()))
+
+
+@blueprint.put("/<phone>/name")
+@responds(ContactView)
+@guarded(**_POLICY)
+async def set_name(phone: str):
+    """Set the contact's name: {"name": "..."}."""
+    body = await _body(NameBody)
+    return await _edit(phone, body.version, name=body.name)
+
+
+@blueprint.put("/<phone>/status")
+@responds(ContactView)
+@guarded(**_POLICY)
+async def set_status(phone: str):
+    """Set the contact's status (free text, up to 50 characters; new contacts are "New"): {"status": "..."}."""
+    body = await _body(StatusBody)
+    return await _edit(phone, body.version, status=body.status)
+
+
+@blueprint.put("/<phone>/email")
+@responds(ContactView)
+@guarded(**_POLICY)
+async def set_email(phone: str):
+    """Set the contact's email, or clear it with null: {"email": "..."}."""
+    body = await _body(EmailBody)
+    return await _edit(phone, body.version, email=body.email)
+
+
+@blueprint.put("/<phone>/company")
+@responds(ContactView)
+@guarded(**_POLICY)
+async def set_company(phone: str):
+    """Set the contact's company, or clear it with null: {"company": "..."}."""
+    body = await _body(CompanyBody)
+    return await _edit(phone, body.version, company=body.company)
+
+
+@blueprint.put("/<phone>/notes")
+@responds(ContactView)
+@guarded(**_POLICY)
+async def set_notes(phone: str):
+    """Set the contact's notes, or clear them with null: {"notes": "..."}."""
+    body = await _body(NotesBody)
+    return await _edit(phone, body.version, notes=body.notes)
+
+
+@blueprint.put("/<phone>/tags")
+@responds(ContactView)
+@guarded(**_POLICY)
+async def set_tags(phone: str):
+    """Replace the contact's tags with a list of strings: {"tags": [...]}."""
+    body = await _body(TagsBody)
+    return await _edit(phone, body.version, tags=tuple(body.tags))
+
+
+@blueprint.post("/<phone>/tags")
+@responds(ContactView)
+@guarded(**_POLICY)
+async def add_tags(phone: str):
+    """Add tags, keeping the others: {"tags": [...]}."""
+    body = await _body(TagsBody)
+    return await _edit(phone, body.version, add_tags=tuple(body.tags))
+
+
+@blueprint.delete("/<phone>/tags/<path:tag>")
+@responds(ContactView)
+@guarded(**_POLICY)
+async def remove_tag(phone: str, tag: str):
+    """Remove one tag (ignoring case); removing a tag the contact lacks changes nothing."""
+    body = await _body(VersionBody, empty_ok=True)
+    return await _edit(phone, body.version, remove_tag=tag)
+
+
+@blueprint.put("/<phone>/attributes")
+@responds(ContactView)
+@guarded(**_POLICY)
+async def merge_attributes(phone: str):
+    """Merge custom attributes: {"attributes": {"key": value}}; a null value removes its key."""
+    body = await _body(AttributesBody)
+    return await _edit(phone, body.version, attributes=body.attributes)
+
+
+@blueprint.delete("/<phone>/attributes/<path:key>")
+@responds(ContactView)
+@guarded(**_POLICY)
+async def remove_attribute(phone: str, key: str):
+    """Remove one custom attribute; removing one the contact lacks changes nothing."""
+    body = await _body(VersionBody, empty_ok=True)
+    return await _edit(phone, body.version, remove_attribute=key)
+
+
+@blueprint.post("/<phone>/opt-out")
+@responds(ContactView)
+@guarded(**_POLICY)
+async def opt_out(phone: str):
+    """Record that the contact withdrew consent (opted_out, opted_out_at); repeating it keeps the first time."""
+    body = await _body(VersionBody, empty_ok=True)
+    return await _edit(phone, body.version, opted_out=True)
+
+
+@blueprint.post("/<phone>/opt-in")
+@responds(ContactView)
+@guarded(**_POLICY)
+async def opt_in(phone: str):
+    """Record that the contact gave consent again (clears opted_out and opted_out_at)."""
+    body = await _body(VersionBody, empty_ok=True)
+    return await _edit(phone, body.version, opted_out=False)
+
+
+# -- helpers -------------------------------------------------------------------------------------------------
+
+
+async def _edit(raw_phone: str, body_version: int | None, **changes: Any):
+    phone = _phone(raw_phone)
+    return await _write(phone, EditContact(**changes, expected_version=_expected_version(body_version),
+                                           actor=_actor()))
+
+
+async def _write(phone: str, message: CreateContact | EditContact):
+    reply = await contact_card.change_contact(services().actors, current_principal().workspace_id, phone, message)
+    if isinstance(reply, ContactRefusal):
+        if reply.code is None:
+            raise SentenceError(reply.status, reply.sentence)
+        extra = {} if reply.current_version is None else {"current_version": reply.current_version}
+        return stable_error(reply.status, reply.code, reply.sentence, headers=_etag(reply.current_version), **extra)
+    return json_response(reply.contact, 201 if reply.created else 200, _etag(reply.contact.version))
+
+
+def _etag(version: int | None) -> dict[str, str] | None:
+    return None if version is None else {"ETag": f'"{version}"'}
+
+
+def _actor() -> str:
+    """Who the webhook events name: the key's name."""
+    return current_credential().key_name or "api"
+
+
+def _phone(raw: str) -> str:
+    if not raw.strip():
+        raise SentenceError(400, "Phone number is required")
+    try:
+        return normalise_phone(raw)
+    except InvalidPhone as err:
+        raise SentenceError(400, f"Invalid phone number: {err}") from None
+
+
+_IF_MATCH = re.compile(r'^(?:W/)?"(\d{1,9})"$|^(\d{1,9})$')
+
+
+def _expected_version(body_version: int | None) -> int | None:
+    """The version the client says it edits: If-Match ("*" means any) or the body's `version`."""
+    if body_version is not None and body_version < 1:
+        raise SentenceError(400, "version must be a positive whole number")
+    header = request.headers.get("If-Match")
+    if header is None or header.strip() == "*":
+        return body_version
+    match = _IF_MATCH.match(header.strip())
+    if match is None:
+        raise SentenceError(400, 'If-Match must be one version in quotes, as the ETag gives it, like "3"')
+    version = int(match.group(1) or match.group(2))
+    if body_version is not None and body_version != version:
+        raise SentenceError(400, f"If-Match names version {version} but the body names version {body_version}")
+    return version
+
+
+# Sentences for a missing field, as the spec words "Phone number is required".
+_LABELS = {"phone": "Phone number is", "name": "Name is", "status": "Status is", "email": "Email is",
+           "company": "Company is", "notes": "Notes are", "tags": "Tags are", "attributes": "Attributes are"}
+_MISSING = re.compile(r"Object missing required field `([^`]+)`")
+_UNKNOWN = re.compile(r"Object contains unknown field `([^`]*)`")
+_WRONG_TYPE = re.compile(r"Expected `([^`]+)`, got `([^`]+)`(?: - at `\$(.*)`)?$")
+_TYPE_WORDS = {"str": "a string", "int": "a whole number", "array": "an array", "object": "an object",
+               "null": "null", "bool": "true or false", "float": "a number"}
+
+
+async def _body(kind: type, *, empty_ok: bool = False):
+    raw = await request.get_data()
+    if not raw.strip():
+        if empty_ok:
+            return kind()
+        raise SentenceError(400, "A JSON body is required")
+    try:
+        return msgspec.json.decode(raw, type=kind)
+    except msgspec.ValidationError as err:
+        raise SentenceError(400, _body_sentence(kind, str(err))) from None
+    except msgspec.DecodeError:
+        raise SentenceError(400, "The request body is not valid JSON") from None
+
+
+def _body_sentence(kind: type, error: str) -> str:
+    """msgspec's validation message as a sentence a client can act on."""
+    if match := _MISSING.match(error):
+        return f"{_LABELS.get(match[1], match[1] + ' is')} required"
+    if match := _UNKNOWN.match(error):
+        accepted = ", ".join(kind.__struct_fields__)
+        return f"Unknown field {match[1]!r}; this call accepts {accepted}"
+    if match := _WRONG_TYPE.match(error):
+        if not match[3]:
+            return "The request body must be a JSON object"
+        expected = " or ".join(_TYPE_WORDS.get(t, t) for t in match[1].split(" | "))
+        return f"{_field_path(match[3])} must be {expected}"
+    return f"Invalid request body: {error}"
+
+
+def _field_path(path: str) -> str:
+    """`.tags[0]` -> `tags[0]`; `.attributes["x"]` stays readable."""
+    return path.lstrip(".") or "body"

@@ -1,0 +1,36 @@
+"""Message templates, `GET /api/templates` (core API; scope templates, or templates:read to list)."""
+
+from __future__ import annotations
+
+import msgspec
+from quart import Blueprint, request
+
+from inbox_actors import templates
+from inbox_actors.domain.plans import ApiTier
+from inbox_http.encoding import json_response
+from inbox_http.errors import ApiError
+from inbox_http.guard import current_principal, guarded, responds
+from inbox_http.services import services
+from persistence.queries import templates as template_queries
+
+blueprint = Blueprint("templates", __name__, url_prefix="/api/templates")
+
+
+class TemplateList(msgspec.Struct, frozen=True):
+    data: list[templates.Template]
+
+
+@blueprint.get("")
+@responds(TemplateList)
+@guarded(tier=ApiTier.CORE, scopes=("templates",))
+async def list_templates():
+    """The workspace's message templates by name and language (?status=, ?name=, ?language= filter)."""
+    status = request.args.get("status")
+    if status is not None:
+        if status.upper() not in templates.STATUSES:
+            raise ApiError(400, "invalid_status", f"status must be one of {', '.join(templates.STATUSES)}.")
+        status = status.upper()
+    rows = await template_queries.list_templates(
+        services().db, current_principal().workspace_id, status=status, name=request.args.get("name"),
+        language=request.args.get("language"))
+    return json_response(TemplateList(data=[templates.template_view(row) for row in rows]))

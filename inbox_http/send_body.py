@@ -1,0 +1,100 @@
+"""The body of a send (`POST /api/send-message`, an agent's reply), read into a SendRequest.
+
+Fields: `to` (the send route only), `type` (text default; template, image, video, audio, document),
+`message` (the text, or the caption of media), `media_url` (media), `filename` (document), `template`
+({name, language, parameters}). Missing required fields give the spec's sentences; other bad input a clear
+sentence of ours. Nothing is sent when the body is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from inbox_actors.domain.phones import InvalidPhone, normalise_phone
+from inbox_actors.platform.messages import MEDIA_TYPES, MESSAGE_TYPES, SendRequest
+from inbox_http.errors import SentenceError
+
+PHONE_REQUIRED = "Phone number is required"
+TEXT_REQUIRED = "Message text is required"
+TEMPLATE_REQUIRED = "Template name is required"
+MAX_TEXT = 4096  # the platform's limit on a text body
+MAX_CAPTION = 1024
+MAX_PARAMETERS = 50
+
+
+class TemplateBody(msgspec.Struct):
+    name: Any = None
+    language: Any = "en"
+    parameters: Any = msgspec.field(default_factory=list)
+
+
+class SendBody(msgspec.Struct):
+    to: Any = None
+    type: Any = "text"
+    message: Any = None
+    media_url: Any = None
+    filename: Any = None
+    template: Any = None
+
+
+def read_send_body(raw: bytes, *, needs_recipient: bool = True) -> tuple[str | None, SendRequest]:
+    """(normalised recipient or None, the request without its recipient). Raises SentenceError (400)."""
+    try:
+        body = msgspec.json.decode(raw or b"null", type=SendBody | None)
+    except msgspec.DecodeError:
+        raise SentenceError(400, "Request body must be a JSON object") from None
+    if body is None:
+        body = SendBody()
+    to = None
+    if needs_recipient:
+        if body.to in (None, ""):
+            raise SentenceError(400, PHONE_REQUIRED)
+        if not isinstance(body.to, str):
+            raise SentenceError(400, "Phone number must be a string")
+        try:
+            to = normalise_phone(body.to)
+        except InvalidPhone as err:
+            raise SentenceError(400, f"Invalid phone number: {err}") from None
+    kind = body.type if body.type is not None else "text"
+    if kind not in MESSAGE_TYPES:
+        raise SentenceError(400, f"Message type must be one of {', '.join(MESSAGE_TYPES)}")
+    if kind == "template":
+        return to, _template(body.template)
+    text = _optional_text(body.message, "Message text", MAX_TEXT if kind == "text" else MAX_CAPTION)
+    if kind == "text":
+        if not text:
+            raise SentenceError(400, TEXT_REQUIRED)
+        return to, SendRequest(to=to or "", type="text", text=text)
+    media_url = _optional_text(body.media_url, "media_url", 2048)
+    if not media_url or not media_url.startswith(("http://", "https://")):
+        raise SentenceError(400, f"Media URL is required for {kind} messages (an http or https URL)")
+    filename = _optional_text(body.filename, "filename", 240) if kind == "document" else None
+    assert kind in MEDIA_TYPES
+    return to, SendRequest(to=to or "", type=kind, text=text, media_url=media_url, filename=filename)
+
+
+def _template(raw: Any) -> SendRequest:
+    if not isinstance(raw, dict) or raw.get("name") in (None, ""):
+        raise SentenceError(400, TEMPLATE_REQUIRED)
+    name, language, parameters = raw.get("name"), raw.get("language", "en"), raw.get("parameters", [])
+    if not isinstance(name, str) or len(name) > 512:
+        raise SentenceError(400, "Template name must be a string")
+    if not isinstance(language, str) or not 2 <= len(language) <= 15:
+        raise SentenceError(400, "Template language must be a locale code such as en or en_US")
+    if not isinstance(parameters, list) or len(parameters) > MAX_PARAMETERS or \
+            not all(isinstance(p, (str, int, float)) and not isinstance(p, bool) for p in parameters):
+        raise SentenceError(400, f"Template parameters must be a list of at most {MAX_PARAMETERS} strings")
+    return SendRequest(to="", type="template", template_name=name, template_language=language,
+                       template_parameters=tuple(str(p) for p in parameters))
+
+
+def _optional_text(value: Any, field: str, limit: int) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise SentenceError(400, f"{field} must be a string")
+    if len(value) > limit:
+        raise SentenceError(400, f"{field} must be at most {limit} characters")
+    return value.strip() or None

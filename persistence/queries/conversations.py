@@ -1,0 +1,116 @@
+"""Conversations: the chat rows the conversation actor writes (with its version check) and the reads."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from persistence.database import Database, Record, UnitOfWork
+
+# Columns a conversation actor may change; anything else in `changes` is a programming error.
+_WRITABLE = frozenset({
+    "state", "channel", "handover_reason", "handover_at", "assigned_to", "claimed_by", "claimed_at",
+    "resolved_at", "last_customer_message_at", "waiting_since", "waiting_for_person_since", "sla_deadline_at",
+    "unread_count", "labels", "count_messages", "count_from_customer", "count_from_bot", "last_message_id",
+    "last_activity_at",
+})
+
+
+class VersionConflict(RuntimeError):
+    """The row's version moved under the writer: another owner wrote the chat. The writer must reload."""
+
+
+async def find_conversation(q: Database | UnitOfWork, workspace_id: int, phone: str) -> Record | None:
+    return await q.fetchrow("SELECT * FROM conversations WHERE workspace_id = $1 AND phone = $2",
+                            workspace_id, phone)
+
+
+async def insert_conversation(tx: UnitOfWork, *, workspace_id: int, phone: str, contact_id: int,
+                              at: datetime) -> Record:
+    return await tx.fetchrow(
+        "INSERT INTO conversations (workspace_id, phone, contact_id, last_activity_at, created_at, updated_at)"
+        " VALUES ($1, $2, $3, $4, $4, $4) RETURNING *",
+        workspace_id, phone, contact_id, at,
+    )
+
+
+async def update_conversation(tx: UnitOfWork, row: Record, changes: dict[str, Any], at: datetime) -> Record:
+    """Write `changes` if the row is still at the version `row` was read at; bump the version.
+    Raises VersionConflict otherwise (nothing written)."""
+    unknown = set(changes) - _WRITABLE
+    if unknown:
+        raise ValueError(f"not writable: {sorted(unknown)}")
+    names = list(changes)
+    assignments = ", ".join(f"{name} = ${index}" for index, name in enumerate(names, start=4))
+    updated = await tx.fetchrow(
+        f"UPDATE conversations SET {assignments}{', ' if names else ''}version = version + 1, updated_at = $3"
+        " WHERE id = $1 AND version = $2 RETURNING *",
+        row["id"], row["version"], at, *changes.values(),
+    )
+    if updated is None:
+        raise VersionConflict(f"conversation {row['id']} is no longer at version {row['version']}")
+    return updated
+
+
+async def insert_assignment_event(tx: UnitOfWork, *, conversation_id: int, event: str, at: datetime,
+                                  from_member: int | None, to_member: int | None, by_member: int | None,
+                                  reason: str | None) -> None:
+    await tx.execute(
+        "INSERT INTO assignment_events (conversation_id, event, at, from_member, to_member, by_member, reason)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        conversation_id, event, at, from_member, to_member, by_member, reason,
+    )
+
+
+async def insert_view(tx: UnitOfWork, *, conversation_id: int, member_id: int, via: str, at: datetime,
+                      marked_read: int) -> None:
+    await tx.execute(
+        "INSERT INTO conversation_views (conversation_id, member_id, via, opened_at, marked_read)"
+        " VALUES ($1, $2, $3, $4, $5)",
+        conversation_id, member_id, via, at, marked_read,
+    )
+
+
+async def last_view_by(tx: UnitOfWork, conversation_id: int, member_id: int) -> datetime | None:
+    return await tx.fetchval(
+        "SELECT max(opened_at) FROM conversation_views WHERE conversation_id = $1 AND member_id = $2",
+        conversation_id, member_id,
+    )
+
+
+async def member_names(q: Database | UnitOfWork, member_ids: list[int]) -> dict[int, str]:
+    if not member_ids:
+        return {}
+    rows = await q.fetch("SELECT id, name FROM members WHERE id = ANY($1::bigint[])", member_ids)
+    return {row["id"]: row["name"] for row in rows}
+
+
+async def find_active_member(q: Database | UnitOfWork, workspace_id: int, member_id: int) -> Record | None:
+    return await q.fetchrow(
+        "SELECT id, name, status FROM members WHERE id = $1 AND workspace_id = $2 AND status = 'active'",
+        member_id, workspace_id,
+    )
+
+
+async def assignment_history(q: Database | UnitOfWork, conversation_id: int) -> list[Record]:
+    return await q.fetch(
+        "SELECT * FROM assignment_events WHERE conversation_id = $1 ORDER BY at DESC, id DESC", conversation_id)
+
+
+_DETAIL = """
+SELECT c.*, k.name AS contact_name, k.email AS contact_email, k.company AS contact_company,
+       k.status AS contact_status, k.tags AS contact_tags,
+       a.name AS assigned_to_name, cb.name AS claimed_by_name,
+       m.platform_message_id AS last_platform_message_id, m.sender_type AS last_sender_type,
+       m.sent_at AS last_sent_at, m.text AS last_text, m.type AS last_type, m.template_name AS last_template_name
+FROM conversations c
+JOIN contacts k ON k.id = c.contact_id
+LEFT JOIN members a ON a.id = c.assigned_to
+LEFT JOIN members cb ON cb.id = c.claimed_by
+LEFT JOIN messages m ON m.id = c.last_message_id
+"""
+
+
+async def conversation_detail(q: Database | UnitOfWork, workspace_id: int, phone: str) -> Record | None:
+    """The chat with what its detail shows: contact, assignee names, last message."""
+    return await q.fetchrow(_DETAIL + " WHERE c.workspace_id = $1 AND c.phone = $2", workspace_id, phone)

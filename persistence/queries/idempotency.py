@@ -1,0 +1,79 @@
+"""Idempotency keys of sends: one row per (workspace, key).
+
+A row is a reservation while `response_status` is 0 (the request is in progress; `response_body` is `{}`), and
+the remembered answer once it holds the HTTP status. `created_at` is when the key was (last) reserved: it ages
+the key out after its lifetime, tells an abandoned reservation from a live one, and identifies the
+reservation (only its holder completes or releases it).
+
+jsonb crosses asyncpg as text: bodies are passed encoded and returned as text.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from persistence.database import Database, Record, UnitOfWork
+
+IN_PROGRESS = 0
+
+
+async def reserve(
+    db: Database | UnitOfWork, *, workspace_id: int, key: str, request_hash: bytes, now: datetime,
+    expired_before: datetime, abandoned_before: datetime,
+) -> datetime | None:
+    """Reserve the key for this request; the reservation's time, or None when a live row holds the key.
+
+    One statement, so two callers racing for the same key cannot both win: the loser waits on the winner's
+    row and then sees it. An existing row is taken over only when it has expired (`created_at` before
+    `expired_before`) or is an abandoned reservation of the very same request (in progress since before
+    `abandoned_before`).
+    """
+    return await db.fetchval(
+        """
+        INSERT INTO idempotent_requests AS r
+            (workspace_id, idempotency_key, request_hash, response_status, response_body, created_at)
+        VALUES ($1, $2, $3, 0, '{}', $4)
+        ON CONFLICT (workspace_id, idempotency_key) DO UPDATE
+            SET request_hash = EXCLUDED.request_hash, response_status = 0, response_body = '{}',
+                created_at = EXCLUDED.created_at
+            WHERE r.created_at < $5
+               OR (r.response_status = 0 AND r.created_at < $6 AND r.request_hash = EXCLUDED.request_hash)
+        RETURNING created_at
+        """,
+        workspace_id, key, request_hash, now, expired_before, abandoned_before,
+    )
+
+
+async def find(db: Database | UnitOfWork, workspace_id: int, key: str) -> Record | None:
+    """request_hash, response_status, response_body (JSON text) and created_at of the key, if any."""
+    return await db.fetchrow(
+        "SELECT request_hash, response_status, response_body::text AS response_body, created_at"
+        " FROM idempotent_requests WHERE workspace_id = $1 AND idempotency_key = $2",
+        workspace_id, key,
+    )
+
+
+async def complete(db: Database | UnitOfWork, *, workspace_id: int, key: str, reserved_at: datetime,
+                   status: int, body_json: str) -> bool:
+    """Store the answer on the caller's reservation; False when the reservation is no longer the caller's."""
+    result = await db.execute(
+        "UPDATE idempotent_requests SET response_status = $4, response_body = $5::jsonb"
+        " WHERE workspace_id = $1 AND idempotency_key = $2 AND created_at = $3 AND response_status = 0",
+        workspace_id, key, reserved_at, status, body_json,
+    )
+    return result == "UPDATE 1"
+
+
+async def release(db: Database | UnitOfWork, *, workspace_id: int, key: str, reserved_at: datetime) -> bool:
+    """Drop the caller's reservation (nothing was answered); False when it is no longer the caller's."""
+    result = await db.execute(
+        "DELETE FROM idempotent_requests"
+        " WHERE workspace_id = $1 AND idempotency_key = $2 AND created_at = $3 AND response_status = 0",
+        workspace_id, key, reserved_at,
+    )
+    return result == "DELETE 1"
+
+
+async def delete_older_than(db: Database | UnitOfWork, older_than: datetime) -> int:
+    result = await db.execute("DELETE FROM idempotent_requests WHERE created_at < $1", older_than)
+    return int(result.split()[-1])

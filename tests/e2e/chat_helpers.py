@@ -1,0 +1,50 @@
+"""Driving chats in e2e tests: simulated customers, waiting for what the platform posts back."""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable
+
+import httpx
+import trio
+
+from tests import builders
+
+
+async def customer_writes(service, phone_number_id: str, phone: str, text: str, name: str = "Asha") -> dict:
+    """A simulated customer sends `text`; returns the simulator's answer (after the service answered it)."""
+    async with httpx.AsyncClient(base_url=service.simulator_url, timeout=10) as simulator:
+        response = await simulator.post(f"/simulator/customers/{phone}/messages",
+                                        json={"phone_number_id": phone_number_id, "text": text, "name": name})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+async def eventually(check: Callable[[], Awaitable[Any]], *, timeout: float = 10.0, interval: float = 0.02) -> Any:
+    """Poll `check` until it returns something truthy (the platform's statuses arrive asynchronously)."""
+    with trio.fail_after(timeout):
+        while True:
+            result = await check()
+            if result:
+                return result
+            await trio.sleep(interval)
+
+
+async def chat(service, key: str, phone: str) -> dict:
+    response = await service.client.get(f"/api/inbox/conversations/{phone}", headers={"Authorization": f"Bearer {key}"})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+async def scale_workspace(db) -> tuple[int, str, int, str]:
+    """(workspace id, phone_number_id, admin member id, full-access key) of a new Scale workspace."""
+    from inbox_actors import accounts
+
+    created = await accounts.create_workspace(db, name="Flow workspace", plan="scale")
+    admin = await builders.member(db, created.workspace_id, "admin")
+    issued = await builders.key(db, created.workspace_id, admin)
+    return created.workspace_id, created.phone_number_id, admin, issued.key
+
+
+async def outbox_events(db, workspace_id: int) -> list[str]:
+    rows = await db.fetch("SELECT event FROM webhook_outbox WHERE workspace_id = $1 ORDER BY id", workspace_id)
+    return [row["event"] for row in rows]

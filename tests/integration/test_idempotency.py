@@ -1,0 +1,245 @@
+"""Idempotency-Key against the real database: reserve, replay, conflicts, release, takeover, expiry, races."""
+
+from datetime import datetime, timedelta, timezone
+
+import msgspec
+import pytest
+import trio
+from quart import Quart
+
+from inbox_http import idempotency
+from inbox_http.errors import SentenceError
+from inbox_http.idempotency import Conflict, InProgress, Replay, Reservation
+from tests import builders
+
+NOW = datetime(2026, 11, 21, 10, 0, tzinfo=timezone.utc)
+SEND = "/api/send-message"
+BODY = b'{"to": "919876543210", "type": "text", "text": "hi"}'
+HASH = idempotency.request_hash("POST", SEND, BODY)
+FAILED_SEND = {"error": "Message failed to send because more than 24 hours have passed since the customer last "
+                        "replied to this number.", "errorCode": 131047, "errorTitle": "Re-engagement message",
+               "errorSubcode": None, "errorDetails": None}
+
+
+async def test_first_use_reserves_then_the_answer_is_replayed(db):
+    ws = await builders.workspace(db)
+    reservation = await idempotency.replay_or_reserve(db, ws, "k-1", HASH, now=NOW)
+    assert isinstance(reservation, Reservation)
+    assert await idempotency.replay_or_reserve(db, ws, "k-1", HASH, now=NOW) == InProgress()
+    assert await idempotency.remember(db, reservation, 200, {"success": True, "messageId": "wamid.1"})
+    again = await idempotency.replay_or_reserve(db, ws, "k-1", HASH, now=NOW + timedelta(hours=1))
+    assert again == Replay(status=200, body={"success": True, "messageId": "wamid.1"})
+
+
+async def test_a_failed_send_is_remembered_too(db):
+    ws = await builders.workspace(db)
+    reservation = await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW)
+    await idempotency.remember(db, reservation, 500, FAILED_SEND)
+    assert await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW) == Replay(500, FAILED_SEND)
+
+
+async def test_the_same_key_with_another_request_is_a_conflict(db):
+    ws = await builders.workspace(db)
+    reservation = await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW)
+    other = idempotency.request_hash("POST", SEND, b'{"to": "919876543210", "text": "bye"}')
+    assert await idempotency.replay_or_reserve(db, ws, "k", other, now=NOW) == Conflict()
+    await idempotency.remember(db, reservation, 200, {"success": True})
+    assert await idempotency.replay_or_reserve(db, ws, "k", other, now=NOW) == Conflict()
+    # The conflict changed nothing: the first request's answer stands.
+    assert await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW) == Replay(200, {"success": True})
+
+
+async def test_keys_belong_to_their_workspace(db):
+    first, second = await builders.workspace(db), await builders.workspace(db)
+    assert isinstance(await idempotency.replay_or_reserve(db, first, "shared", HASH, now=NOW), Reservation)
+    assert isinstance(await idempotency.replay_or_reserve(db, second, "shared", HASH, now=NOW), Reservation)
+
+
+async def test_a_released_key_can_be_used_again(db):
+    ws = await builders.workspace(db)
+    reservation = await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW)
+    assert await idempotency.release(db, reservation)
+    retry = await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW + timedelta(seconds=1))
+    assert isinstance(retry, Reservation)
+    assert not await idempotency.release(db, reservation)  # the old reservation is not the holder any more
+    assert not await idempotency.remember(db, reservation, 200, {})
+    assert await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW) == InProgress()
+
+
+async def test_an_abandoned_reservation_is_taken_over_by_the_same_request_only(db):
+    ws = await builders.workspace(db)
+    dead = await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW)
+    just_before = NOW + idempotency.ABANDONED_AFTER - timedelta(seconds=1)
+    assert await idempotency.replay_or_reserve(db, ws, "k", HASH, now=just_before) == InProgress()
+    later = NOW + idempotency.ABANDONED_AFTER + timedelta(seconds=1)
+    other = idempotency.request_hash("POST", SEND, b"{}")
+    assert await idempotency.replay_or_reserve(db, ws, "k", other, now=later) == Conflict()
+    takeover = await idempotency.replay_or_reserve(db, ws, "k", HASH, now=later)
+    assert isinstance(takeover, Reservation) and takeover.reserved_at == later
+    # The process that held it first cannot overwrite the new holder's answer.
+    assert not await idempotency.remember(db, dead, 200, {"from": "dead"})
+    assert await idempotency.remember(db, takeover, 200, {"from": "retry"})
+    assert await idempotency.replay_or_reserve(db, ws, "k", HASH, now=later) == Replay(200, {"from": "retry"})
+
+
+async def test_keys_expire_after_24_hours(db):
+    ws = await builders.workspace(db)
+    first = await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW)
+    await idempotency.remember(db, first, 200, {"n": 1})
+    assert await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW + timedelta(hours=23, minutes=59)) \
+        == Replay(200, {"n": 1})
+    other = idempotency.request_hash("POST", SEND, b'{"to": "1"}')
+    fresh = await idempotency.replay_or_reserve(db, ws, "k", other, now=NOW + timedelta(hours=24, seconds=1))
+    assert isinstance(fresh, Reservation)
+
+
+async def test_prune_deletes_only_expired_keys(db):
+    ws = await builders.workspace(db)
+    for key, at in (("old", NOW - timedelta(hours=25)), ("older", NOW - timedelta(days=3)), ("new", NOW)):
+        await idempotency.replay_or_reserve(db, ws, key, HASH, now=at)
+    assert await idempotency.prune_idempotency(db, NOW - idempotency.KEY_LIFETIME) == 2
+    assert [r["idempotency_key"] for r in await db.fetch("SELECT idempotency_key FROM idempotent_requests")] == [
+        "new"]
+
+
+async def test_concurrent_identical_requests_reserve_exactly_once(db):
+    ws = await builders.workspace(db)
+    for round_number in range(5):
+        outcomes = []
+
+        async def reserve(key=f"race-{round_number}"):
+            outcomes.append(await idempotency.replay_or_reserve(db, ws, key, HASH, now=NOW))
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(8):
+                nursery.start_soon(reserve)
+        assert sum(isinstance(o, Reservation) for o in outcomes) == 1, outcomes
+        assert sum(o == InProgress() for o in outcomes) == 7
+
+
+async def test_remember_refuses_a_status_that_is_not_http(db):
+    ws = await builders.workspace(db)
+    reservation = await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW)
+    with pytest.raises(ValueError):
+        await idempotency.remember(db, reservation, 0, {})
+
+
+# -- answer_once: the round a send handler runs ---------------------------------------------------------------
+
+
+async def test_answer_once_sends_once_and_replays(db):
+    ws = await builders.workspace(db)
+    sends = []
+
+    async def send():
+        sends.append(1)
+        return 200, {"success": True, "messageId": f"wamid.{len(sends)}"}
+
+    async with Quart(__name__).app_context():
+        first = await idempotency.answer_once(db, ws, "k", HASH, send, now=NOW)
+        second = await idempotency.answer_once(db, ws, "k", HASH, send, now=NOW)
+        conflict = await idempotency.answer_once(db, ws, "k", idempotency.request_hash("POST", SEND, b"{}"), send,
+                                                 now=NOW)
+        without_key = await idempotency.answer_once(db, ws, None, HASH, send, now=NOW)
+    assert len(sends) == 2  # the first request and the one without a key
+    status, body, headers = await _read(first)
+    assert (status, body) == (200, {"success": True, "messageId": "wamid.1"})
+    assert "Idempotent-Replayed" not in headers
+    status, body, headers = await _read(second)
+    assert (status, body, headers["Idempotent-Replayed"]) == (200, {"success": True, "messageId": "wamid.1"}, "true")
+    assert (await _read(conflict))[:2] == (422, {"error": "This Idempotency-Key was used with a different request."})
+    assert (await _read(without_key))[:2] == (200, {"success": True, "messageId": "wamid.2"})
+
+
+async def test_a_concurrent_duplicate_gets_409_while_the_first_sends(db):
+    ws = await builders.workspace(db)
+    release_send = trio.Event()
+    sends = []
+    answers = {}
+
+    async def slow_send():
+        sends.append(1)
+        await release_send.wait()
+        return 200, {"success": True}
+
+    async def request(name):
+        answers[name] = await _read(await idempotency.answer_once(db, ws, "k", HASH, slow_send, now=NOW))
+
+    async with Quart(__name__).app_context():
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(request, "first")
+            while not sends:
+                await trio.sleep(0.01)
+            await request("second")
+            release_send.set()
+    assert len(sends) == 1
+    assert answers["first"][:2] == (200, {"success": True})
+    status, body, headers = answers["second"]
+    assert (status, body) == (409, {"error": "A request with this Idempotency-Key is still in progress."})
+    assert headers["Retry-After"] == "1"
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("bug"), SentenceError(404, "Contact not found")])
+async def test_a_send_that_raises_releases_the_key(db, failure):
+    ws = await builders.workspace(db)
+
+    async def failing_send():
+        raise failure
+
+    async def working_send():
+        return 200, {"success": True}
+
+    async with Quart(__name__).app_context():
+        with pytest.raises(type(failure)):
+            await idempotency.answer_once(db, ws, "k", HASH, failing_send, now=NOW)
+        assert await db.fetchval("SELECT count(*) FROM idempotent_requests") == 0
+        retry = await idempotency.answer_once(db, ws, "k", HASH, working_send, now=NOW)
+    assert (await _read(retry))[:2] == (200, {"success": True})
+
+
+async def test_a_cancelled_send_keeps_its_reservation_until_abandoned(db):
+    ws = await builders.workspace(db)
+
+    async def endless_send():
+        await trio.sleep_forever()
+
+    async with Quart(__name__).app_context():
+        with trio.move_on_after(0.2):
+            await idempotency.answer_once(db, ws, "k", HASH, endless_send, now=NOW)
+    assert await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW + timedelta(seconds=30)) == InProgress()
+    later = NOW + idempotency.ABANDONED_AFTER + timedelta(seconds=1)
+    assert isinstance(await idempotency.replay_or_reserve(db, ws, "k", HASH, now=later), Reservation)
+
+
+# -- the header and the request's identity --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["a", "x" * 200, "order-42:retry 1", "~!@#$%^&*()"])
+def test_valid_keys(value):
+    assert idempotency.parse_key(value) == value
+
+
+@pytest.mark.parametrize("value", ["", "x" * 201, "caf\u00e9", "tab\there", "line\nbreak", "\x7f"])
+def test_invalid_keys_are_a_400_sentence(value):
+    with pytest.raises(SentenceError) as raised:
+        idempotency.parse_key(value)
+    assert raised.value.status == 400
+    assert raised.value.sentence == "Idempotency-Key must be 1 to 200 printable ASCII characters."
+
+
+def test_no_header_means_no_key():
+    assert idempotency.parse_key(None) is None
+
+
+def test_request_identity_ignores_json_formatting_but_not_content():
+    reordered = b'{ "type":"text",\n "text":"hi", "to":"919876543210" }'
+    assert idempotency.request_hash("post", SEND, reordered) == HASH
+    assert idempotency.request_hash("POST", SEND, BODY.replace(b"hi", b"hi!")) != HASH
+    assert idempotency.request_hash("POST", "/api/bulk-send", BODY) != HASH
+    assert idempotency.request_hash("PUT", SEND, BODY) != HASH
+    assert idempotency.request_hash("POST", SEND, b"not json") != idempotency.request_hash("POST", SEND, b"not  json")
+    assert len(HASH) == 32
+
+
+async def _read(response) -> tuple[int, dict, dict]:
+    return response.status_code, msgspec.json.decode(await response.get_data()), dict(response.headers)
