@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from inbox_actors import accounts
+from inbox_actors import accounts, bot, templates
 from persistence.database import Database
 from persistence.queries import api_keys as key_queries
 from persistence.queries import workspaces as workspace_queries
@@ -12,10 +12,16 @@ from persistence.queries import workspaces as workspace_queries
 DEMO_WORKSPACE = "Demo workspace"
 DEMO_ADMIN = "Demo Admin"
 DEMO_KEY_NAME = "demo"
+DEMO_ANSWERS = (
+    (["price"], "Our plans start at 10 USD a month."),
+    (["hours"], "We are open 9:00 to 18:00, Monday to Friday."),
+    (["refund"], "Refunds are made within 5 working days of the request."),
+)
 
 
 class DemoAccess(msgspec.Struct, frozen=True):
     workspace_id: int
+    phone_number_id: str
     user_id: int
     key: str
 
@@ -26,9 +32,11 @@ async def seed_demo(db: Database) -> DemoAccess:
     async with db.transaction() as tx:
         workspace = await workspace_queries.find_workspace_by_name(tx, DEMO_WORKSPACE)
     if workspace is None:
-        workspace_id = (await accounts.create_workspace(db, name=DEMO_WORKSPACE, plan="scale")).workspace_id
+        created = await accounts.create_workspace(db, name=DEMO_WORKSPACE, plan="scale")
+        workspace_id, phone_number_id = created.workspace_id, created.phone_number_id
+        await _seed_bot_and_templates(db, workspace_id)
     else:
-        workspace_id = workspace["id"]
+        workspace_id, phone_number_id = workspace["id"], workspace["phone_number_id"]
         await accounts.set_plan(db, workspace_id=workspace_id, plan="scale")
     async with db.transaction() as tx:
         admin = await workspace_queries.find_member_by_name(tx, workspace_id, DEMO_ADMIN, "admin")
@@ -39,4 +47,13 @@ async def seed_demo(db: Database) -> DemoAccess:
         await key_queries.revoke_keys_named(tx, workspace_id, DEMO_KEY_NAME)
     issued = await accounts.create_key(db, workspace_id=workspace_id, member_id=admin_id, name=DEMO_KEY_NAME,
                                        scopes=["all"])
-    return DemoAccess(workspace_id=workspace_id, user_id=admin_id, key=issued.key)
+    return DemoAccess(workspace_id=workspace_id, phone_number_id=phone_number_id, user_id=admin_id,
+                      key=issued.key)
+
+
+async def _seed_bot_and_templates(db: Database, workspace_id: int) -> None:
+    """A few FAQ answers and one template, so a demo chat has a bot that answers and a template to send."""
+    for keywords, answer in DEMO_ANSWERS:
+        await bot.add_answer(db, workspace_id=workspace_id, keywords=keywords, answer=answer)
+    await templates.add_template(db, workspace_id=workspace_id, name="order_update", language="en",
+                                 body="Hello {{1}}, your order {{2}} is on its way.", category_name="UTILITY")

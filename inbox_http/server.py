@@ -143,6 +143,7 @@ async def run_service(
                                    "simulator": settings.uses_simulator}
                     if demo_access is not None:
                         ready["demo"] = {"workspace_id": demo_access.workspace_id,
+                                         "phone_number_id": demo_access.phone_number_id,
                                          "user_id": demo_access.user_id, "key": demo_access.key}
                     on_ready(ready)
                 await stop.wait()

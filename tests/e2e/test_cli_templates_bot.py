@@ -2,7 +2,7 @@
 
 import pytest
 
-from inbox_actors import bot
+from inbox_actors import bot, templates
 from inbox_actors.bot import FaqBot, HandOff, Reply
 from tests import builders
 from tests.e2e.conftest import bearer
@@ -94,9 +94,8 @@ async def test_bot_answers_edited_by_the_cli_reach_a_running_bot_within_its_cach
 ])
 async def test_bad_arguments_exit_2_and_write_nothing(db, database_url, args, message):
     ws = await builders.workspace(db)
-    output(await cli(database_url, "template", "add", "--workspace", str(ws), "--name", "taken", "--language", "en",
-                     "--body", "x"))
-    output(await cli(database_url, "bot", "add", "--workspace", str(ws), "--keywords", "hours", "--answer", "9-5"))
+    await templates.add_template(db, workspace_id=ws, name="taken", language="en", body="x")
+    await bot.add_answer(db, workspace_id=ws, keywords=["hours"], answer="9-5")
     before = await db.fetch("SELECT 'template' AS kind, id FROM templates UNION ALL SELECT 'answer', id FROM bot_answers"
                             " ORDER BY 1, 2")
     result = await cli(database_url, *(arg.replace("{ws}", str(ws)) for arg in args))

@@ -1,0 +1,352 @@
+"""The platform simulator on a real socket, posting its webhooks to a receiver on another real socket.
+
+Delays are real but tiny (10 to 30 ms); the 24-hour window moves with a hand-set clock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from functools import partial
+from pathlib import Path
+
+import httpx
+import msgspec
+import pytest
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve
+from quart import Response, request
+from quart_trio import QuartTrio
+
+from inbox_actors.platform.envelope import SIGNATURE_HEADER, parse_envelope, verify_signature
+from inbox_actors.platform.messages import InboundMessage, StatusUpdate
+from inbox_actors.platform.simulator import Simulator, SimulatorConfig
+from inbox_actors.platform.simulator_rules import StatusDelays
+from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateSpec
+
+SECRET = "simulator-app-secret"
+TOKEN = "simulator-access-token"
+NUMBER = "106540352242922"
+CUSTOMER = "447700900123"
+NO_RECEIPTS = "447700900120"          # ends in 0: read receipts off by default
+DELAYS = StatusDelays(sent=0.01, delivered=0.02, read=0.03)
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+class ManualClock:
+    def __init__(self) -> None:
+        self.at = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+
+    def now(self) -> datetime:
+        return self.at
+
+
+class Receiver:
+    """The service's webhook endpoint, reduced to recording what arrives (and failing when told to)."""
+
+    def __init__(self) -> None:
+        self.posts: list[tuple[str | None, bytes]] = []     # (signature header, raw body)
+        self.fail_next = 0
+        self.status_code = 200
+
+    def app(self) -> QuartTrio:
+        app = QuartTrio(__name__)
+
+        @app.post("/webhooks/whatsapp")
+        async def webhook() -> Response:
+            body = await request.get_data(as_text=False)
+            if self.fail_next:
+                self.fail_next -= 1
+                return Response("busy", status=503)
+            self.posts.append((request.headers.get(SIGNATURE_HEADER), body))
+            return Response("", status=self.status_code)
+
+        return app
+
+    async def serve(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        config = Config()
+        config.bind = ["127.0.0.1:0"]
+        config.accesslog = None
+        async with trio.open_nursery() as nursery:
+            binds = await nursery.start(partial(serve, self.app(), config))
+            task_status.started(binds[0] + "/webhooks/whatsapp")
+
+    def statuses(self) -> list[StatusUpdate]:
+        return [status for _, body in self.posts for batch in parse_envelope(body) for status in batch.statuses]
+
+    def messages(self) -> list[InboundMessage]:
+        return [message for _, body in self.posts for batch in parse_envelope(body) for message in batch.messages]
+
+    def statuses_of(self, message_id: str) -> list[str]:
+        return [status.status for status in self.statuses() if status.message_id == message_id]
+
+
+async def eventually(condition, timeout: float = 3.0) -> None:
+    with trio.fail_after(timeout):
+        while not condition():
+            await trio.sleep(0.005)
+
+
+@pytest.fixture
+async def receiver(nursery) -> Receiver:
+    receiving = Receiver()
+    receiving.url = await nursery.start(receiving.serve)
+    return receiving
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def simulator_config(receiver) -> SimulatorConfig:
+    return SimulatorConfig(app_secret=SECRET, access_token=TOKEN, webhook_url=receiver.url, delays=DELAYS,
+                           webhook_retry_delays=(0.01, 0.01), webhook_timeout=1.0)
+
+
+@pytest.fixture
+async def simulator(nursery, simulator_config, clock) -> Simulator:
+    catalog = InMemoryTemplateCatalog([TemplateSpec("order_update", "en_US", 2, "UTILITY"),
+                                       TemplateSpec("spring_sale", "en_US", 0, "MARKETING")])
+    running = Simulator(simulator_config, catalog=catalog, clock=clock)
+    await nursery.start(running.serve)
+    return running
+
+
+@pytest.fixture
+async def http(simulator):
+    async with httpx.AsyncClient(base_url=simulator.url, timeout=5.0) as client:
+        yield client
+
+
+async def send(http, to: str = CUSTOMER, *, number: str = NUMBER, headers=AUTH, **content) -> httpx.Response:
+    body = {"messaging_product": "whatsapp", "recipient_type": "individual", "to": to,
+            **(content or {"type": "text", "text": {"body": "Hello"}})}
+    return await http.post(f"/{number}/messages", json=body, headers=headers)
+
+
+def template(name: str = "order_update", language: str = "en_US", parameters=("Ann", "#42")) -> dict:
+    return {"type": "template", "template": {"name": name, "language": {"code": language}, "components": [
+        {"type": "body", "parameters": [{"type": "text", "text": value} for value in parameters]}]}}
+
+
+async def customer_writes(http, phone: str = CUSTOMER, text: str = "Hi there", **extra) -> httpx.Response:
+    return await http.post(f"/simulator/customers/{phone}/messages",
+                           json={"phone_number_id": NUMBER, "text": text, **extra})
+
+
+def error_of(response: httpx.Response) -> dict:
+    return response.json()["error"]
+
+
+# -- authentication and shape ---------------------------------------------------------------------------------
+
+async def test_sends_need_the_access_token(http):
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+        response = await send(http, headers=headers)
+        assert response.status_code == 401
+        assert error_of(response)["code"] == 190
+        assert error_of(response)["type"] == "OAuthException" and error_of(response)["fbtrace_id"]
+
+
+async def test_a_body_meta_would_not_take_is_error_100(http):
+    response = await send(http, type="text", text={})
+    assert response.status_code == 400 and error_of(response)["code"] == 100
+    response = await http.post(f"/{NUMBER}/messages", content=b"nope", headers=AUTH)
+    assert response.status_code == 400 and error_of(response)["code"] == 100
+
+
+async def test_unknown_paths_answer_meta_s_error_body(http):
+    response = await http.get("/nowhere")
+    assert response.status_code == 404 and error_of(response)["code"] == 100
+
+
+# -- the rules --------------------------------------------------------------------------------------------------
+
+async def test_the_24_hour_window_opens_when_the_customer_writes_and_closes_a_day_later(http, clock):
+    assert error_of(await send(http))["code"] == 131047                # never wrote
+    assert (await customer_writes(http)).json()["delivered_to_service"]
+    assert (await send(http)).status_code == 200
+    clock.at += timedelta(hours=24, minutes=1)
+    refused = await send(http)
+    assert refused.status_code == 400
+    assert error_of(refused)["message"] == "(#131047) Re-engagement message"
+    assert error_of(refused)["error_user_title"] == "Re-engagement message"
+    assert "24 hours" in error_of(refused)["error_data"]["details"]
+    assert (await send(http, **template())).status_code == 200        # a template may go out
+
+
+async def test_unknown_template_or_language_is_132001_and_a_wrong_count_132000(http):
+    assert error_of(await send(http, **template(name="nope")))["code"] == 132001
+    assert error_of(await send(http, **template(language="de")))["code"] == 132001
+    assert error_of(await send(http, **template(parameters=("Ann",))))["code"] == 132000
+
+
+async def test_numbers_starting_999_are_undeliverable(http):
+    response = await send(http, to="999123456789", **template())
+    assert response.status_code == 400 and error_of(response)["code"] == 131026
+
+
+async def test_marketing_to_997_numbers_is_declined(http):
+    response = await send(http, to="997123456789", **template(name="spring_sale", parameters=()))
+    assert response.status_code == 400 and error_of(response)["code"] == 131049
+    assert (await send(http, to="997123456789", **template())).status_code == 200     # utility goes
+
+
+async def test_throughput_per_business_number(nursery, simulator_config, clock):
+    limited = Simulator(msgspec.structs.replace(simulator_config, throughput_per_second=3),
+                        catalog=InMemoryTemplateCatalog([TemplateSpec("hi", "en", 0)]), clock=clock)
+    url = await nursery.start(limited.serve)
+    async with httpx.AsyncClient(base_url=url) as http:
+        hi = template(name="hi", language="en", parameters=())
+        codes = [(await send(http, **hi)).status_code for _ in range(4)]
+        other_number = await send(http, number="222", **hi)
+        stats = (await http.get("/simulator/stats")).json()
+    assert codes == [200, 200, 200, 400]
+    assert other_number.status_code == 200
+    assert stats["sends_accepted"] == 4 and stats["sends_refused"] == {"130429": 1}
+
+
+# -- accepted sends and their statuses ------------------------------------------------------------------------
+
+async def test_an_accepted_send_gets_an_id_then_signed_statuses_in_order(http, receiver):
+    response = await send(http, to="+44 7700 900123", **template())
+    assert response.status_code == 200
+    answer = response.json()
+    message_id = answer["messages"][0]["id"]
+    assert message_id.startswith("wamid.")
+    assert answer["contacts"] == [{"input": "+44 7700 900123", "wa_id": CUSTOMER}]
+    await eventually(lambda: receiver.statuses_of(message_id) == ["sent", "delivered", "read"])
+    for signature, body in receiver.posts:
+        assert verify_signature(SECRET, body, signature)
+    assert {status.recipient_phone for status in receiver.statuses()} == {CUSTOMER}
+    [batch] = parse_envelope(receiver.posts[0][1])
+    assert batch.phone_number_id == NUMBER
+    sent = (await http.get(f"/simulator/numbers/{NUMBER}/messages", params={"to": CUSTOMER})).json()["data"]
+    assert [(row["message_id"], row["status"], row["template_parameters"]) for row in sent] == [
+        (message_id, "read", ["Ann", "#42"])]
+    assert [event["status"] for event in sent[0]["statuses"]] == ["sent", "delivered", "read"]
+
+
+async def test_ids_are_unique(http):
+    ids = {(await send(http, **template())).json()["messages"][0]["id"] for _ in range(5)}
+    assert len(ids) == 5
+
+
+async def test_read_receipts_off_by_default_for_numbers_ending_in_0_and_settable(http, receiver):
+    quiet = (await send(http, to=NO_RECEIPTS, **template())).json()["messages"][0]["id"]
+    await eventually(lambda: receiver.statuses_of(quiet) == ["sent", "delivered"])
+    await trio.sleep(DELAYS.read + 0.05)
+    assert receiver.statuses_of(quiet) == ["sent", "delivered"]
+
+    assert (await http.put(f"/simulator/customers/{NO_RECEIPTS}", json={"read_receipts": True})).status_code == 200
+    assert (await http.put(f"/simulator/customers/{CUSTOMER}", json={"read_receipts": False})).status_code == 200
+    now_reads = (await send(http, to=NO_RECEIPTS, **template())).json()["messages"][0]["id"]
+    now_quiet = (await send(http, to=CUSTOMER, **template())).json()["messages"][0]["id"]
+    await eventually(lambda: receiver.statuses_of(now_reads) == ["sent", "delivered", "read"])
+    await eventually(lambda: receiver.statuses_of(now_quiet) == ["sent", "delivered"])
+    await trio.sleep(DELAYS.read + 0.05)
+    assert receiver.statuses_of(now_quiet) == ["sent", "delivered"]
+    assert (await http.put(f"/simulator/customers/{CUSTOMER}", json={"read_receipts": "yes"})).status_code == 400
+
+
+async def test_998_numbers_are_sent_then_fail(http, receiver):
+    message_id = (await send(http, to="998123456789", **template())).json()["messages"][0]["id"]
+    await eventually(lambda: receiver.statuses_of(message_id) == ["sent", "failed"])
+    [failed] = [status for status in receiver.statuses() if status.status == "failed"]
+    assert (failed.error_code, failed.error_title) == (131026, "Message undeliverable")
+
+
+async def test_status_webhooks_are_retried_then_dropped_and_counted(http, receiver):
+    receiver.fail_next = 2                          # the first status needs two retries (there are two)
+    message_id = (await send(http, **template())).json()["messages"][0]["id"]
+    await eventually(lambda: receiver.statuses_of(message_id) == ["sent", "delivered", "read"])
+    stats = (await http.get("/simulator/stats")).json()
+    assert (stats["webhooks_posted"], stats["webhooks_failed"], stats["webhooks_dropped"]) == (3, 2, 0)
+
+    receiver.fail_next = 3 * 3                      # every attempt at each of the three statuses fails
+    dropped = (await send(http, **template())).json()["messages"][0]["id"]
+    stats = await eventually_stats(http, lambda s: s["status_timelines_running"] == 0)
+    assert (stats["webhooks_posted"], stats["webhooks_failed"], stats["webhooks_dropped"]) == (3, 2 + 9, 3)
+    assert receiver.statuses_of(dropped) == []
+
+
+async def eventually_stats(http, condition, timeout: float = 3.0) -> dict:
+    with trio.fail_after(timeout):
+        while True:
+            stats = (await http.get("/simulator/stats")).json()
+            if condition(stats):
+                return stats
+            await trio.sleep(0.01)
+
+
+# -- customers ------------------------------------------------------------------------------------------------
+
+async def test_a_customer_message_arrives_as_a_signed_envelope(http, receiver, clock):
+    response = await customer_writes(http, text="Where is my order?", name="Kerry")
+    assert response.status_code == 200
+    answer = response.json()
+    assert answer["delivered_to_service"] is True and answer["service_status"] == 200
+    [(signature, body)] = receiver.posts
+    assert verify_signature(SECRET, body, signature)
+    [batch] = parse_envelope(body)
+    assert batch.phone_number_id == NUMBER
+    assert batch.messages == (InboundMessage(
+        message_id=answer["message_id"], from_phone=CUSTOMER, at=clock.at, type="text", text="Where is my order?",
+        profile_name="Kerry"),)
+
+    image = (await customer_writes(http, text="receipt", type="image")).json()
+    [message] = [m for m in receiver.messages() if m.message_id == image["message_id"]]
+    assert (message.type, message.text) == ("image", "receipt") and message.media_id
+
+
+async def test_the_customer_learns_what_the_service_answered(http, receiver, simulator):
+    receiver.status_code = 403
+    answer = (await customer_writes(http)).json()
+    assert (answer["delivered_to_service"], answer["service_status"]) == (False, 403)
+    simulator.webhook_url = "http://127.0.0.1:9/nowhere"            # nothing listens on the discard port
+    answer = (await customer_writes(http)).json()
+    assert (answer["delivered_to_service"], answer["service_status"]) == (False, 0)
+    # The customer did write: the window is open whatever the service did with the webhook.
+    assert (await send(http)).status_code == 200
+
+
+async def test_bad_customer_messages_are_400(http):
+    assert (await customer_writes(http, phone="not-a-phone")).status_code == 400
+    assert (await customer_writes(http, text="")).status_code == 400
+    assert (await customer_writes(http, type="sticker")).status_code == 400
+    response = await http.post(f"/simulator/customers/{CUSTOMER}/messages", json={"text": "no number"})
+    assert response.status_code == 400 and "phone_number_id" in response.json()["error"]
+
+
+# -- the command ----------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+async def test_the_simulator_command_prints_its_ready_line_and_stops_on_sigterm():
+    root = Path(__file__).resolve().parents[2]
+    command = [sys.executable, "-m", "inbox_http.cli", "simulator", "--port", "0", "--app-secret", SECRET,
+               "--access-token", TOKEN, "--template", "hi:en:0:MARKETING"]
+    process = subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env={**os.environ, "PYTHONPATH": str(root)})
+    try:
+        line = await trio.to_thread.run_sync(process.stdout.readline)
+        ready = json.loads(line)
+        assert ready["status"] == "ready" and ready["url"].startswith("http://127.0.0.1:")
+        async with httpx.AsyncClient(base_url=ready["url"]) as http:
+            response = await send(http, to="997123456789", type="template",
+                                  template={"name": "hi", "language": {"code": "en"}})
+        assert error_of(response)["code"] == 131049
+        process.send_signal(signal.SIGTERM)
+        assert await trio.to_thread.run_sync(partial(process.wait, timeout=10)) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        process.stdout.close()
+        process.stderr.close()
