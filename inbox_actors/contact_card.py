@@ -144,7 +144,7 @@ class _Card(msgspec.Struct):
     opted_out_at: datetime | None
 
     @classmethod
-    def of(cls, row: Record) -> "_Card":
+    def of(cls, row: Record) -> _Card:
         return cls(name=row["name"], email=row["email"], company=row["company"], status=row["status"],
                    tags=tuple(row["tags"] or ()), notes=row["notes"],
                    custom_attributes=contact_queries.contact_attributes(row), opted_out=row["opted_out"],

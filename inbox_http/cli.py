@@ -71,12 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
     key_create.add_argument("--expires-in-days", type=int, metavar="N", help="1 to 730")
     key_create.add_argument("--rate-limit", type=int, metavar="N", help="requests per minute, 10 to 100000")
     _add_template_and_bot_commands(commands)
+    _add_simulator_command(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "simulator":
+        _simulator(args)                     # needs neither the service's settings nor its database
+        return
 
     from inbox_http.settings import Settings, SettingsError
 
@@ -105,6 +109,50 @@ def _serve(args: argparse.Namespace, settings: Any) -> None:
         _fail("--port must be between 0 and 65535", EXIT_BAD_ARGUMENTS)
     settings = msgspec.structs.replace(settings, **overrides)
     trio.run(lambda: run_service(settings, demo=args.demo, on_ready=_print))
+
+
+def _add_simulator_command(commands: Any) -> None:
+    simulator = commands.add_parser("simulator", help="run the WhatsApp Cloud API simulator (no database)")
+    simulator.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    simulator.add_argument("--port", type=int, default=8090, help="port to listen on (default 8090; 0 picks one)")
+    simulator.add_argument("--webhook-url", metavar="URL",
+                           help="where to post signed webhooks: the service's /webhooks/whatsapp")
+    simulator.add_argument("--app-secret", required=True, help="signs the webhooks (X-Hub-Signature-256)")
+    simulator.add_argument("--access-token", required=True, help="the bearer token sends must carry")
+    simulator.add_argument("--template", action="append", default=[], metavar="NAME:LANG:PARAMS[:CATEGORY]",
+                           help="a template every business number has (repeatable; category default UTILITY)")
+    simulator.add_argument("--throughput", type=int, default=80, metavar="N",
+                           help="sends per second per business number before 130429 (default 80)")
+    simulator.add_argument("--status-delays", default="0.05,0.2,0.5", metavar="SENT,DELIVERED,READ",
+                           help="seconds after acceptance of each status (default 0.05,0.2,0.5)")
+
+
+def _simulator(args: argparse.Namespace) -> None:
+    import trio
+
+    from inbox_actors.platform.simulator import run_simulator_command
+    from inbox_actors.platform.simulator_rules import StatusDelays
+    from inbox_actors.platform.template_catalog import InvalidTemplateSpec, parse_template_spec
+
+    logging.basicConfig(stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                        level=logging.WARNING)
+    if not 0 <= args.port <= 65535:
+        _fail("--port must be between 0 and 65535", EXIT_BAD_ARGUMENTS)
+    if args.throughput < 1:
+        _fail("--throughput must be at least 1", EXIT_BAD_ARGUMENTS)
+    try:
+        templates = [parse_template_spec(text) for text in args.template]
+    except InvalidTemplateSpec as err:
+        _fail(str(err), EXIT_BAD_ARGUMENTS)
+    try:
+        delays = [float(part) for part in args.status_delays.split(",")]
+    except ValueError:
+        delays = []
+    if len(delays) != 3 or delays != sorted(delays) or delays[0] < 0:
+        _fail("--status-delays must be three increasing numbers of seconds", EXIT_BAD_ARGUMENTS)
+    trio.run(lambda: run_simulator_command(
+        args.host, args.port, args.webhook_url, args.app_secret, args.access_token, templates=templates,
+        delays=StatusDelays(*delays), throughput_per_second=args.throughput, on_ready=_print))
 
 
 def _run_with_database(settings: Any, command: Callable[[Any, argparse.Namespace], Awaitable[Any]],

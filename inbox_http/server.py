@@ -114,7 +114,8 @@ async def _connect_platform(nursery: trio.Nursery, state: Services) -> Simulator
         return None
     sent, delivered, read = settings.simulator_status_delays
     simulator = Simulator(SimulatorConfig(app_secret=link.app_secret, access_token=link.access_token,
-                                          delays=StatusDelays(sent=sent, delivered=delivered, read=read)),
+                                          delays=StatusDelays(sent=sent, delivered=delivered, read=read),
+                                          throughput_per_second=settings.simulator_throughput),
                           catalog=StoredTemplateCatalog(state.db), clock=state.clock)
     url = await nursery.start(partial(simulator.serve, "127.0.0.1", settings.simulator_port))
     link.attach(url)

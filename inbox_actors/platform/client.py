@@ -13,7 +13,7 @@ Only bugs (and cancellation) propagate.
 from __future__ import annotations
 
 import logging
-from typing import Protocol
+from typing import Protocol, Self
 
 import httpx
 import trio
@@ -52,7 +52,7 @@ class CloudApiClient:
             headers={"Authorization": f"Bearer {access_token}", "Content-Type": "application/json"},
         )
 
-    async def __aenter__(self) -> CloudApiClient:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -62,6 +62,8 @@ class CloudApiClient:
         await self._http.aclose()
 
     async def send(self, phone_number_id: str, request: SendRequest) -> SendAccepted | SendRefused:
+        """The platform's verdict on one send. A `type` outside MESSAGE_TYPES is the caller's bug:
+        InvalidSendRequest."""
         url = f"{self.base_url}/{phone_number_id}/messages"
         body = encode_send_request(request)
         try:

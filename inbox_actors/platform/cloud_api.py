@@ -148,7 +148,7 @@ class ErrorData(msgspec.Struct, frozen=True, omit_defaults=True):
 
 class GraphError(msgspec.Struct, frozen=True, omit_defaults=True):
     message: str
-    type: str = "OAuthException"
+    type: str = ""                           # "OAuthException" for every error of the send call
     code: int = 0
     error_subcode: int | None = None
     error_user_title: str | None = None
@@ -189,7 +189,7 @@ def decode_answer(status: int, raw: bytes) -> SendAccepted | SendRefused:
     except msgspec.DecodeError as err:
         raise UnexpectedAnswer(f"HTTP {status} without Meta's error body: {err}") from None
     return SendRefused(
-        message=error.message, code=error.code, title=error.error_user_title or error.type,
+        message=error.message, code=error.code, title=error.error_user_title or error.type or error.message,
         subcode=error.error_subcode, details=error.error_data.details if error.error_data else None,
         http_status=status,
     )

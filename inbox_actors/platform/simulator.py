@@ -39,13 +39,14 @@ from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, Temp
 log = logging.getLogger("inbox_actors.platform.simulator")
 
 CUSTOMER_MESSAGE_TYPES = ("text", *MEDIA_TYPES)
+DEFAULT_DELAYS = StatusDelays()
 
 
 class SimulatorConfig(msgspec.Struct, frozen=True):
     app_secret: str                          # signs webhooks (X-Hub-Signature-256)
     access_token: str                        # the bearer every send must carry
     webhook_url: str | None = None           # the service's /webhooks/whatsapp (settable later on Simulator)
-    delays: StatusDelays = StatusDelays()
+    delays: StatusDelays = DEFAULT_DELAYS
     throughput_per_second: int = 80          # per business number, any one second (130429 beyond)
     # Waits between attempts at a status webhook that got no 2xx; after the last, the status is dropped.
     webhook_retry_delays: tuple[float, ...] = (0.5, 2.0, 8.0)
@@ -114,7 +115,7 @@ class Simulator:
 
         Statuses still waiting when it stops are not posted.
         """
-        from inbox_actors.platform.simulator_app import create_simulator_app
+        from inbox_actors.platform.simulator_app import create_simulator_app   # it imports this module
 
         config = HypercornConfig()
         config.bind = [f"{host}:{port}"]
@@ -122,20 +123,18 @@ class Simulator:
         config.errorlog = logging.getLogger("hypercorn.error")
         config.graceful_timeout = 2.0
         app = create_simulator_app(self)
-        async with httpx.AsyncClient(timeout=self.config.webhook_timeout) as http:
-            self._http = http
-            async with trio.open_nursery() as timelines:
-                self._timelines = timelines
-                try:
-                    async with trio.open_nursery() as server:
-                        binds = await server.start(partial(serve, app, config, shutdown_trigger=shutdown_trigger))
-                        self.url = binds[0]
-                        task_status.started(self.url)
-                finally:
-                    # Hypercorn has returned (or is cancelled): statuses still to come are not waited for.
-                    self._timelines = None
-                    timelines.cancel_scope.cancel()
-            self._http = None
+        async with httpx.AsyncClient(timeout=self.config.webhook_timeout) as http, \
+                trio.open_nursery() as timelines:
+            self._http, self._timelines = http, timelines
+            try:
+                async with trio.open_nursery() as server:
+                    binds = await server.start(partial(serve, app, config, shutdown_trigger=shutdown_trigger))
+                    self.url = binds[0]
+                    task_status.started(self.url)
+            finally:
+                # Hypercorn has returned (or is cancelled): statuses still to come are not waited for.
+                self._http = self._timelines = None
+                timelines.cancel_scope.cancel()
 
     # -- sends ------------------------------------------------------------------------------------------------
 
@@ -297,7 +296,7 @@ async def run_simulator(config: SimulatorConfig, *, host: str = "127.0.0.1", por
 
 async def run_simulator_command(
     host: str, port: int, webhook_url: str | None, app_secret: str, access_token: str, *,
-    templates: Sequence[TemplateSpec] = (), delays: StatusDelays = StatusDelays(), throughput_per_second: int = 80,
+    templates: Sequence[TemplateSpec] = (), delays: StatusDelays = DEFAULT_DELAYS, throughput_per_second: int = 80,
     on_ready: Callable[[dict], None] | None = None,
 ) -> None:
     """`inbox-actors simulator`: serve until SIGINT or SIGTERM, reporting `{"status": "ready", "url": ...}`."""

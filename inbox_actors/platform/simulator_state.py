@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections import OrderedDict, deque
 from datetime import datetime
-from typing import Generic, Hashable, TypeVar
+from collections.abc import Hashable
+from typing import Generic, TypeVar
 
 import msgspec
 

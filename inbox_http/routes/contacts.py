@@ -20,7 +20,13 @@ import msgspec
 from quart import Blueprint, request
 
 from inbox_actors import contact_card
-from inbox_actors.contact_card import UNSET, ContactRefusal, ContactView, CreateContact, EditContact
+from inbox_actors.contact_card import (
+    UNSET,
+    ContactRefusal,
+    ContactView,
+    CreateContact,
+    EditContact,
+)
 from inbox_actors.domain.access import ErrorStyle
 from inbox_actors.domain.phones import InvalidPhone, normalise_phone
 from inbox_actors.domain.plans import ApiTier
@@ -31,7 +37,7 @@ from inbox_http.services import services
 
 blueprint = Blueprint("contacts", __name__, url_prefix="/api/contacts")
 
-_POLICY = dict(tier=ApiTier.CORE, scopes=("contacts",), errors=ErrorStyle.SENTENCE)
+_POLICY = {"tier": ApiTier.CORE, "scopes": ("contacts",), "errors": ErrorStyle.SENTENCE}
 _Unset = msgspec.UnsetType
 
 # -- bodies --------------------------------------------------------------------------------------------------

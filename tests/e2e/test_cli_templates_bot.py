@@ -8,6 +8,8 @@ from tests import builders
 from tests.e2e.conftest import bearer
 from tests.e2e.test_cli import cli, output
 
+ROWS = "SELECT 'template' AS kind, id FROM templates UNION ALL SELECT 'answer', id FROM bot_answers ORDER BY 1, 2"
+
 
 async def test_templates_added_by_the_cli_are_listed_by_the_cli_and_the_api(service, db, database_url):
     ws = await builders.workspace(db)
@@ -96,12 +98,9 @@ async def test_bad_arguments_exit_2_and_write_nothing(db, database_url, args, me
     ws = await builders.workspace(db)
     await templates.add_template(db, workspace_id=ws, name="taken", language="en", body="x")
     await bot.add_answer(db, workspace_id=ws, keywords=["hours"], answer="9-5")
-    before = await db.fetch("SELECT 'template' AS kind, id FROM templates UNION ALL SELECT 'answer', id FROM bot_answers"
-                            " ORDER BY 1, 2")
+    before = await db.fetch(ROWS)
     result = await cli(database_url, *(arg.replace("{ws}", str(ws)) for arg in args))
     assert result.returncode == 2, result
     assert result.stdout == b""
     assert message in result.stderr.decode()
-    after = await db.fetch("SELECT 'template' AS kind, id FROM templates UNION ALL SELECT 'answer', id FROM bot_answers"
-                           " ORDER BY 1, 2")
-    assert after == before
+    assert await db.fetch(ROWS) == before

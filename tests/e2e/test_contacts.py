@@ -129,12 +129,12 @@ async def test_a_retried_create_changes_nothing(api, asha):
     ({"phone": "12345", "name": "Asha"}, "Invalid phone number: phone must have 8 to 15 digits with its country code"),
     ({"phone": 919876543210, "name": "Asha"}, "phone must be a string"),
     ({"phone": PHONE, "name": "Asha", "colour": "red"},
-     "Unknown field 'colour'; this call accepts phone, name, email, company, status, tags, notes, attributes, "
-     "version"),
+     ("Unknown field 'colour'; this call accepts phone, name, email, company, status, tags, notes, attributes, "
+      "version")),
     ({"phone": PHONE, "name": "Asha", "email": "nope"}, "Email 'nope' is not a valid email address"),
     ({"phone": PHONE, "name": "x" * 101}, "Name must be at most 100 characters"),
     ({"phone": PHONE, "name": "Asha", "tags": "vip"}, "tags must be an array"),
-    ({"phone": PHONE, "name": "Asha", "tags": ["ok", 7]}, "tags[0] must be a string"),
+    ({"phone": PHONE, "name": "Asha", "tags": ["ok", 7]}, "tags[1] must be a string"),
     ({"phone": PHONE, "name": "Asha", "attributes": {"deep": {"a": 1}}},
      "Attribute 'deep' must be a string, a number, a boolean or null"),
     ({"phone": PHONE, "name": "Asha", "status": None}, "status must be a string"),
@@ -142,8 +142,6 @@ async def test_a_retried_create_changes_nothing(api, asha):
 async def test_create_refuses_a_bad_body_with_a_sentence_and_creates_nothing(api, body, sentence):
     response = await api.service.client.post(CONTACTS, json=body, headers=api.auth)
     assert response.status_code == 400
-    if sentence == "tags[0] must be a string":
-        sentence = "tags[1] must be a string"
     assert response.json() == {"error": sentence}
     assert await api.snapshot() == (None, [])
 
@@ -168,7 +166,7 @@ async def test_create_refuses_a_missing_or_malformed_body(api, content, sentence
     ("email", "asha.rao@example.org", "asha.rao@example.org"),
     ("email", None, None),
     ("company", "Rao Textiles", "Rao Textiles"),
-    ("company", "", None),
+    ("email", "", None),
     ("notes", "Prefers calls after 6pm.\nSpeaks Kannada.", "Prefers calls after 6pm.\nSpeaks Kannada."),
 ])
 async def test_put_sets_one_field_bumps_the_version_and_emits_no_event(api, asha, field, value, stored):
@@ -215,13 +213,14 @@ async def test_put_refuses_a_bad_value_and_changes_nothing(api, asha, field, val
     assert await api.snapshot() == before
 
 
-@pytest.mark.parametrize("field", ["name", "status", "email", "company", "notes", "tags", "attributes"])
-async def test_put_refuses_a_missing_field_or_an_unknown_one(api, asha, field):
+@pytest.mark.parametrize("field, value", [("name", "x"), ("status", "x"), ("email", "x@y.co"), ("company", "x"),
+                                          ("notes", "x"), ("tags", ["x"]), ("attributes", {"x": 1})])
+async def test_put_refuses_a_missing_field_or_an_unknown_one(api, asha, field, value):
     before = await api.snapshot()
     missing = await api.call("PUT", f"/{PHONE}/{field}", json={})
     assert missing.status_code == 400
     assert missing.json()["error"] in {f"{field.capitalize()} is required", f"{field.capitalize()} are required"}
-    unknown = await api.call("PUT", f"/{PHONE}/{field}", json={field: "x", "extra": 1})
+    unknown = await api.call("PUT", f"/{PHONE}/{field}", json={field: value, "extra": 1})
     assert unknown.status_code == 400
     assert unknown.json()["error"].startswith("Unknown field 'extra'; this call accepts")
     assert await api.snapshot() == before

@@ -104,15 +104,14 @@ async def test_prune_deletes_only_expired_keys(db):
 
 async def test_concurrent_identical_requests_reserve_exactly_once(db):
     ws = await builders.workspace(db)
+    async def reserve(key: str, outcomes: list) -> None:
+        outcomes.append(await idempotency.replay_or_reserve(db, ws, key, HASH, now=NOW))
+
     for round_number in range(5):
-        outcomes = []
-
-        async def reserve(key=f"race-{round_number}"):
-            outcomes.append(await idempotency.replay_or_reserve(db, ws, key, HASH, now=NOW))
-
+        outcomes: list = []
         async with trio.open_nursery() as nursery:
             for _ in range(8):
-                nursery.start_soon(reserve)
+                nursery.start_soon(reserve, f"race-{round_number}", outcomes)
         assert sum(isinstance(o, Reservation) for o in outcomes) == 1, outcomes
         assert sum(o == InProgress() for o in outcomes) == 7
 
@@ -165,13 +164,12 @@ async def test_a_concurrent_duplicate_gets_409_while_the_first_sends(db):
     async def request(name):
         answers[name] = await _read(await idempotency.answer_once(db, ws, "k", HASH, slow_send, now=NOW))
 
-    async with Quart(__name__).app_context():
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(request, "first")
-            while not sends:
-                await trio.sleep(0.01)
-            await request("second")
-            release_send.set()
+    async with Quart(__name__).app_context(), trio.open_nursery() as nursery:
+        nursery.start_soon(request, "first")
+        while not sends:
+            await trio.sleep(0.01)
+        await request("second")
+        release_send.set()
     assert len(sends) == 1
     assert answers["first"][:2] == (200, {"success": True})
     status, body, headers = answers["second"]

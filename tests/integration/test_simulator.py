@@ -164,7 +164,7 @@ async def test_a_body_meta_would_not_take_is_error_100(http):
 
 async def test_unknown_paths_answer_meta_s_error_body(http):
     response = await http.get("/nowhere")
-    assert response.status_code == 404 and error_of(response)["code"] == 100
+    assert response.status_code == 400 and error_of(response)["code"] == 100   # as the Graph API answers
 
 
 # -- the rules --------------------------------------------------------------------------------------------------
@@ -332,21 +332,31 @@ async def test_the_simulator_command_prints_its_ready_line_and_stops_on_sigterm(
     root = Path(__file__).resolve().parents[2]
     command = [sys.executable, "-m", "inbox_http.cli", "simulator", "--port", "0", "--app-secret", SECRET,
                "--access-token", TOKEN, "--template", "hi:en:0:MARKETING"]
-    process = subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               env={**os.environ, "PYTHONPATH": str(root)})
+    process = await trio.lowlevel.open_process(command, cwd=root, stdout=subprocess.PIPE,
+                                               env={**os.environ, "PYTHONPATH": str(root)})
     try:
-        line = await trio.to_thread.run_sync(process.stdout.readline)
-        ready = json.loads(line)
+        ready = json.loads(await read_line(process.stdout))
         assert ready["status"] == "ready" and ready["url"].startswith("http://127.0.0.1:")
         async with httpx.AsyncClient(base_url=ready["url"]) as http:
             response = await send(http, to="997123456789", type="template",
                                   template={"name": "hi", "language": {"code": "en"}})
         assert error_of(response)["code"] == 131049
         process.send_signal(signal.SIGTERM)
-        assert await trio.to_thread.run_sync(partial(process.wait, timeout=10)) == 0
+        with trio.fail_after(10):
+            assert await process.wait() == 0
     finally:
-        if process.poll() is None:
+        if process.returncode is None:
             process.kill()
-        process.wait()
-        process.stdout.close()
-        process.stderr.close()
+        with trio.CancelScope(shield=True):
+            await process.wait()
+        await process.stdout.aclose()
+
+
+async def read_line(stream: trio.abc.ReceiveStream, timeout: float = 15.0) -> bytes:
+    received = b""
+    with trio.fail_after(timeout):
+        while b"\n" not in received:
+            chunk = await stream.receive_some()
+            assert chunk, "the process closed its output before the ready line"
+            received += chunk
+    return received.split(b"\n", 1)[0]

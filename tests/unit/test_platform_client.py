@@ -145,8 +145,8 @@ async def test_meta_s_error_body_becomes_a_refusal_with_every_detail(platform, c
 
 
 async def test_without_a_user_title_the_error_type_is_the_title(platform, client):
-    platform.answer = (401, b'{"error": {"message": "Invalid OAuth access token", "type": "OAuthException", '
-                            b'"code": 190, "fbtrace_id": "x"}}')
+    platform.answer = (401, (b'{"error": {"message": "Invalid OAuth access token", "type": "OAuthException", '
+                             b'"code": 190, "fbtrace_id": "x"}}'))
     outcome = await client.send("1", SendRequest(to="447700900123", text="hi"))
     assert outcome == SendRefused(message="Invalid OAuth access token", code=190, title="OAuthException",
                                   http_status=401)

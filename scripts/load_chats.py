@@ -1,0 +1,589 @@
+"""Many simulated WhatsApp customers chatting at once: webhook latency, bot round trip, throughput.
+
+Drives a RUNNING service through its WhatsApp simulator (the built-in one of `serve`), or starts one itself
+(`--spawn`). Each customer sends M messages in sequence through the simulator's customer route; the call
+returns once the service has committed the message (webhook latency). For each message the bot can answer,
+the customer then polls the simulator's sent list for its number until the answer shows (bot round trip).
+
+    .venv/bin/python scripts/load_chats.py --spawn [--customers 200] [--messages-per-customer 5]
+    .venv/bin/python scripts/load_chats.py --ready-file serve.out        # the ready line of scripts/serve
+    .venv/bin/python scripts/load_chats.py --simulator URL --phone-number-id ID [--service URL --key KEY]
+
+The mix: messages 1..M-1 ask the demo FAQ (price, hours, refund, in turn) and are answered by the bot; the
+last of M >= 2 asks something the bot cannot answer, which hands the chat to a person (the bot then stays
+quiet). `--no-handoff` makes every message an FAQ question. With a service URL and key, a sample of chats
+(`--verify`) is checked at the end: state and counts must match what the customers saw.
+
+Prints a report, then one JSON line with the same figures. Exit status 0 without errors, 1 with any, 2 on
+bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import trio
+
+FAQ_QUESTIONS = (  # the demo workspace's keywords, each matched as a whole word
+    ("price", "Hi! What is the price of the basic plan?"),
+    ("hours", "What are your opening hours on Saturday?"),
+    ("refund", "How long does a refund take?"),
+)
+NO_ANSWER_TEXT = "Thanks. Can you ship to Norway?"   # no keyword, no hand-off phrase: bot_has_no_answer
+POLL_FIRST, POLL_GROWTH, POLL_MAX = 0.01, 1.5, 0.25   # seconds between polls for the bot's answer
+REFUSED_PREFIXES = ("997", "998", "999")               # the simulator's refusing / failing numbers
+PROGRESS_SECONDS = 5.0
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Target:
+    simulator_url: str
+    phone_number_id: str
+    service_url: str | None = None   # with key: the end-of-run check of chats
+    key: str | None = None
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    customers: int = 200
+    messages_per_customer: int = 5
+    concurrency: int | None = None   # customers active at once; None: all
+    think_time: float = 0.0          # seconds between a customer's messages
+    start_phone: str | None = None   # first customer number; None: a random 11-digit base
+    handoff: bool = True             # the last of M >= 2 messages has no bot answer
+    bot_timeout: float = 10.0
+    request_timeout: float = 30.0
+    verify: int = 50                 # chats checked at the end
+
+
+@dataclass
+class Report:
+    options: LoadOptions
+    messages_sent: int = 0           # customer calls made
+    messages_delivered: int = 0      # the service answered the webhook 2xx (committed)
+    bot_questions: int = 0           # delivered messages the bot should answer
+    bot_answers: int = 0             # answers seen in the simulator's sent list
+    handoffs: int = 0                # delivered messages the bot cannot answer
+    chats_verified: int = 0
+    errors: Counter = field(default_factory=Counter)
+    webhook: list[float] = field(default_factory=list)      # seconds
+    bot_seen: list[float] = field(default_factory=list)     # send to the poll that saw the answer
+    bot_sent: list[float] = field(default_factory=list)     # send to the simulator's accepted_at (same clock)
+    answers_by_topic: dict[str, set[str]] = field(default_factory=dict)
+    mismatches: list[str] = field(default_factory=list)     # a few examples of chats that did not match
+    customers_done: int = 0
+    wall_seconds: float = 0.0
+    client_cpu_seconds: float = 0.0
+    service_cpu_seconds: float | None = None
+    simulator: dict[str, Any] = field(default_factory=dict)  # the simulator's counters over the run
+
+    def error_count(self) -> int:
+        return sum(self.errors.values())
+
+    def summary(self) -> dict[str, Any]:
+        o, wall = self.options, self.wall_seconds or 1e-9
+        return {
+            "customers": o.customers, "messages_per_customer": o.messages_per_customer,
+            "concurrency": o.concurrency or o.customers, "think_time": o.think_time, "handoff": o.handoff,
+            "messages_sent": self.messages_sent, "messages_delivered": self.messages_delivered,
+            "bot_questions": self.bot_questions, "bot_answers": self.bot_answers, "handoffs": self.handoffs,
+            "chats_verified": self.chats_verified, "errors": dict(sorted(self.errors.items())),
+            "error_count": self.error_count(), "wall_seconds": round(self.wall_seconds, 3),
+            "messages_per_second": round(self.messages_delivered / wall, 1),
+            "bot_answers_per_second": round(self.bot_answers / wall, 1),
+            "webhook_latency_ms": percentiles(self.webhook), "bot_round_trip_ms": percentiles(self.bot_seen),
+            "bot_answer_sent_ms": percentiles(self.bot_sent),
+            "client_cpu_seconds": round(self.client_cpu_seconds, 2),
+            "service_cpu_seconds": None if self.service_cpu_seconds is None else round(self.service_cpu_seconds, 2),
+            "simulator": self.simulator,
+        }
+
+    def text(self) -> str:
+        s = self.summary()
+        lines = [
+            f"{s['customers']} customers x {s['messages_per_customer']} messages, concurrency {s['concurrency']}, "
+            f"think time {s['think_time']:g} s, hand-off {'on' if s['handoff'] else 'off'}",
+            f"  messages sent      {s['messages_sent']} (delivered {s['messages_delivered']}; bot questions "
+            f"{s['bot_questions']}, answers seen {s['bot_answers']}; hand-offs {s['handoffs']})",
+            f"  errors             {s['error_count']}" + (f"  {s['errors']}" if s["errors"] else ""),
+            f"  wall time          {s['wall_seconds']:.2f} s",
+            f"  throughput         {s['messages_per_second']:,.1f} messages/s, "
+            f"{s['bot_answers_per_second']:,.1f} bot answers/s",
+        ]
+        for label, key in (("webhook latency", "webhook_latency_ms"), ("bot round trip", "bot_round_trip_ms"),
+                           ("bot answer sent", "bot_answer_sent_ms")):
+            p = s[key]
+            lines.append(f"  {label:<18} " + ("no samples" if not p["count"] else
+                         f"p50 {p['p50']:.1f}  p90 {p['p90']:.1f}  p99 {p['p99']:.1f}  max {p['max']:.1f}  "
+                         f"mean {p['mean']:.1f} ms  (n={p['count']})"))
+        cpu = f"client {s['client_cpu_seconds']:.1f} s"
+        if s["service_cpu_seconds"] is not None:
+            cpu += f", service {s['service_cpu_seconds']:.1f} s"
+        lines.append(f"  CPU                {cpu}")
+        lines.append(f"  chats verified     {s['chats_verified']}")
+        lines.extend(f"    mismatch: {m}" for m in self.mismatches)
+        inconsistent = {t: sorted(a) for t, a in self.answers_by_topic.items() if len(a) > 1}
+        if inconsistent:
+            lines.append(f"  different answers to one question: {inconsistent}")
+        if self.simulator:
+            lines.append(f"  simulator          {self.simulator}")
+        return "\n".join(lines)
+
+
+def percentiles(seconds: list[float]) -> dict[str, Any]:
+    """Nearest-rank p50/p90/p99, max and mean, in milliseconds."""
+    if not seconds:
+        return {"count": 0, "p50": None, "p90": None, "p99": None, "max": None, "mean": None}
+    ordered = sorted(seconds)
+
+    def rank(fraction: float) -> float:
+        return round(ordered[max(0, math.ceil(len(ordered) * fraction) - 1)] * 1e3, 2)
+
+    return {"count": len(ordered), "p50": rank(0.50), "p90": rank(0.90), "p99": rank(0.99),
+            "max": round(ordered[-1] * 1e3, 2), "mean": round(sum(ordered) / len(ordered) * 1e3, 2)}
+
+
+def customer_phones(start: str, count: int) -> list[str]:
+    """`count` numbers from `start` up, skipping those ending in 0 (the simulator turns their read receipts
+    off). Raises ValueError for a base outside 7..15 digits, or a range reaching a refusing prefix."""
+    if not (start.isascii() and start.isdigit() and 7 <= len(start) <= 15) or start.startswith("0"):
+        raise ValueError(f"--start-phone must be 7 to 15 digits, not starting with 0: {start!r}")
+    phones, number = [], int(start)
+    while len(phones) < count:
+        if number % 10:
+            phones.append(str(number))
+        number += 1
+    bad = next((p for p in phones if len(p) != len(start) or p.startswith(REFUSED_PREFIXES)), None)
+    if bad is not None:
+        raise ValueError(f"--start-phone {start}: the range of {count} numbers reaches {bad} (numbers must keep "
+                         "their length and not start with 997, 998 or 999)")
+    return phones
+
+
+def random_start_phone() -> str:
+    return f"1555{random.randrange(9 * 10**6):07d}"   # fresh chats on each run; room for a million customers
+
+
+@dataclass(frozen=True)
+class ExpectedChat:
+    phone: str
+    from_customer: int
+    from_bot: int
+    handed_off: bool
+
+
+class LoadRun:
+    def __init__(self, target: Target, options: LoadOptions, simulator: httpx.AsyncClient) -> None:
+        self.target, self.options, self.simulator = target, options, simulator
+        self.report = Report(options)
+        self.clean_chats: list[ExpectedChat] = []
+
+    async def customer(self, index: int, phone: str) -> None:
+        o, report = self.options, self.report
+        seen = {r["message_id"] for r in await self.sent_to(phone) or ()}   # an earlier run's sends, if any
+        delivered = asked = answered = 0
+        handed_off = False
+        for n in range(o.messages_per_customer):
+            if n and o.think_time:
+                await trio.sleep(o.think_time)
+            no_answer = o.handoff and o.messages_per_customer >= 2 and n == o.messages_per_customer - 1
+            topic, text = ("handoff", NO_ANSWER_TEXT) if no_answer else FAQ_QUESTIONS[(index + n) % len(FAQ_QUESTIONS)]
+            wall_started, started = time.time(), time.perf_counter()
+            if not await self.customer_writes(phone, text, started):
+                continue
+            delivered += 1
+            if no_answer:
+                report.handoffs += 1
+                handed_off = True
+                continue
+            report.bot_questions += 1
+            asked += 1
+            answer = await self.wait_for_answer(phone, seen, started)
+            if answer is not None:
+                answered += 1
+                report.answers_by_topic.setdefault(topic, set()).add(answer.get("text") or "")
+                accepted = parse_time(answer.get("accepted_at"))
+                if accepted is not None:
+                    report.bot_sent.append(max(0.0, accepted - wall_started))
+        report.customers_done += 1
+        if delivered == o.messages_per_customer and answered == asked:   # a clean chat, worth verifying
+            self.clean_chats.append(ExpectedChat(phone, delivered, answered, handed_off))
+
+    async def customer_writes(self, phone: str, text: str, started: float) -> bool:
+        """One customer message; True when the service committed it (webhook latency recorded)."""
+        report = self.report
+        report.messages_sent += 1
+        try:
+            response = await self.simulator.post(f"/simulator/customers/{phone}/messages", json={
+                "phone_number_id": self.target.phone_number_id, "text": text, "name": f"Load {phone[-4:]}"})
+        except httpx.HTTPError as err:
+            report.errors[f"customer_call_{type(err).__name__}"] += 1
+            return False
+        elapsed = time.perf_counter() - started
+        if response.status_code != 200:
+            report.errors[f"simulator_http_{response.status_code}"] += 1
+            return False
+        result = response.json()
+        if not result.get("delivered_to_service"):
+            status = result.get("service_status")
+            report.errors["service_unreachable" if not status else f"webhook_http_{status}"] += 1
+            return False
+        report.messages_delivered += 1
+        report.webhook.append(elapsed)
+        return True
+
+    async def wait_for_answer(self, phone: str, seen: set[str], started: float) -> dict | None:
+        """Poll the sent list (10 ms, then 1.5x longer waits up to 250 ms) until a send not seen before shows."""
+        deadline, interval = started + self.options.bot_timeout, POLL_FIRST
+        while True:
+            await trio.sleep(interval)
+            records = await self.sent_to(phone) or []
+            new = [r for r in records if r.get("message_id") not in seen]
+            seen.update(r.get("message_id") for r in records)
+            if new:
+                self.report.bot_answers += 1
+                self.report.bot_seen.append(time.perf_counter() - started)
+                return new[0]
+            if time.perf_counter() >= deadline:
+                self.report.errors["bot_no_answer"] += 1
+                return None
+            interval = min(interval * POLL_GROWTH, POLL_MAX)
+
+    async def sent_to(self, phone: str) -> list[dict] | None:
+        try:
+            response = await self.simulator.get(f"/simulator/numbers/{self.target.phone_number_id}/messages",
+                                                params={"to": phone})
+        except httpx.HTTPError as err:
+            self.report.errors[f"poll_{type(err).__name__}"] += 1
+            return None
+        if response.status_code != 200:
+            self.report.errors[f"poll_http_{response.status_code}"] += 1
+            return None
+        return response.json().get("data", [])
+
+    async def stats(self) -> dict[str, Any]:
+        try:
+            response = await self.simulator.get("/simulator/stats")
+            return response.json() if response.status_code == 200 else {}
+        except httpx.HTTPError:
+            return {}
+
+    async def verify(self) -> None:
+        """The detail of up to `verify` clean chats, spread over the run: state and counts as seen."""
+        target, report, chats = self.target, self.report, self.clean_chats
+        if not (target.service_url and target.key and chats and self.options.verify > 0):
+            return
+        step = max(1, len(chats) // self.options.verify)
+        headers = {"Authorization": f"Bearer {target.key}"}
+        async with httpx.AsyncClient(base_url=target.service_url, headers=headers,
+                                     timeout=self.options.request_timeout) as service:
+            for chat in chats[::step][:self.options.verify]:
+                if not await self.verify_chat(service, chat):
+                    return
+
+    async def verify_chat(self, service: httpx.AsyncClient, chat: ExpectedChat) -> bool:
+        """False when verifying should stop (rate limited)."""
+        expected = {"messages": chat.from_customer + chat.from_bot, "from_customer": chat.from_customer,
+                    "from_bot": chat.from_bot}
+        state = "HANDOFF_PENDING" if chat.handed_off else "AI_ONLY"
+        for attempt in range(10):   # the hand-off happens just after the last webhook was answered
+            response = await service.get(f"/api/inbox/conversations/{chat.phone}")
+            if response.status_code == 429:
+                self.report.errors["verify_rate_limited"] += 1
+                return False
+            if response.status_code != 200:
+                self.report.errors[f"verify_http_{response.status_code}"] += 1
+                return True
+            detail = response.json()
+            if detail.get("state") == state and detail.get("counts") == expected:
+                self.report.chats_verified += 1
+                return True
+            await trio.sleep(0.2)
+        self.report.errors["chat_mismatch"] += 1
+        if len(self.report.mismatches) < 5:
+            self.report.mismatches.append(f"{chat.phone}: expected {state} {expected}, got {detail.get('state')} "
+                                          f"{detail.get('counts')} ({detail.get('handover_reason')})")
+        return True
+
+    async def progress(self, started: float) -> None:
+        while True:
+            await trio.sleep(PROGRESS_SECONDS)
+            r = self.report
+            print(f"[{time.perf_counter() - started:6.1f} s] customers done {r.customers_done}/"
+                  f"{self.options.customers}, messages {r.messages_sent}, bot answers {r.bot_answers}, "
+                  f"errors {r.error_count()}", file=sys.stderr, flush=True)
+
+
+def parse_time(value: str | None) -> float | None:
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() if value else None
+    except ValueError:
+        return None
+
+
+def counter_delta(before: dict, after: dict) -> dict[str, Any]:
+    delta: dict[str, Any] = {}
+    for name, value in after.items():
+        if isinstance(value, dict):
+            changed = {k: v - before.get(name, {}).get(k, 0) for k, v in value.items()}
+            delta[name] = {k: v for k, v in changed.items() if v}
+        elif isinstance(value, int) and not name.endswith("_running"):
+            delta[name] = value - before.get(name, 0)
+    return delta
+
+
+async def run_load(target: Target, options: LoadOptions) -> Report:
+    """The whole load against a running service and simulator; the report (nothing printed but progress)."""
+    phones = customer_phones(options.start_phone or random_start_phone(), options.customers)
+    concurrency = options.concurrency or options.customers
+    limits = httpx.Limits(max_connections=concurrency + 8, max_keepalive_connections=concurrency + 8)
+    async with httpx.AsyncClient(base_url=target.simulator_url, limits=limits,
+                                 timeout=options.request_timeout) as simulator:
+        run = LoadRun(target, options, simulator)
+        before = await run.stats()
+        cpu_started, started = time.process_time(), time.perf_counter()
+        slots = trio.Semaphore(concurrency)
+
+        async def one(index: int, phone: str) -> None:
+            try:
+                await run.customer(index, phone)
+            finally:
+                slots.release()
+
+        async with trio.open_nursery() as progress:
+            progress.start_soon(run.progress, started)
+            async with trio.open_nursery() as customers:
+                for index, phone in enumerate(phones):
+                    await slots.acquire()
+                    customers.start_soon(one, index, phone)
+            run.report.wall_seconds = time.perf_counter() - started
+            progress.cancel_scope.cancel()
+        after = await run.stats()
+        run.report.simulator = counter_delta(before, after) if before and after else {}
+        await run.verify()
+        run.report.client_cpu_seconds = time.process_time() - cpu_started
+    return run.report
+
+
+# -- spawning the service -----------------------------------------------------------------------------------
+
+
+class SpawnFailed(RuntimeError):
+    """The service did not print its ready line."""
+
+
+def serve_command() -> list[str]:
+    for candidate in (ROOT / ".venv" / "bin" / "inbox-actors", Path(sys.executable).with_name("inbox-actors")):
+        if candidate.exists():
+            return [str(candidate), "serve", "--demo", "--port", "0"]
+    return [sys.executable, "-m", "inbox_http.cli", "serve", "--demo", "--port", "0"]
+
+
+async def spawn_and_run(options: LoadOptions, startup_timeout: float) -> Report:
+    """Start `serve --demo --port 0` on a fresh embedded PostgreSQL in a temporary INBOX_DATA_DIR, run the
+    load against it, stop it with SIGINT and wait; the data directory goes once PostgreSQL has stopped."""
+    data_dir = Path(tempfile.mkdtemp(prefix="inbox-load-"))
+    env = {**os.environ, "INBOX_DATA_DIR": str(data_dir), "INBOX_LOG_LEVEL": os.environ.get("INBOX_LOG_LEVEL",
+                                                                                           "WARNING")}
+    for name in ("DATABASE_URL", "WHATSAPP_API_URL", "INBOX_PORT"):
+        env.pop(name, None)
+    log_path = data_dir / "serve.log"
+    with open(log_path, "wb") as log:
+        process = await trio.lowlevel.open_process(serve_command(), stdout=subprocess.PIPE, stderr=log, env=env,
+                                                   cwd=ROOT)
+    stopped = False
+    try:
+        ready = await read_ready_line(process, startup_timeout, log_path)
+        print(f"service ready at {ready['url']} (simulator {ready.get('platform')}), data in {data_dir}",
+              file=sys.stderr, flush=True)
+        cpu = service_cpu(process.pid)
+        report = await run_load(target_from_ready(ready), options)
+        if cpu is not None:
+            report.service_cpu_seconds = (service_cpu(process.pid) or cpu) - cpu
+        return report
+    finally:
+        with trio.CancelScope(shield=True):
+            stopped = await stop_service(process)
+        show_log_problems(log_path)
+        if stopped and not (data_dir / "pg" / "postmaster.pid").exists():
+            shutil.rmtree(data_dir, ignore_errors=True)
+        else:
+            print(f"the service or its PostgreSQL may still run; left {data_dir} in place", file=sys.stderr)
+
+
+async def read_ready_line(process: trio.Process, timeout: float, log_path: Path) -> dict:
+    buffer = b""
+    with trio.move_on_after(timeout):
+        while b"\n" not in buffer:
+            chunk = await process.stdout.receive_some(65536)
+            if not chunk:
+                break
+            buffer += chunk
+    line = buffer.split(b"\n", 1)[0]
+    try:
+        ready = json.loads(line)
+        if ready.get("status") == "ready":
+            return ready
+    except json.JSONDecodeError:
+        pass
+    tail = log_path.read_text(errors="replace")[-2000:]
+    raise SpawnFailed(f"no ready line from the service within {timeout:g} s (got {line[:200]!r}); log:\n{tail}")
+
+
+async def stop_service(process: trio.Process) -> bool:
+    """SIGINT, then wait (grace for requests and actors, then PostgreSQL's stop); SIGKILL after a minute."""
+    if process.returncode is None:
+        process.send_signal(signal.SIGINT)
+        with trio.move_on_after(60):
+            await process.wait()
+    if process.returncode is None:
+        process.kill()
+        await process.wait()
+        return False
+    return True
+
+
+def service_cpu(pid: int) -> float | None:
+    try:
+        import psutil  # comes with pgserver
+        times = psutil.Process(pid).cpu_times()
+        return times.user + times.system
+    except Exception:  # psutil missing or the process gone: the figure is optional
+        return None
+
+
+def show_log_problems(log_path: Path) -> None:
+    try:
+        lines = [line for line in log_path.read_text(errors="replace").splitlines()
+                 if " WARNING " in line or " ERROR " in line or "Traceback" in line]
+    except OSError:
+        return
+    lines = [line for line in lines if "granting other users traversal" not in line]
+    if lines:
+        print(f"the service logged {len(lines)} warnings or errors; the last ones:", file=sys.stderr)
+        for line in lines[-5:]:
+            print(f"  {line[:300]}", file=sys.stderr)
+
+
+# -- the command line ---------------------------------------------------------------------------------------
+
+
+def target_from_ready(ready: dict) -> Target:
+    demo = ready.get("demo") or {}
+    if not ready.get("platform") or ready.get("simulator") is False:
+        raise ValueError("the ready line names no simulator (the service runs against WHATSAPP_API_URL)")
+    return Target(simulator_url=ready["platform"], phone_number_id=str(demo.get("phone_number_id") or ""),
+                  service_url=ready.get("url"), key=demo.get("key"))
+
+
+def read_ready_file(path: str) -> dict:
+    """The last line of the file that is a ready line (the file may hold other output too)."""
+    ready = None
+    for line in Path(path).read_text().splitlines():
+        try:
+            parsed = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(parsed, dict) and parsed.get("status") == "ready":
+            ready = parsed
+    if ready is None:
+        raise ValueError(f"{path} holds no ready line")
+    return ready
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def seconds(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
+def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, Target | None, LoadOptions]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    where = parser.add_argument_group("where (one of --spawn, --ready-json, --ready-file, or the URLs)")
+    where.add_argument("--spawn", action="store_true", help="start `inbox-actors serve --demo --port 0` itself")
+    where.add_argument("--ready-json", help="the ready line printed by `scripts/serve`")
+    where.add_argument("--ready-file", help="a file holding that ready line")
+    where.add_argument("--service", help="the service's base URL (for the end-of-run chat check)")
+    where.add_argument("--simulator", help="the simulator's base URL (the ready line's `platform`)")
+    where.add_argument("--phone-number-id", help="the workspace's business number id")
+    where.add_argument("--key", help="a key with scope inbox (for the end-of-run chat check)")
+    where.add_argument("--startup-timeout", type=seconds, default=120.0, help="--spawn: wait for ready (120 s)")
+    load = parser.add_argument_group("load")
+    load.add_argument("--customers", type=positive_int, default=200)
+    load.add_argument("--messages-per-customer", type=positive_int, default=5)
+    load.add_argument("--concurrency", type=positive_int, help="customers active at once (default: all)")
+    load.add_argument("--think-time", type=seconds, default=0.0, help="seconds between a customer's messages")
+    load.add_argument("--start-phone", help="first customer number (default: random 1555xxxxxxx)")
+    load.add_argument("--no-handoff", action="store_true", help="every message is an FAQ question")
+    load.add_argument("--bot-timeout", type=seconds, default=10.0, help="wait for each bot answer (10 s)")
+    load.add_argument("--verify", type=int, default=50, help="chats whose detail is checked at the end (50)")
+    args = parser.parse_args(argv)
+
+    options = LoadOptions(customers=args.customers, messages_per_customer=args.messages_per_customer,
+                          concurrency=args.concurrency, think_time=args.think_time, start_phone=args.start_phone,
+                          handoff=not args.no_handoff, bot_timeout=args.bot_timeout, verify=max(0, args.verify))
+    try:
+        customer_phones(options.start_phone or random_start_phone(), options.customers)
+        if args.spawn:
+            if args.ready_json or args.ready_file or args.simulator or args.service:
+                raise ValueError("--spawn starts its own service: give no URLs or ready line with it")
+            return args, None, options
+        ready: dict = {}
+        if args.ready_json:
+            ready = json.loads(args.ready_json)
+        elif args.ready_file:
+            ready = read_ready_file(args.ready_file)
+        base = target_from_ready(ready) if ready else Target("", "")
+        target = Target(simulator_url=args.simulator or base.simulator_url,
+                        phone_number_id=args.phone_number_id or base.phone_number_id,
+                        service_url=args.service or base.service_url, key=args.key or base.key)
+        if not target.simulator_url or not target.phone_number_id:
+            raise ValueError("give --spawn, --ready-json, --ready-file, or --simulator and --phone-number-id")
+    except (ValueError, OSError) as err:
+        parser.error(str(err))
+    return args, target, options
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, target, options = parse_args(argv)
+    try:
+        if target is None:
+            report = trio.run(spawn_and_run, options, args.startup_timeout)
+        else:
+            report = trio.run(run_load, target, options)
+    except SpawnFailed as err:
+        print(err, file=sys.stderr)
+        return 1
+    print(report.text())
+    print(json.dumps(report.summary()), flush=True)
+    return 1 if report.error_count() else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
