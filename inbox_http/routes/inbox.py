@@ -145,7 +145,7 @@ async def reply(phone: str):
         raise ApiError(502, "send_failed", failure.message, errorCode=failure.code, errorTitle=failure.title,
                        errorSubcode=failure.subcode, errorDetails=failure.details)
     return json_response(ReplySent(messageId=outcome.platform_message_id or "", channel=outcome.channel,
-                                   conversation=await _detail(chat_phone)))
+                                   conversation=await _detail(chat_phone, visible_to_caller_only=False)))
 
 
 def _visibility(credential) -> int | None:
@@ -162,7 +162,9 @@ async def _act(raw_phone: str, message: Any):
         message = msgspec.structs.replace(message, only_assigned_to=credential.member_id)
     reply = await conversation.tell_conversation(state.actors, credential.workspace_id, phone, message)
     _raise_refusal(reply)
-    return json_response(await _detail(phone))
+    # The caller may act on the chat, so it sees the outcome, even when a release, transfer or resolve has
+    # just taken the chat out of an assigned-only member's view.
+    return json_response(await _detail(phone, visible_to_caller_only=False))
 
 
 def _raise_refusal(reply: object) -> None:
@@ -173,11 +175,11 @@ def _raise_refusal(reply: object) -> None:
         raise ApiError(reply.status, reply.code, reply.message, **extra)
 
 
-async def _detail(phone: str) -> conversation_views.ConversationDetail:
+async def _detail(phone: str, *, visible_to_caller_only: bool = True) -> conversation_views.ConversationDetail:
     credential = current_credential()
     state = services()
-    detail = await conversation_views.find_detail(state.db, credential.workspace_id, phone, state.clock.now(),
-                                                  assigned_only_member(credential))
+    only = assigned_only_member(credential) if visible_to_caller_only else None
+    detail = await conversation_views.find_detail(state.db, credential.workspace_id, phone, state.clock.now(), only)
     if detail is None:
         raise ApiError(404, "not_found", "No such chat in this workspace.")
     return detail
