@@ -181,58 +181,88 @@ def random_start_phone() -> str:
     return f"1555{random.randrange(9 * 10**6):07d}"   # fresh chats on each run; room for a million customers
 
 
-@dataclass(frozen=True)
-class ExpectedChat:
+def demo_answers() -> dict[str, str] | None:
+    """The demo workspace's answer to each FAQ topic, from `inbox_actors.demo` (None: not importable)."""
+    try:
+        from inbox_actors.demo import DEMO_ANSWERS
+    except ImportError:
+        return None
+    return {keyword: answer for keywords, answer in DEMO_ANSWERS for keyword in keywords}
+
+
+@dataclass
+class Customer:
+    index: int
     phone: str
-    from_customer: int
-    from_bot: int
-    handed_off: bool
+    delivered: int = 0
+    asked: int = 0                  # delivered questions the bot should answer
+    answered: int = 0
+    handed_off: bool = False
+    troubled: bool = False          # a message not delivered or not answered: late answers are expected
+    waiting: Waiting | None = None
+
+
+@dataclass
+class Waiting:
+    expected: str | None            # the answer's text; None: any send to the customer
+    done: trio.Event = field(default_factory=trio.Event)
+    answer: dict | None = None
+    seen_at: float = 0.0
 
 
 class LoadRun:
-    def __init__(self, target: Target, options: LoadOptions, simulator: httpx.AsyncClient) -> None:
-        self.target, self.options, self.simulator = target, options, simulator
+    def __init__(self, target: Target, options: LoadOptions, simulator: httpx.AsyncClient,
+                 answers: dict[str, str] | None) -> None:
+        self.target, self.options, self.simulator, self.answers = target, options, simulator, answers
         self.report = Report(options)
-        self.clean_chats: list[ExpectedChat] = []
+        self.customers: dict[str, Customer] = {}
+        self.known_sends: set[str] = set()   # ids in the last poll of the sent list
+        self.someone_waits = trio.Event()
 
-    async def customer(self, index: int, phone: str) -> None:
+    async def customer(self, customer: Customer) -> None:
         o, report = self.options, self.report
-        seen = {r["message_id"] for r in await self.sent_to(phone) or ()}   # an earlier run's sends, if any
-        delivered = asked = answered = 0
-        handed_off = False
         for n in range(o.messages_per_customer):
             if n and o.think_time:
                 await trio.sleep(o.think_time)
             no_answer = o.handoff and o.messages_per_customer >= 2 and n == o.messages_per_customer - 1
-            topic, text = ("handoff", NO_ANSWER_TEXT) if no_answer else FAQ_QUESTIONS[(index + n) % len(FAQ_QUESTIONS)]
+            topic, text = ("handoff", NO_ANSWER_TEXT) if no_answer else \
+                FAQ_QUESTIONS[(customer.index + n) % len(FAQ_QUESTIONS)]
+            if not no_answer:   # waiting from before the send: an answer may come before the call returns
+                customer.waiting = Waiting(self.answers.get(topic) if self.answers is not None else None)
+                self.someone_waits.set()
             wall_started, started = time.time(), time.perf_counter()
-            if not await self.customer_writes(phone, text, started):
+            if not await self.customer_writes(customer, text, started):
+                customer.troubled, customer.waiting = True, None
                 continue
-            delivered += 1
             if no_answer:
                 report.handoffs += 1
-                handed_off = True
+                customer.handed_off = True
                 continue
             report.bot_questions += 1
-            asked += 1
-            answer = await self.wait_for_answer(phone, seen, started)
-            if answer is not None:
-                answered += 1
-                report.answers_by_topic.setdefault(topic, set()).add(answer.get("text") or "")
-                accepted = parse_time(answer.get("accepted_at"))
-                if accepted is not None:
-                    report.bot_sent.append(max(0.0, accepted - wall_started))
+            customer.asked += 1
+            waiting = customer.waiting
+            with trio.move_on_after(max(0.0, started + o.bot_timeout - time.perf_counter())):
+                await waiting.done.wait()
+            customer.waiting = None
+            if waiting.answer is None:
+                report.errors["bot_no_answer"] += 1
+                customer.troubled = True
+                continue
+            customer.answered += 1
+            report.bot_answers += 1
+            report.bot_seen.append(waiting.seen_at - started)
+            accepted = parse_time(waiting.answer.get("accepted_at"))
+            if accepted is not None:
+                report.bot_sent.append(max(0.0, accepted - wall_started))
         report.customers_done += 1
-        if delivered == o.messages_per_customer and answered == asked:   # a clean chat, worth verifying
-            self.clean_chats.append(ExpectedChat(phone, delivered, answered, handed_off))
 
-    async def customer_writes(self, phone: str, text: str, started: float) -> bool:
+    async def customer_writes(self, customer: Customer, text: str, started: float) -> bool:
         """One customer message; True when the service committed it (webhook latency recorded)."""
         report = self.report
         report.messages_sent += 1
         try:
-            response = await self.simulator.post(f"/simulator/customers/{phone}/messages", json={
-                "phone_number_id": self.target.phone_number_id, "text": text, "name": f"Load {phone[-4:]}"})
+            response = await self.simulator.post(f"/simulator/customers/{customer.phone}/messages", json={
+                "phone_number_id": self.target.phone_number_id, "text": text, "name": f"Load {customer.index}"})
         except httpx.HTTPError as err:
             report.errors[f"customer_call_{type(err).__name__}"] += 1
             return False
@@ -243,33 +273,55 @@ class LoadRun:
         result = response.json()
         if not result.get("delivered_to_service"):
             status = result.get("service_status")
-            report.errors["service_unreachable" if not status else f"webhook_http_{status}"] += 1
+            # 0: the simulator got no answer (its webhook timeout is 5 s) or could not connect
+            report.errors[f"webhook_http_{status}" if status else "webhook_no_answer"] += 1
             return False
         report.messages_delivered += 1
         report.webhook.append(elapsed)
         return True
 
-    async def wait_for_answer(self, phone: str, seen: set[str], started: float) -> dict | None:
-        """Poll the sent list (10 ms, then 1.5x longer waits up to 250 ms) until a send not seen before shows."""
-        deadline, interval = started + self.options.bot_timeout, POLL_FIRST
-        while True:
-            await trio.sleep(interval)
-            records = await self.sent_to(phone) or []
-            new = [r for r in records if r.get("message_id") not in seen]
-            seen.update(r.get("message_id") for r in records)
-            if new:
-                self.report.bot_answers += 1
-                self.report.bot_seen.append(time.perf_counter() - started)
-                return new[0]
-            if time.perf_counter() >= deadline:
-                self.report.errors["bot_no_answer"] += 1
-                return None
-            interval = min(interval * POLL_GROWTH, POLL_MAX)
+    # -- seeing the bot's answers: one poller for every customer --------------------------------------------
 
-    async def sent_to(self, phone: str) -> list[dict] | None:
+    async def watch_sends(self) -> None:
+        """While any customer waits, read the number's sent list (its newest 1,000 sends) every poll interval
+        and hand each send not seen before to the customer it went to."""
+        self.known_sends = {r.get("message_id") for r in await self.sent_list() or ()}   # earlier runs' sends
+        while True:
+            if not any(c.waiting is not None for c in self.waiting_customers()):
+                self.someone_waits = trio.Event()
+                await self.someone_waits.wait()
+            await trio.sleep(self.options.poll_interval)
+            records = await self.sent_list()
+            if records is None:
+                continue
+            seen_at = time.perf_counter()
+            ids = {r.get("message_id") for r in records}
+            for record in records:
+                if record.get("message_id") not in self.known_sends:
+                    self.send_seen(record, seen_at)
+            self.known_sends = ids
+
+    def waiting_customers(self) -> list[Customer]:
+        return [c for c in self.customers.values() if c.waiting is not None]
+
+    def send_seen(self, record: dict, seen_at: float) -> None:
+        customer = self.customers.get(record.get("to", ""))
+        if customer is None:
+            return   # not one of ours
+        waiting = customer.waiting
+        if waiting is not None and waiting.answer is None and waiting.expected in (None, record.get("text")):
+            waiting.answer, waiting.seen_at = record, seen_at
+            waiting.done.set()
+            return
+        self.report.stray_answers += 1
+        if not customer.troubled:   # every message of theirs was answered in time: nothing should be late
+            self.report.errors["bot_unexpected_send"] += 1
+            self.example(f"{customer.phone}: unexpected send {record.get('text')!r} "
+                          f"({'after the hand-off' if customer.handed_off else 'not the expected answer'})")
+
+    async def sent_list(self) -> list[dict] | None:
         try:
-            response = await self.simulator.get(f"/simulator/numbers/{self.target.phone_number_id}/messages",
-                                                params={"to": phone})
+            response = await self.simulator.get(f"/simulator/numbers/{self.target.phone_number_id}/messages")
         except httpx.HTTPError as err:
             self.report.errors[f"poll_{type(err).__name__}"] += 1
             return None
@@ -285,25 +337,31 @@ class LoadRun:
         except httpx.HTTPError:
             return {}
 
+    def example(self, text: str) -> None:
+        if len(self.report.mismatches) < 5:
+            self.report.mismatches.append(text)
+
+    # -- the end-of-run check ------------------------------------------------------------------------------
+
     async def verify(self) -> None:
-        """The detail of up to `verify` clean chats, spread over the run: state and counts as seen."""
-        target, report, chats = self.target, self.report, self.clean_chats
-        if not (target.service_url and target.key and chats and self.options.verify > 0):
+        """The detail of up to `verify` untroubled chats, spread over the run: state and counts as seen."""
+        target, o = self.target, self.options
+        chats = [c for c in self.customers.values() if not c.troubled]
+        if not (target.service_url and target.key and chats and o.verify > 0):
             return
-        step = max(1, len(chats) // self.options.verify)
-        headers = {"Authorization": f"Bearer {target.key}"}
-        async with httpx.AsyncClient(base_url=target.service_url, headers=headers,
-                                     timeout=self.options.request_timeout) as service:
-            for chat in chats[::step][:self.options.verify]:
+        step = max(1, len(chats) // o.verify)
+        async with httpx.AsyncClient(base_url=target.service_url, timeout=o.request_timeout,
+                                     headers={"Authorization": f"Bearer {target.key}"}) as service:
+            for chat in chats[::step][:o.verify]:
                 if not await self.verify_chat(service, chat):
                     return
 
-    async def verify_chat(self, service: httpx.AsyncClient, chat: ExpectedChat) -> bool:
+    async def verify_chat(self, service: httpx.AsyncClient, chat: Customer) -> bool:
         """False when verifying should stop (rate limited)."""
-        expected = {"messages": chat.from_customer + chat.from_bot, "from_customer": chat.from_customer,
-                    "from_bot": chat.from_bot}
+        expected = {"messages": chat.delivered + chat.answered, "from_customer": chat.delivered,
+                    "from_bot": chat.answered}
         state = "HANDOFF_PENDING" if chat.handed_off else "AI_ONLY"
-        for attempt in range(10):   # the hand-off happens just after the last webhook was answered
+        for _ in range(10):   # the hand-off happens just after the last webhook was answered
             response = await service.get(f"/api/inbox/conversations/{chat.phone}")
             if response.status_code == 429:
                 self.report.errors["verify_rate_limited"] += 1
@@ -317,9 +375,8 @@ class LoadRun:
                 return True
             await trio.sleep(0.2)
         self.report.errors["chat_mismatch"] += 1
-        if len(self.report.mismatches) < 5:
-            self.report.mismatches.append(f"{chat.phone}: expected {state} {expected}, got {detail.get('state')} "
-                                          f"{detail.get('counts')} ({detail.get('handover_reason')})")
+        self.example(f"{chat.phone}: expected {state} {expected}, got {detail.get('state')} {detail.get('counts')} "
+                     f"({detail.get('handover_reason')})")
         return True
 
     async def progress(self, started: float) -> None:
@@ -349,6 +406,16 @@ def counter_delta(before: dict, after: dict) -> dict[str, Any]:
     return delta
 
 
+def machine_cpu() -> tuple[float, float] | None:
+    """(busy, total) jiffies of the whole machine (Linux), for the share of CPU the run kept busy."""
+    try:
+        fields = [float(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0.0)
+    return sum(fields) - idle, sum(fields)
+
+
 async def run_load(target: Target, options: LoadOptions) -> Report:
     """The whole load against a running service and simulator; the report (nothing printed but progress)."""
     phones = customer_phones(options.start_phone or random_start_phone(), options.customers)
@@ -356,30 +423,43 @@ async def run_load(target: Target, options: LoadOptions) -> Report:
     limits = httpx.Limits(max_connections=concurrency + 8, max_keepalive_connections=concurrency + 8)
     async with httpx.AsyncClient(base_url=target.simulator_url, limits=limits,
                                  timeout=options.request_timeout) as simulator:
-        run = LoadRun(target, options, simulator)
+        run = LoadRun(target, options, simulator, None if options.any_answer else demo_answers())
+        run.customers = {phone: Customer(index, phone) for index, phone in enumerate(phones)}
         before = await run.stats()
-        cpu_started, started = time.process_time(), time.perf_counter()
+        cpu_started, machine_started, started = time.process_time(), machine_cpu(), time.perf_counter()
         slots = trio.Semaphore(concurrency)
 
-        async def one(index: int, phone: str) -> None:
+        async def one(customer: Customer) -> None:
             try:
-                await run.customer(index, phone)
+                await run.customer(customer)
             finally:
                 slots.release()
 
-        async with trio.open_nursery() as progress:
-            progress.start_soon(run.progress, started)
+        async with trio.open_nursery() as helpers:
+            helpers.start_soon(run.progress, started)
+            await helpers.start(start_watching, run)
             async with trio.open_nursery() as customers:
-                for index, phone in enumerate(phones):
+                for customer in run.customers.values():
                     await slots.acquire()
-                    customers.start_soon(one, index, phone)
+                    customers.start_soon(one, customer)
             run.report.wall_seconds = time.perf_counter() - started
-            progress.cancel_scope.cancel()
+            machine_ended = machine_cpu()
+            await trio.sleep(options.poll_interval * 3)   # late sends still to see (strays)
+            helpers.cancel_scope.cancel()
+        if machine_started and machine_ended and machine_ended[1] > machine_started[1]:
+            run.report.machine_cpu_busy = ((machine_ended[0] - machine_started[0])
+                                           / (machine_ended[1] - machine_started[1]))
         after = await run.stats()
         run.report.simulator = counter_delta(before, after) if before and after else {}
         await run.verify()
         run.report.client_cpu_seconds = time.process_time() - cpu_started
     return run.report
+
+
+async def start_watching(run: LoadRun, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    run.known_sends = {r.get("message_id") for r in await run.sent_list() or ()}   # earlier runs' sends
+    task_status.started()
+    await run.watch_sends()
 
 
 # -- spawning the service -----------------------------------------------------------------------------------

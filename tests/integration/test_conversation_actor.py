@@ -1,0 +1,109 @@
+"""The conversation actor against a real PostgreSQL, with a platform of our own making (no statuses come back
+unless the test sends them): fencing, crash isolation, the status rules that clear needs_reply."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import datetime, timezone
+
+import pytest
+
+from inbox_actors import conversation
+from inbox_actors.clock import WallClock
+from inbox_actors.conversation import ConversationDeps, CustomerWrote, Send, StatusReported, conversation_kind
+from inbox_actors.platform.messages import InboundMessage, SendAccepted, SendRequest, StatusUpdate
+from inbox_actors.runtime import ActorCrashed, ActorSystem
+from tests import builders
+
+_ids = itertools.count(1)
+
+
+class RecordingPlatform:
+    """Accepts every send; raises for the numbers in `broken` (a bug in the platform path)."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, SendRequest]] = []
+        self.broken: set[str] = set()
+
+    async def send(self, phone_number_id: str, request: SendRequest) -> SendAccepted:
+        if request.to in self.broken:
+            raise RuntimeError("platform client bug")
+        self.sent.append((phone_number_id, request))
+        return SendAccepted(message_id=f"wamid.test-{next(_ids)}")
+
+
+@pytest.fixture
+async def chats(db, nursery):
+    platform = RecordingPlatform()
+    deps = ConversationDeps(db=db, clock=WallClock(), platform=platform, responder=None)
+    system = ActorSystem([conversation_kind(deps)])
+    deps.actors = system
+    await nursery.start(system.run)
+    workspace_id = await builders.workspace(db)
+    yield system, workspace_id, platform
+    await system.shutdown(2)
+
+
+def inbound(phone: str, text: str = "hello") -> CustomerWrote:
+    return CustomerWrote(InboundMessage(message_id=f"wamid.in-{next(_ids)}", from_phone=phone,
+                                        at=datetime.now(timezone.utc), type="text", text=text))
+
+
+def reply(text: str = "on it") -> Send:
+    return Send(request=SendRequest(to="", text=text), sender_type="system", author="test")
+
+
+async def test_a_read_status_before_delivered_still_counts_as_reaching_the_phone(db, chats):
+    system, workspace_id, _ = chats
+    phone = "919800000011"
+    await conversation.tell_conversation(system, workspace_id, phone, inbound(phone))
+    outcome = await conversation.tell_conversation(system, workspace_id, phone, reply())
+    waiting = await db.fetchval("SELECT waiting_since FROM conversations WHERE phone = $1", phone)
+    assert waiting is not None  # sent is not delivered: still waiting
+    await conversation.tell_conversation(system, workspace_id, phone, StatusReported(StatusUpdate(
+        message_id=outcome.platform_message_id, recipient_phone=phone, status="read",
+        at=datetime.now(timezone.utc))))
+    assert await db.fetchval("SELECT waiting_since FROM conversations WHERE phone = $1", phone) is None
+
+
+async def test_a_failed_send_is_not_a_reply(db, chats):
+    system, workspace_id, _ = chats
+    phone = "919800000012"
+    await conversation.tell_conversation(system, workspace_id, phone, inbound(phone))
+    outcome = await conversation.tell_conversation(system, workspace_id, phone, reply())
+    await conversation.tell_conversation(system, workspace_id, phone, StatusReported(StatusUpdate(
+        message_id=outcome.platform_message_id, recipient_phone=phone, status="failed",
+        at=datetime.now(timezone.utc), error_code=131026, error_title="Message undeliverable")))
+    row = await db.fetchrow("SELECT c.waiting_since, m.status, m.error_code FROM conversations c"
+                            " JOIN messages m ON m.conversation_id = c.id AND m.direction = 'outbound'"
+                            " WHERE c.phone = $1", phone)
+    assert row["waiting_since"] is not None and row["status"] == "failed" and row["error_code"] == 131026
+
+
+async def test_a_crash_in_one_chat_leaves_the_others_alone_and_the_chat_recovers(db, chats):
+    system, workspace_id, platform = chats
+    sick, healthy = "919800000013", "919800000014"
+    for phone in (sick, healthy):
+        await conversation.tell_conversation(system, workspace_id, phone, inbound(phone))
+    platform.broken.add(sick)
+    with pytest.raises(ActorCrashed):
+        await conversation.tell_conversation(system, workspace_id, sick, reply())
+    assert (await conversation.tell_conversation(system, workspace_id, healthy, reply())).accepted
+    platform.broken.clear()
+    assert (await conversation.tell_conversation(system, workspace_id, sick, reply())).accepted
+    assert system.statistics(conversation.KIND, f"{workspace_id}:{sick}").restarts == 1
+
+
+async def test_another_writer_is_fenced_off_by_the_version_and_the_actor_reloads(db, chats):
+    system, workspace_id, _ = chats
+    phone = "919800000015"
+    await conversation.tell_conversation(system, workspace_id, phone, inbound(phone))
+    # Another process that believed it owned the chat wrote it: the version moved under this actor.
+    await db.execute("UPDATE conversations SET version = version + 1, labels = '{vip}' WHERE phone = $1", phone)
+    with pytest.raises(ActorCrashed):
+        await conversation.tell_conversation(system, workspace_id, phone, inbound(phone, "second"))
+    await conversation.tell_conversation(system, workspace_id, phone, inbound(phone, "third"))
+    row = await db.fetchrow("SELECT labels, count_from_customer FROM conversations WHERE phone = $1", phone)
+    assert row["labels"] == ["vip"]  # the other writer's change survived
+    assert row["count_from_customer"] == 2  # the fenced write left nothing behind
+    assert await db.fetchval("SELECT count(*) FROM messages WHERE text = 'second'") == 0
