@@ -61,6 +61,29 @@ async def set_plan(db: Database, *, workspace_id: int, plan: str) -> PlanChange:
     return PlanChange(workspace_id=row["id"], plan=row["plan"])
 
 
+MAX_SLA_SECONDS = 30 * 24 * 3600
+
+
+async def set_sla(db: Database, *, workspace_id: int, sla_seconds: int | None) -> dict:
+    """The SLA target: how long a customer may wait for a person (None: no target, nothing breaches)."""
+    if sla_seconds is not None and not 1 <= sla_seconds <= MAX_SLA_SECONDS:
+        raise AccountError(f"the SLA must be 1 to {MAX_SLA_SECONDS} seconds")
+    async with db.transaction() as tx:
+        row = await workspace_queries.set_sla(tx, workspace_id, sla_seconds)
+    if row is None:
+        raise AccountError(f"no workspace {workspace_id}")
+    return {"workspace_id": row["id"], "sla_seconds": row["sla_seconds"]}
+
+
+async def set_cloud_api(db: Database, *, workspace_id: int, enabled: bool) -> dict:
+    """Switch sending through the cloud API on or off (off: sends are refused 403 feature_disabled_for_org)."""
+    async with db.transaction() as tx:
+        row = await workspace_queries.set_cloud_api(tx, workspace_id, enabled)
+    if row is None:
+        raise AccountError(f"no workspace {workspace_id}")
+    return {"workspace_id": row["id"], "cloud_api_enabled": row["cloud_api_enabled"]}
+
+
 async def add_member(
     db: Database, *, workspace_id: int, name: str, role: str, email: str | None = None,
     assigned_only: bool = False, permissions: list[str] | None = None,

@@ -39,6 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
     set_plan = workspace_commands.add_parser("set-plan", help="change a workspace's plan (keys are kept)")
     set_plan.add_argument("--workspace", required=True, type=int, metavar="ID")
     set_plan.add_argument("--plan", required=True, choices=PLANS)
+    set_sla = workspace_commands.add_parser("set-sla", help="how long a customer may wait for a person")
+    set_sla.add_argument("--workspace", required=True, type=int, metavar="ID")
+    set_sla.add_argument("--seconds", type=int, metavar="N", help="the SLA target; omit to remove the target")
+    cloud_api = workspace_commands.add_parser("set-cloud-api", help="switch sending through the cloud API on or off")
+    cloud_api.add_argument("--workspace", required=True, type=int, metavar="ID")
+    cloud_api.add_argument("--enabled", required=True, choices=("on", "off"))
 
     member = commands.add_parser("member", help="add team members, suspend or remove them")
     member_commands = member.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -210,6 +216,18 @@ async def _workspace_set_plan(db, args):
     return {"workspace_id": change.workspace_id, "plan": change.plan}
 
 
+async def _workspace_set_sla(db, args):
+    from inbox_actors import accounts
+
+    return await accounts.set_sla(db, workspace_id=args.workspace, sla_seconds=args.seconds)
+
+
+async def _workspace_set_cloud_api(db, args):
+    from inbox_actors import accounts
+
+    return await accounts.set_cloud_api(db, workspace_id=args.workspace, enabled=args.enabled == "on")
+
+
 async def _member_add(db, args):
     from inbox_actors import accounts
 
@@ -340,6 +358,8 @@ _COMMANDS: dict[tuple[str, str | None], Callable[[Any, argparse.Namespace], Awai
     ("migrate", None): _migrate,
     ("workspace", "create"): _workspace_create,
     ("workspace", "set-plan"): _workspace_set_plan,
+    ("workspace", "set-sla"): _workspace_set_sla,
+    ("workspace", "set-cloud-api"): _workspace_set_cloud_api,
     ("member", "add"): _member_add,
     ("member", "set-status"): _member_set_status,
     ("key", "create"): _key_create,

@@ -115,3 +115,19 @@ async def test_session_create_issues_a_token_stored_only_as_its_hash(db, databas
         refused = await cli(database_url, "session", "create", *args)
         assert refused.returncode == 2 and message in refused.stderr.decode()
     assert await db.fetchval("SELECT count(*) FROM member_sessions") == 1
+
+
+async def test_sla_and_cloud_api_switch(db, database_url):
+    created = output(await cli(database_url, "workspace", "create", "--name", "Ops", "--plan", "scale"))
+    workspace = str(created["workspace_id"])
+    sla = output(await cli(database_url, "workspace", "set-sla", "--workspace", workspace, "--seconds", "900"))
+    assert sla == {"workspace_id": created["workspace_id"], "sla_seconds": 900}
+    off = output(await cli(database_url, "workspace", "set-cloud-api", "--workspace", workspace, "--enabled", "off"))
+    assert off["cloud_api_enabled"] is False
+    cleared = output(await cli(database_url, "workspace", "set-sla", "--workspace", workspace))
+    assert cleared["sla_seconds"] is None
+    bad = await cli(database_url, "workspace", "set-sla", "--workspace", workspace, "--seconds", "0")
+    assert bad.returncode == 2 and b"SLA" in bad.stderr
+    row = await db.fetchrow("SELECT sla_seconds, cloud_api_enabled FROM workspaces WHERE id = $1",
+                            created["workspace_id"])
+    assert row["sla_seconds"] is None and row["cloud_api_enabled"] is False

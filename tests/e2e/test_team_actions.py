@@ -133,3 +133,24 @@ async def test_unknown_chat_is_404_and_scopes_are_enforced(service):
     assert (await act(service, reader, "claim")).json()["error"] == "read_only_key"
     growth = await builders.plaintext_key(service.db, plan="growth")
     assert (await act(service, growth.key, "claim")).json()["error"] == "api_access_not_enabled"
+
+
+async def test_the_sla_deadline_follows_the_wait_for_a_person_and_breaches_past_it(service):
+    workspace_id, number, _, key = await scale_workspace(service.db)
+    await service.db.execute("UPDATE workspaces SET sla_seconds = 1 WHERE id = $1", workspace_id)
+    await customer_writes(service, number, PHONE, "I need help")  # no bot answer: handed off
+
+    async def breached():
+        detail = await chat(service, key, PHONE)
+        return detail if detail["sla_breached"] else None
+
+    detail = await eventually(breached, timeout=5)
+    assert detail["state"] == "HANDOFF_PENDING" and detail["sla_deadline_at"] is not None
+    assert detail["waiting_seconds"] >= 1
+    await act(service, key, "reply", {"message": "Sorry for the wait"})
+
+    async def answered():
+        detail = await chat(service, key, PHONE)
+        return detail if not detail["sla_breached"] and detail["sla_deadline_at"] is None else None
+
+    await eventually(answered)
