@@ -238,6 +238,7 @@ class LoadRun:
             if not await self.customer_writes(customer, text, started):
                 customer.troubled, customer.waiting = True, None
                 continue
+            customer.delivered += 1
             if no_answer:
                 report.handoffs += 1
                 customer.handed_off = True

@@ -1,0 +1,86 @@
+"""scripts/load_chats.py, driven against the in-process service: a handful of customers, every count checked."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from inbox_actors import accounts, bot
+from inbox_actors.demo import DEMO_ANSWERS
+from tests import builders
+
+_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "load_chats.py"
+_spec = importlib.util.spec_from_file_location("load_chats", _SCRIPT)
+load_chats = sys.modules.setdefault("load_chats", importlib.util.module_from_spec(_spec))
+_spec.loader.exec_module(load_chats)
+
+
+async def _demo_like_workspace(db) -> tuple[str, str]:
+    """(phone_number_id, full-access key) of a Scale workspace with the demo's FAQ answers."""
+    created = await accounts.create_workspace(db, name="Load workspace", plan="scale")
+    for keywords, answer in DEMO_ANSWERS:
+        await bot.add_answer(db, workspace_id=created.workspace_id, keywords=keywords, answer=answer)
+    admin = await builders.member(db, created.workspace_id, "admin")
+    issued = await builders.key(db, created.workspace_id, admin)
+    return created.phone_number_id, issued.key
+
+
+async def test_five_customers_chat_and_every_count_adds_up(service):
+    number, key = await _demo_like_workspace(service.db)
+    target = load_chats.Target(simulator_url=service.simulator_url, phone_number_id=number,
+                               service_url=service.url, key=key)
+    options = load_chats.LoadOptions(customers=5, messages_per_customer=3, start_phone="15550001",
+                                     poll_interval=0.02, bot_timeout=10.0, verify=5)
+
+    report = await load_chats.run_load(target, options)
+
+    assert dict(report.errors) == {}, report.mismatches
+    assert (report.messages_sent, report.messages_delivered) == (15, 15)
+    assert (report.bot_questions, report.bot_answers, report.handoffs) == (10, 10, 5)
+    assert report.stray_answers == 0          # the bot stayed quiet after each hand-off
+    assert report.chats_verified == 5         # state HANDOFF_PENDING, counts 5 / 3 / 2 in every chat
+    assert (len(report.webhook), len(report.bot_seen), len(report.bot_sent)) == (15, 10, 10)
+    summary = report.summary()
+    assert summary["webhook_latency_ms"]["count"] == 15 and summary["messages_per_second"] > 0
+    assert summary["simulator"]["customer_messages_delivered"] == 15
+    assert summary["simulator"]["sends_accepted"] == 10
+
+
+async def test_a_chat_already_handed_off_shows_as_unanswered_questions(service):
+    number, key = await _demo_like_workspace(service.db)
+    target = load_chats.Target(simulator_url=service.simulator_url, phone_number_id=number)
+    first = load_chats.LoadOptions(customers=1, messages_per_customer=2, start_phone="15550101",
+                                   poll_interval=0.02, verify=0)
+    assert not (await load_chats.run_load(target, first)).errors
+
+    again = load_chats.LoadOptions(customers=1, messages_per_customer=1, start_phone="15550101",
+                                   poll_interval=0.02, bot_timeout=0.5, verify=0)
+    report = await load_chats.run_load(target, again)   # same number: its chat waits for a person
+
+    assert dict(report.errors) == {"bot_no_answer": 1}
+    assert (report.messages_delivered, report.bot_answers) == (1, 0)
+
+
+def test_customer_numbers_skip_those_ending_in_0_and_refuse_the_simulators_special_prefixes():
+    assert load_chats.customer_phones("15550008", 3) == ["15550008", "15550009", "15550011"]
+    for start, count in (("9981234567", 1), ("9969999999", 2), ("99999999", 1), ("123", 1), ("99999998", 5)):
+        with pytest.raises(ValueError):
+            load_chats.customer_phones(start, count)
+
+
+def test_percentiles_are_nearest_rank_in_milliseconds():
+    figures = load_chats.percentiles([i / 1000 for i in range(1, 101)])
+    assert (figures["p50"], figures["p90"], figures["p99"], figures["max"]) == (50.0, 90.0, 99.0, 100.0)
+    assert load_chats.percentiles([])["count"] == 0
+
+
+def test_bad_arguments_exit_2():
+    with pytest.raises(SystemExit) as exited:
+        load_chats.main(["--customers", "0", "--spawn"])
+    assert exited.value.code == 2
+    with pytest.raises(SystemExit) as exited:
+        load_chats.main(["--customers", "3"])    # nowhere to send
+    assert exited.value.code == 2
