@@ -172,7 +172,8 @@ class ContactCard(Actor):
     async def _create(self, request: CreateContact) -> ContactSaved | ContactRefusal:
         name = fields.contact_name(request.name)
         tags = fields.tag_list(request.tags)
-        attributes = (None if request.attributes is UNSET else fields.attribute_changes(request.attributes))
+        # An empty map on create means "none", not a refused empty merge.
+        attributes = fields.attribute_changes(request.attributes) if request.attributes else None
         now = self._clock.now()
         async with self._db.transaction() as tx:
             existing = await contact_queries.find_contact(tx, self.workspace_id, self.phone)

@@ -153,15 +153,15 @@ class Conversation(Actor):
         super().__init__(key)
         workspace, _, phone = key.partition(":")
         self.workspace_id, self.phone = int(workspace), phone
-        self._deps, self._db, self._clock = deps, deps.db, deps.clock
-        self._row: Record | None = None
-        self._workspace: Record | None = None
+        self._deps, self.db, self.clock = deps, deps.db, deps.clock
+        self.row: Record | None = None
+        self.workspace: Record | None = None
 
     async def on_start(self) -> None:
-        self._workspace = await workspace_queries.find_workspace_profile(self._db, self.workspace_id)
-        if self._workspace is None:
+        self.workspace = await workspace_queries.find_workspace_profile(self.db, self.workspace_id)
+        if self.workspace is None:
             raise LookupError(f"no workspace {self.workspace_id}")
-        self._row = await conversation_queries.find_conversation(self._db, self.workspace_id, self.phone)
+        self.row = await conversation_queries.find_conversation(self.db, self.workspace_id, self.phone)
 
     async def receive(self, message: object) -> object:
         match message:
@@ -178,15 +178,15 @@ class Conversation(Actor):
         try:
             match message:
                 case Claim():
-                    return await self._assign(states.claim(self._state, self._row["assigned_to"], message.member_id),
+                    return await self.assign(states.claim(self.state, self.row["assigned_to"], message.member_id),
                                               by=message.member_id, reason=None, author=message.author)
                 case Release():
-                    return await self._assign(states.release(self._state, self._row["assigned_to"]),
+                    return await self.assign(states.release(self.state, self.row["assigned_to"]),
                                               by=message.by_member, reason=message.reason, author=message.author)
                 case Transfer():
                     return await self._transfer(message)
                 case Resolve():
-                    return await self._assign(states.resolve(self._state), by=message.by_member,
+                    return await self.assign(states.resolve(self.state), by=message.by_member,
                                               reason=message.reason, author=message.author)
                 case Open():
                     return await self._open(message)
@@ -199,12 +199,12 @@ class Conversation(Actor):
     # -- inbound -------------------------------------------------------------------------------------------
 
     async def _customer_wrote(self, inbound: InboundMessage) -> Recorded:
-        existing = await message_queries.find_by_platform_id(self._db, self.workspace_id, inbound.message_id)
+        existing = await message_queries.find_by_platform_id(self.db, self.workspace_id, inbound.message_id)
         if existing is not None:
             return Recorded(existing["id"], duplicate=True)
-        now = self._clock.now()
-        async with self._db.transaction() as tx:
-            row = await self._ensure_chat(tx, profile_name=inbound.profile_name or "", at=inbound.at)
+        now = self.clock.now()
+        async with self.db.transaction() as tx:
+            row = await self.ensure_chat(tx, profile_name=inbound.profile_name or "", at=inbound.at)
             message = await message_queries.insert_message(
                 tx, workspace_id=self.workspace_id, conversation_id=row["id"],
                 platform_message_id=inbound.message_id, direction="inbound", sender_type="customer",
@@ -222,16 +222,16 @@ class Conversation(Actor):
                 changes["waiting_since"] = inbound.at
             if row["state"] != State.AI_ONLY.value and row["waiting_for_person_since"] is None:
                 changes.update(self._waiting_for_person(inbound.at))
-            await self._emit(tx, events.MESSAGE_RECEIVED, "customer", data.message_data(self.phone, message, {}), now)
+            await self.emit(tx, events.MESSAGE_RECEIVED, "customer", data.message_data(self.phone, message, {}), now)
             updated = await conversation_queries.update_conversation(tx, row, changes, now)
-        self._row = updated
-        if states.bot_may_answer(self._state) and self._deps.responder is not None:
+        self.row = updated
+        if states.bot_may_answer(self.state) and self._deps.responder is not None:
             self._queue_bot_turn()
         return Recorded(message["id"])
 
     async def _status_reported(self, update: StatusUpdate) -> Recorded:
-        now = self._clock.now()
-        async with self._db.transaction() as tx:
+        now = self.clock.now()
+        async with self.db.transaction() as tx:
             message = await message_queries.find_by_platform_id(tx, self.workspace_id, update.message_id)
             if message is None or message["direction"] != "outbound":
                 log.info("status %s for unknown message %s ignored", update.status, update.message_id)
@@ -243,16 +243,16 @@ class Conversation(Actor):
             message = await message_queries.set_status(tx, message["id"], update.status, update.at,
                                                        error_code=update.error_code, error_text=error_text)
             if update.status != delivery_status.SENT:
-                await self._emit(tx, events.MESSAGE_STATUS, "platform", data.status_data(
+                await self.emit(tx, events.MESSAGE_STATUS, "platform", data.status_data(
                     self.phone, message, update.status, update.at, update.error_code, update.error_title, now), now)
             changes = self._answered_by(message) if delivery_status.reached_phone(update.status) else {}
-            if changes and self._row is not None:
-                self._row = await conversation_queries.update_conversation(tx, self._row, changes, now)
+            if changes and self.row is not None:
+                self.row = await conversation_queries.update_conversation(tx, self.row, changes, now)
         return Recorded(message["id"])
 
     def _answered_by(self, message: Record) -> dict[str, Any]:
         """A reply reached the phone: the customer no longer waits (for a person, if a person replied)."""
-        row = self._row
+        row = self.row
         if row is None or message["sender_type"] == "customer":
             return {}
         changes: dict[str, Any] = {}
@@ -275,10 +275,10 @@ class Conversation(Actor):
             log.warning("conversation %s: mailbox full, bot turn skipped", self.key)
 
     async def _bot_turn(self) -> Recorded | None:
-        row = self._row
-        if row is None or not states.bot_may_answer(self._state) or self._deps.responder is None:
+        row = self.row
+        if row is None or not states.bot_may_answer(self.state) or self._deps.responder is None:
             return None
-        latest = await message_queries.latest_customer_message(self._db, row["id"])
+        latest = await message_queries.latest_customer_message(self.db, row["id"])
         if latest is None or row["last_message_id"] != latest["id"]:
             return None  # someone already answered, or the customer's message was not the last word
         answer = await self._deps.responder.answer(self.workspace_id, latest["text"] or "")
@@ -290,16 +290,16 @@ class Conversation(Actor):
         return Recorded(outcome.message_row["id"] if outcome.message_row is not None else None)
 
     async def _hand_off(self, reason: str) -> Recorded:
-        now = self._clock.now()
-        states.hand_off(self._state)
+        now = self.clock.now()
+        states.hand_off(self.state)
         changes: dict[str, Any] = {"state": State.HANDOFF_PENDING.value, "handover_reason": reason,
                                    "handover_at": now}
-        if self._row["waiting_since"] is not None and self._row["waiting_for_person_since"] is None:
+        if self.row["waiting_since"] is not None and self.row["waiting_for_person_since"] is None:
             changes.update(self._waiting_for_person(now))
-        async with self._db.transaction() as tx:
-            await self._emit(tx, events.HANDOFF, "bot", data.handoff_data(self.phone, reason, now), now)
-            updated = await conversation_queries.update_conversation(tx, self._row, changes, now)
-        self._row = updated
+        async with self.db.transaction() as tx:
+            await self.emit(tx, events.HANDOFF, "bot", data.handoff_data(self.phone, reason, now), now)
+            updated = await conversation_queries.update_conversation(tx, self.row, changes, now)
+        self.row = updated
         return Recorded(None)
 
     # -- sending -------------------------------------------------------------------------------------------
@@ -310,28 +310,28 @@ class Conversation(Actor):
     async def _send(self, request: Send) -> SendOutcome | NotVisible | Refused:
         if request.only_assigned_to is not None and not self._visible(request.only_assigned_to):
             return NotVisible()
-        if request.sender_type == "agent" and self._row is not None:
-            if self._state is State.HUMAN_ACTIVE and self._row["assigned_to"] != request.actor_id:
+        if request.sender_type == "agent" and self.row is not None:
+            if self.state is State.HUMAN_ACTIVE and self.row["assigned_to"] != request.actor_id:
                 return Refused(409, "invalid_transition", "Another member has claimed this chat; "
-                               "it must be transferred before you reply.", self._state.value)
+                               "it must be transferred before you reply.", self.state.value)
         return await self._sender().send(request)
 
     # -- team actions --------------------------------------------------------------------------------------
 
     async def _transfer(self, message: Transfer) -> Changed | Refused:
-        assignment = states.transfer(self._state, self._row["assigned_to"], message.to_member)
-        member = await conversation_queries.find_active_member(self._db, self.workspace_id, message.to_member)
+        assignment = states.transfer(self.state, self.row["assigned_to"], message.to_member)
+        member = await conversation_queries.find_active_member(self.db, self.workspace_id, message.to_member)
         if member is None:
             return Refused(400, "invalid_member", f"No active member {message.to_member} in this workspace.")
-        return await self._assign(assignment, by=message.by_member, reason=message.reason, author=message.author)
+        return await self.assign(assignment, by=message.by_member, reason=message.reason, author=message.author)
 
-    async def _assign(self, assignment: states.Assignment, *, by: int, reason: str | None,
+    async def assign(self, assignment: states.Assignment, *, by: int, reason: str | None,
                       author: str) -> Changed:
         """Apply a claim, release, transfer or resolve: the row, the assignment event, the webhook event."""
         if assignment.event is None:
-            return Changed(self._row["state"], self._row["version"])
-        now = self._clock.now()
-        row = self._row
+            return Changed(self.row["state"], self.row["version"])
+        now = self.clock.now()
+        row = self.row
         previous = row["assigned_to"]
         changes: dict[str, Any] = {"state": assignment.state.value, "assigned_to": assignment.assignee}
         if assignment.event in ("claimed", "transferred"):
@@ -344,79 +344,79 @@ class Conversation(Actor):
             changes.update(claimed_by=None)
         elif assignment.event == "resolved":
             changes.update(claimed_by=None, resolved_at=now, waiting_for_person_since=None, sla_deadline_at=None)
-        names = await conversation_queries.member_names(self._db, [m for m in (previous, assignment.assignee, by)
+        names = await conversation_queries.member_names(self.db, [m for m in (previous, assignment.assignee, by)
                                                                      if m is not None])
-        async with self._db.transaction() as tx:
+        async with self.db.transaction() as tx:
             await self._record_assignment(tx, assignment.event, assignment.state, previous, assignment.assignee,
                                           by, reason, names, author, now)
             updated = await conversation_queries.update_conversation(tx, row, changes, now)
-        self._row = updated
+        self.row = updated
         return Changed(updated["state"], updated["version"])
 
     async def _record_assignment(self, tx: UnitOfWork, event: str, state: State, previous: int | None,
                                  assignee: int | None, by: int | None, reason: str | None, names: dict[int, str],
                                  author: str, now: datetime) -> None:
         await conversation_queries.insert_assignment_event(
-            tx, conversation_id=self._row["id"], event=event, at=now, from_member=previous, to_member=assignee,
+            tx, conversation_id=self.row["id"], event=event, at=now, from_member=previous, to_member=assignee,
             by_member=by, reason=reason)
         kind = events.CONVERSATION_RESOLVED if event == "resolved" else events.CONVERSATION_ASSIGNED
-        await self._emit(tx, kind, author, data.assignment_data(
+        await self.emit(tx, kind, author, data.assignment_data(
             self.phone, event, state.value, previous, assignee, by, reason, names, now), now)
 
     async def _open(self, message: Open) -> Changed:
-        now = self._clock.now()
-        row = self._row
+        now = self.clock.now()
+        row = self.row
         unread = row["unread_count"]
-        async with self._db.transaction() as tx:
+        async with self.db.transaction() as tx:
             last = await conversation_queries.last_view_by(tx, row["id"], message.member_id)
             if last is None or now - last >= VIEW_DEDUP or unread:
                 await conversation_queries.insert_view(tx, conversation_id=row["id"], member_id=message.member_id,
                                                        via=message.via, at=now, marked_read=unread)
                 names = await conversation_queries.member_names(tx, [message.member_id])
-                await self._emit(tx, events.CONVERSATION_SEEN, message.author,
+                await self.emit(tx, events.CONVERSATION_SEEN, message.author,
                                  data.seen_data(self.phone, message.member_id, names, unread, now), now)
             if unread:
                 row = await conversation_queries.update_conversation(tx, row, {"unread_count": 0}, now)
-        self._row = row
+        self.row = row
         return Changed(row["state"], row["version"])
 
     async def _mark_read(self) -> Changed:
-        if self._row["unread_count"]:
-            async with self._db.transaction() as tx:
-                updated = await conversation_queries.update_conversation(tx, self._row, {"unread_count": 0},
-                                                                         self._clock.now())
-            self._row = updated
-        return Changed(self._row["state"], self._row["version"])
+        if self.row["unread_count"]:
+            async with self.db.transaction() as tx:
+                updated = await conversation_queries.update_conversation(tx, self.row, {"unread_count": 0},
+                                                                         self.clock.now())
+            self.row = updated
+        return Changed(self.row["state"], self.row["version"])
 
     # -- shared with conversation_sending ------------------------------------------------------------------
 
     @property
-    def _state(self) -> State:
-        return State(self._row["state"]) if self._row is not None else State.AI_ONLY
+    def state(self) -> State:
+        return State(self.row["state"]) if self.row is not None else State.AI_ONLY
 
     def _visible(self, only_assigned_to: int | None) -> bool:
-        if self._row is None:
+        if self.row is None:
             return False
-        return only_assigned_to is None or self._row["assigned_to"] == only_assigned_to
+        return only_assigned_to is None or self.row["assigned_to"] == only_assigned_to
 
     def _waiting_for_person(self, since: datetime) -> dict[str, Any]:
-        sla = self._workspace["sla_seconds"]
+        sla = self.workspace["sla_seconds"]
         deadline = since + timedelta(seconds=sla) if sla else None
         return {"waiting_for_person_since": since, "sla_deadline_at": deadline}
 
-    async def _ensure_chat(self, tx: UnitOfWork, *, profile_name: str, at: datetime) -> Record:
+    async def ensure_chat(self, tx: UnitOfWork, *, profile_name: str, at: datetime) -> Record:
         """The chat's row, creating the contact (first contact) and the conversation as needed."""
-        if self._row is not None:
-            return self._row
+        if self.row is not None:
+            return self.row
         contact, created = await contact_queries.insert_contact_if_absent(tx, self.workspace_id, self.phone,
                                                                           profile_name)
         if created:
             author = "customer" if profile_name else "system"
-            await self._emit(tx, events.CONTACT_CREATED, author, contact_queries.contact_event_data(contact), at)
+            await self.emit(tx, events.CONTACT_CREATED, author, contact_queries.contact_event_data(contact), at)
         return await conversation_queries.insert_conversation(tx, workspace_id=self.workspace_id, phone=self.phone,
                                                               contact_id=contact["id"], at=at)
 
-    async def _emit(self, tx: UnitOfWork, event: str, author: str, payload: dict[str, Any], at: datetime) -> None:
+    async def emit(self, tx: UnitOfWork, event: str, author: str, payload: dict[str, Any], at: datetime) -> None:
         await outbox.append_event(tx, workspace_id=self.workspace_id, event=event, actor=author, data=payload,
                                   correlation_id=events.new_correlation_id())
 

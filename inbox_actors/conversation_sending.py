@@ -76,21 +76,21 @@ class Sender:
     async def send(self, order: Send) -> SendOutcome:
         chat = self._chat
         request = msgspec.structs.replace(order.request, to=chat.phone)
-        row = chat._row
+        row = chat.row
         channel = row["channel"] if row is not None else WHATSAPP
-        contact = await contact_queries.find_contact(chat._db, chat.workspace_id, chat.phone)
+        contact = await contact_queries.find_contact(chat.db, chat.workspace_id, chat.phone)
         if contact is not None and contact["opted_out"]:
             return SendOutcome(channel, refused_status=403, refused_sentence=OPTED_OUT_SENTENCE)
         if channel == WEB_CLIENT and request.type != "text":
             return SendOutcome(channel, refused_status=400, refused_sentence=WEB_CLIENT_TEXT_ONLY_SENTENCE)
-        now = chat._clock.now()
+        now = chat.clock.now()
         if request.type != "template" and not window_open(row["last_customer_message_at"] if row else None, now):
             return await self._record_failure(order, WINDOW_CLOSED, channel)
-        if order.sender_type == "agent" and chat._state is not State.HUMAN_ACTIVE and row is not None:
+        if order.sender_type == "agent" and chat.state is not State.HUMAN_ACTIVE and row is not None:
             # Replying takes the chat: the reply and the claim are one person's decision.
-            await chat._assign(states.claim(chat._state, row["assigned_to"], order.actor_id), by=order.actor_id,
+            await chat.assign(states.claim(chat.state, row["assigned_to"], order.actor_id), by=order.actor_id,
                                reason="replied", author=order.author)
-        result = await self._platform.send(chat._workspace["phone_number_id"], request)
+        result = await self._platform.send(chat.workspace["phone_number_id"], request)
         if isinstance(result, SendRefused):
             return await self._record_failure(order, result, channel)
         assert isinstance(result, SendAccepted)
@@ -98,31 +98,31 @@ class Sender:
 
     async def _record_sent(self, order: Send, platform_message_id: str, channel: str) -> SendOutcome:
         chat = self._chat
-        now = chat._clock.now()
-        async with chat._db.transaction() as tx:
-            row = await chat._ensure_chat(tx, profile_name="", at=now)
+        now = chat.clock.now()
+        async with chat.db.transaction() as tx:
+            row = await chat.ensure_chat(tx, profile_name="", at=now)
             message = await self._insert(tx, row, order, channel, now, platform_message_id=platform_message_id,
                                          status=delivery_status.SENT)
             names = await conversation_queries.member_names(tx, [order.actor_id] if order.actor_id else [])
-            await chat._emit(tx, events.MESSAGE_SENT, order.author, data.message_data(chat.phone, message, names), now)
+            await chat.emit(tx, events.MESSAGE_SENT, order.author, data.message_data(chat.phone, message, names), now)
             updated = await conversation_queries.update_conversation(tx, row, self._counted(row, order, message, now),
                                                                      now)
-        chat._row = updated
+        chat.row = updated
         return SendOutcome(channel, message_row=message, platform_message_id=platform_message_id)
 
     async def _record_failure(self, order: Send, failure: SendRefused, channel: str) -> SendOutcome:
         chat = self._chat
-        row = chat._row
+        row = chat.row
         if row is None:
             return SendOutcome(channel, failure=failure)  # no chat to record it in: nothing was ever said here
-        now = chat._clock.now()
-        async with chat._db.transaction() as tx:
+        now = chat.clock.now()
+        async with chat.db.transaction() as tx:
             message = await self._insert(tx, row, order, channel, now, platform_message_id=None,
                                          status=delivery_status.FAILED, error_code=failure.code,
                                          error_text=failure.details or failure.message)
             updated = await conversation_queries.update_conversation(tx, row, self._counted(row, order, message, now),
                                                                      now)
-        chat._row = updated
+        chat.row = updated
         return SendOutcome(channel, message_row=message, failure=failure)
 
     async def _insert(self, tx, row: Record, order: Send, channel: str, now: datetime, **values: Any) -> Record:

@@ -21,6 +21,7 @@ bad arguments.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -48,6 +49,7 @@ FAQ_QUESTIONS = (  # the demo workspace's keywords, each matched as a whole word
 NO_ANSWER_TEXT = "Thanks. Can you ship to Norway?"   # no keyword, no hand-off phrase: bot_has_no_answer
 REFUSED_PREFIXES = ("997", "998", "999")               # the simulator's refusing / failing numbers
 PROGRESS_SECONDS = 5.0
+CLIENT_POOL = 16                                       # connections per HTTP client of the customers
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -216,8 +218,9 @@ class Waiting:
 
 class LoadRun:
     def __init__(self, target: Target, options: LoadOptions, simulator: httpx.AsyncClient,
-                 answers: dict[str, str] | None) -> None:
-        self.target, self.options, self.simulator, self.answers = target, options, simulator, answers
+                 customer_clients: list[httpx.AsyncClient], answers: dict[str, str] | None) -> None:
+        self.target, self.options, self.answers = target, options, answers
+        self.simulator, self.customer_clients = simulator, customer_clients   # control calls; customers' calls
         self.report = Report(options)
         self.customers: dict[str, Customer] = {}
         self.known_sends: set[str] = set()   # ids in the last poll of the sent list
@@ -266,7 +269,8 @@ class LoadRun:
         report = self.report
         report.messages_sent += 1
         try:
-            response = await self.simulator.post(f"/simulator/customers/{customer.phone}/messages", json={
+            client = self.customer_clients[customer.index % len(self.customer_clients)]
+            response = await client.post(f"/simulator/customers/{customer.phone}/messages", json={
                 "phone_number_id": self.target.phone_number_id, "text": text, "name": f"Load {customer.index}"})
         except httpx.HTTPError as err:
             report.errors[f"customer_call_{type(err).__name__}"] += 1
@@ -421,10 +425,14 @@ async def run_load(target: Target, options: LoadOptions) -> Report:
     """The whole load against a running service and simulator; the report (nothing printed but progress)."""
     phones = customer_phones(options.start_phone or random_start_phone(), options.customers)
     concurrency = options.concurrency or options.customers
-    limits = httpx.Limits(max_connections=concurrency + 8, max_keepalive_connections=concurrency + 8)
-    async with httpx.AsyncClient(base_url=target.simulator_url, limits=limits,
-                                 timeout=options.request_timeout) as simulator:
-        run = LoadRun(target, options, simulator, None if options.any_answer else demo_answers())
+    async with contextlib.AsyncExitStack() as clients:
+        simulator = await clients.enter_async_context(simulator_client(target, options, 4))
+        # Several small pools rather than one big one: httpcore's pool does work per request that grows with
+        # its size, which at hundreds of connections costs the client more CPU than the requests.
+        customer_clients = [await clients.enter_async_context(simulator_client(target, options, CLIENT_POOL))
+                            for _ in range(-(-concurrency // CLIENT_POOL))]
+        run = LoadRun(target, options, simulator, customer_clients,
+                      None if options.any_answer else demo_answers())
         run.customers = {phone: Customer(index, phone) for index, phone in enumerate(phones)}
         before = await run.stats()
         cpu_started, machine_started, started = time.process_time(), machine_cpu(), time.perf_counter()
@@ -455,6 +463,12 @@ async def run_load(target: Target, options: LoadOptions) -> Report:
         await run.verify()
         run.report.client_cpu_seconds = time.process_time() - cpu_started
     return run.report
+
+
+def simulator_client(target: Target, options: LoadOptions, connections: int) -> httpx.AsyncClient:
+    # Idle connections go before Hypercorn's 5 s keep-alive timeout can close one under a new request.
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections, keepalive_expiry=2.0)
+    return httpx.AsyncClient(base_url=target.simulator_url, limits=limits, timeout=options.request_timeout)
 
 
 async def start_watching(run: LoadRun, task_status=trio.TASK_STATUS_IGNORED) -> None:

@@ -97,7 +97,7 @@ async def test_create_answers_201_with_the_contact_its_etag_and_one_contact_crea
 
 
 async def test_create_defaults(api):
-    contact = (await api.create()).json()
+    contact = (await api.create(attributes={})).json()
     assert (contact["status"], contact["tags"], contact["custom_attributes"], contact["email"]) == (
         "New", [], {}, None)
 
