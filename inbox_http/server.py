@@ -26,6 +26,7 @@ from inbox_actors.platform.stored_templates import StoredTemplateCatalog
 from inbox_actors.rate_bucket import rate_bucket_kinds
 from inbox_actors.demo import DemoAccess, seed_demo
 from inbox_actors.runtime import ActorKind, ActorSystem, repeat_every
+from inbox_http import idempotency
 from inbox_http.app import create_app
 from inbox_http.platform_link import PlatformLink
 from inbox_http.services import Services
@@ -36,6 +37,7 @@ from persistence.startup import open_database
 log = logging.getLogger("inbox_http.server")
 
 ACTIVITY_PRUNE_SECONDS = 3600.0
+IDEMPOTENCY_PRUNE_SECONDS = 3600.0
 
 
 def actor_kinds(db: Database, clock: Clock, credentials: CredentialCache, settings: Settings,
@@ -91,6 +93,8 @@ async def serve_app(
         await nursery.start(state.actors.run)
         prune = partial(prune_expired_activity, state.db, state.clock)
         nursery.start_soon(partial(repeat_every, ACTIVITY_PRUNE_SECONDS, prune, name="activity retention"))
+        nursery.start_soon(partial(repeat_every, IDEMPOTENCY_PRUNE_SECONDS, partial(_prune_idempotency, state),
+                                   name="idempotency key retention"))
         simulator = await _connect_platform(nursery, state)
         try:
             async with trio.open_nursery() as http:
@@ -104,6 +108,11 @@ async def serve_app(
                 await state.actors.shutdown(settings.shutdown_grace_seconds)
                 await state.platform.aclose()
             nursery.cancel_scope.cancel()
+
+
+async def _prune_idempotency(state: Services) -> int:
+    """Forget Idempotency-Keys past their 24-hour life."""
+    return await idempotency.prune_idempotency(state.db, state.clock.now() - idempotency.KEY_LIFETIME)
 
 
 async def _connect_platform(nursery: trio.Nursery, state: Services) -> Simulator | None:
