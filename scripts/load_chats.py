@@ -49,6 +49,7 @@ FAQ_QUESTIONS = (  # the demo workspace's keywords, each matched as a whole word
 NO_ANSWER_TEXT = "Thanks. Can you ship to Norway?"   # no keyword, no hand-off phrase: bot_has_no_answer
 REFUSED_PREFIXES = ("997", "998", "999")               # the simulator's refusing / failing numbers
 PROGRESS_SECONDS = 5.0
+SETTLE_SECONDS = 1.0                                   # after the last customer, before the last sweep
 CLIENT_POOL = 16                                       # connections per HTTP client of the customers
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -92,6 +93,7 @@ class Report:
     bot_sent: list[float] = field(default_factory=list)     # send to the simulator's accepted_at (same clock)
     mismatches: list[str] = field(default_factory=list)     # a few examples of chats that did not match
     customers_done: int = 0
+    phones: str = ""                 # the customers' numbers, first..last
     wall_seconds: float = 0.0
     client_cpu_seconds: float = 0.0
     service_cpu_seconds: float | None = None
@@ -106,6 +108,7 @@ class Report:
         return {
             "customers": o.customers, "messages_per_customer": o.messages_per_customer,
             "concurrency": o.concurrency or o.customers, "think_time": o.think_time, "handoff": o.handoff,
+            "phones": self.phones,
             "messages_sent": self.messages_sent, "messages_delivered": self.messages_delivered,
             "bot_questions": self.bot_questions, "bot_answers": self.bot_answers, "handoffs": self.handoffs,
             "stray_answers": self.stray_answers,
@@ -125,7 +128,7 @@ class Report:
         s = self.summary()
         lines = [
             f"{s['customers']} customers x {s['messages_per_customer']} messages, concurrency {s['concurrency']}, "
-            f"think time {s['think_time']:g} s, hand-off {'on' if s['handoff'] else 'off'}",
+            f"think time {s['think_time']:g} s, hand-off {'on' if s['handoff'] else 'off'}, phones {s['phones']}",
             f"  messages sent      {s['messages_sent']} (delivered {s['messages_delivered']}; bot questions "
             f"{s['bot_questions']}, answers seen {s['bot_answers']}; hand-offs {s['handoffs']}; "
             f"stray answers {s['stray_answers']})",
@@ -223,7 +226,8 @@ class LoadRun:
         self.simulator, self.customer_clients = simulator, customer_clients   # control calls; customers' calls
         self.report = Report(options)
         self.customers: dict[str, Customer] = {}
-        self.known_sends: set[str] = set()   # ids in the last poll of the sent list
+        self.known_sends: set[str] = set()   # ids in the last read of the sent list
+        self.waiting_count = 0               # customers waiting for an answer
         self.someone_waits = trio.Event()
 
     async def customer(self, customer: Customer) -> None:
@@ -235,11 +239,11 @@ class LoadRun:
             topic, text = ("handoff", NO_ANSWER_TEXT) if no_answer else \
                 FAQ_QUESTIONS[(customer.index + n) % len(FAQ_QUESTIONS)]
             if not no_answer:   # waiting from before the send: an answer may come before the call returns
-                customer.waiting = Waiting(self.answers.get(topic) if self.answers is not None else None)
-                self.someone_waits.set()
+                self.start_waiting(customer, self.answers.get(topic) if self.answers is not None else None)
             wall_started, started = time.time(), time.perf_counter()
             if not await self.customer_writes(customer, text, started):
-                customer.troubled, customer.waiting = True, None
+                customer.troubled = True
+                self.stop_waiting(customer)
                 continue
             customer.delivered += 1
             if no_answer:
@@ -251,7 +255,7 @@ class LoadRun:
             waiting = customer.waiting
             with trio.move_on_after(max(0.0, started + o.bot_timeout - time.perf_counter())):
                 await waiting.done.wait()
-            customer.waiting = None
+            self.stop_waiting(customer)
             if waiting.answer is None:
                 report.errors["bot_no_answer"] += 1
                 customer.troubled = True
@@ -291,23 +295,38 @@ class LoadRun:
 
     # -- seeing the bot's answers: one poller for every customer --------------------------------------------
 
-    async def watch_sends(self) -> None:
-        """While any customer waits, read the number's sent list (its newest 1,000 sends) every poll interval
-        and hand each send not seen before to the customer it went to."""
+    def start_waiting(self, customer: Customer, expected: str | None) -> None:
+        customer.waiting = Waiting(expected)
+        self.waiting_count += 1
+        self.someone_waits.set()
+
+    def stop_waiting(self, customer: Customer) -> None:
+        if customer.waiting is not None:
+            customer.waiting = None
+            self.waiting_count -= 1
+
+    async def watch_sends(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """While any customer waits, sweep the sent list every poll interval."""
+        self.known_sends = {r.get("message_id") for r in await self.sent_list() or ()}   # earlier runs' sends
+        task_status.started()
         while True:
-            if not any(c.waiting is not None for c in self.customers.values()):
+            if not self.waiting_count:
                 self.someone_waits = trio.Event()
                 await self.someone_waits.wait()
             await trio.sleep(self.options.poll_interval)
-            records = await self.sent_list()
-            if records is None:
-                continue
-            seen_at = time.perf_counter()
-            ids = {r.get("message_id") for r in records}
-            for record in records:
-                if record.get("message_id") not in self.known_sends:
-                    self.send_seen(record, seen_at)
-            self.known_sends = ids
+            await self.sweep()
+
+    async def sweep(self) -> None:
+        """Read the number's sent list (its newest 1,000 sends) once; hand each send not seen before to the
+        customer it went to."""
+        records = await self.sent_list()
+        if records is None:
+            return
+        seen_at = time.perf_counter()
+        for record in records:
+            if record.get("message_id") not in self.known_sends:
+                self.send_seen(record, seen_at)
+        self.known_sends = {r.get("message_id") for r in records}
 
     def send_seen(self, record: dict, seen_at: float) -> None:
         customer = self.customers.get(record.get("to", ""))
@@ -367,7 +386,11 @@ class LoadRun:
                     "from_bot": chat.answered}
         state = "HANDOFF_PENDING" if chat.handed_off else "AI_ONLY"
         for _ in range(10):   # the hand-off happens just after the last webhook was answered
-            response = await service.get(f"/api/inbox/conversations/{chat.phone}")
+            try:
+                response = await service.get(f"/api/inbox/conversations/{chat.phone}")
+            except httpx.HTTPError as err:
+                self.report.errors[f"verify_{type(err).__name__}"] += 1
+                return False
             if response.status_code == 429:
                 self.report.errors["verify_rate_limited"] += 1
                 return False
@@ -423,7 +446,8 @@ def machine_cpu() -> tuple[float, float] | None:
 
 async def run_load(target: Target, options: LoadOptions) -> Report:
     """The whole load against a running service and simulator; the report (nothing printed but progress)."""
-    phones = customer_phones(options.start_phone or random_start_phone(), options.customers)
+    start_phone = options.start_phone or random_start_phone()
+    phones = customer_phones(start_phone, options.customers)
     concurrency = options.concurrency or options.customers
     async with contextlib.AsyncExitStack() as clients:
         simulator = await clients.enter_async_context(simulator_client(target, options, 4))
@@ -434,6 +458,7 @@ async def run_load(target: Target, options: LoadOptions) -> Report:
         run = LoadRun(target, options, simulator, customer_clients,
                       None if options.any_answer else demo_answers())
         run.customers = {phone: Customer(index, phone) for index, phone in enumerate(phones)}
+        run.report.phones = f"{phones[0]}..{phones[-1]}"
         before = await run.stats()
         cpu_started, machine_started, started = time.process_time(), machine_cpu(), time.perf_counter()
         slots = trio.Semaphore(concurrency)
@@ -446,15 +471,16 @@ async def run_load(target: Target, options: LoadOptions) -> Report:
 
         async with trio.open_nursery() as helpers:
             helpers.start_soon(run.progress, started)
-            await helpers.start(start_watching, run)
+            await helpers.start(run.watch_sends)
             async with trio.open_nursery() as customers:
                 for customer in run.customers.values():
                     await slots.acquire()
                     customers.start_soon(one, customer)
             run.report.wall_seconds = time.perf_counter() - started
             machine_ended = machine_cpu()
-            await trio.sleep(options.poll_interval * 3)   # late sends still to see (strays)
             helpers.cancel_scope.cancel()
+        await trio.sleep(SETTLE_SECONDS)
+        await run.sweep()   # late sends: answers after a timeout, or a bot that spoke after the hand-off
         if machine_started and machine_ended and machine_ended[1] > machine_started[1]:
             run.report.machine_cpu_busy = ((machine_ended[0] - machine_started[0])
                                            / (machine_ended[1] - machine_started[1]))
@@ -469,12 +495,6 @@ def simulator_client(target: Target, options: LoadOptions, connections: int) -> 
     # Idle connections go before Hypercorn's 5 s keep-alive timeout can close one under a new request.
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections, keepalive_expiry=2.0)
     return httpx.AsyncClient(base_url=target.simulator_url, limits=limits, timeout=options.request_timeout)
-
-
-async def start_watching(run: LoadRun, task_status=trio.TASK_STATUS_IGNORED) -> None:
-    run.known_sends = {r.get("message_id") for r in await run.sent_list() or ()}   # earlier runs' sends
-    task_status.started()
-    await run.watch_sends()
 
 
 # -- spawning the service -----------------------------------------------------------------------------------

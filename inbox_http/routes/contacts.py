@@ -242,8 +242,8 @@ def _etag(version: int | None) -> dict[str, str] | None:
 
 
 def _actor() -> str:
-    """Who the webhook events name: the key's name."""
-    return current_credential().key_name or "api"
+    """Who the webhook events name: the key, by id (names are not unique), as every event the API causes."""
+    return f"api_key:{current_credential().key_id}"
 
 
 def _phone(raw: str) -> str:

@@ -27,7 +27,7 @@ SHAPE = {"phone", "name", "email", "company", "status", "tags", "notes", "custom
 class Api:
     service: object
     workspace_id: int
-    key_name: str
+    author: str  # the events' actor: the key, by id
     auth: dict[str, str]
 
     async def create(self, **body):
@@ -58,7 +58,7 @@ async def make_api(service, plan: str = "scale", scopes: tuple[str, ...] = ("con
     workspace_id = await builders.workspace(service.db, plan)
     member_id = await builders.member(service.db, workspace_id)
     issued = await builders.key(service.db, workspace_id, member_id, scopes)
-    return Api(service, workspace_id, issued.name, bearer(issued.key))
+    return Api(service, workspace_id, f"api_key:{issued.id}", bearer(issued.key))
 
 
 @pytest.fixture
@@ -90,10 +90,10 @@ async def test_create_answers_201_with_the_contact_its_etag_and_one_contact_crea
     created = await api.events("contact_created")
     assert len(created) == 1
     _, actor, data = created[0]
-    assert actor == api.key_name
+    assert actor == api.author
     assert data["phone"] == PHONE and data["name"] == "Asha" and data["tags"] == ["vip", "trial"]
-    assert [(d["tag"], a) for _, a, d in await api.events("tag_added")] == [("vip", api.key_name),
-                                                                             ("trial", api.key_name)]
+    assert [(d["tag"], a) for _, a, d in await api.events("tag_added")] == [("vip", api.author),
+                                                                             ("trial", api.author)]
 
 
 async def test_create_defaults(api):
