@@ -245,21 +245,24 @@ class Conversation(Actor):
             if update.status != delivery_status.SENT:
                 await self.emit(tx, events.MESSAGE_STATUS, "platform", data.status_data(
                     self.phone, message, update.status, update.at, update.error_code, update.error_title, now), now)
-            changes = self._answered_by(message) if delivery_status.reached_phone(update.status) else {}
-            if changes and self.row is not None:
-                self.row = await conversation_queries.update_conversation(tx, self.row, changes, now)
+            changes = await self._answered_by(tx, message) if delivery_status.reached_phone(update.status) else {}
+            updated = await conversation_queries.update_conversation(tx, self.row, changes, now) if changes else None
+        if updated is not None:
+            self.row = updated
         return Recorded(message["id"])
 
-    def _answered_by(self, message: Record) -> dict[str, Any]:
-        """A reply reached the phone: the customer no longer waits (for a person, if a person replied)."""
+    async def _answered_by(self, tx: UnitOfWork, message: Record) -> dict[str, Any]:
+        """A reply reached the phone: unless the customer has written since it was sent, they no longer wait
+        (for a person too, if a person replied). "Since" goes by the order messages were stored, not by
+        timestamps: the platform's clock and ours need not agree."""
         row = self.row
-        if row is None or message["sender_type"] == "customer":
+        if row is None or row["waiting_since"] is None and row["waiting_for_person_since"] is None:
             return {}
-        changes: dict[str, Any] = {}
-        if row["waiting_since"] is not None and message["sent_at"] >= row["waiting_since"]:
-            changes["waiting_since"] = None
-        person_wait = row["waiting_for_person_since"]
-        if message["sender_type"] == "agent" and person_wait is not None and message["sent_at"] >= person_wait:
+        latest = await message_queries.latest_customer_message(tx, row["id"])
+        if latest is not None and latest["id"] > message["id"]:
+            return {}
+        changes: dict[str, Any] = {"waiting_since": None}
+        if message["sender_type"] == "agent":
             changes.update(waiting_for_person_since=None, sla_deadline_at=None)
         return changes
 

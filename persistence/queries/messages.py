@@ -54,9 +54,9 @@ async def add_receipt(tx: UnitOfWork, message_id: int, status: str, at: datetime
 
 
 async def latest_customer_message(q: Database | UnitOfWork, conversation_id: int) -> Record | None:
+    """The customer's last word, in the order messages were stored (platform timestamps can disagree)."""
     return await q.fetchrow(
-        "SELECT * FROM messages WHERE conversation_id = $1 AND sender_type = 'customer'"
-        " ORDER BY sent_at DESC, id DESC LIMIT 1",
+        "SELECT * FROM messages WHERE conversation_id = $1 AND sender_type = 'customer' ORDER BY id DESC LIMIT 1",
         conversation_id,
     )
 

@@ -107,3 +107,15 @@ async def test_another_writer_is_fenced_off_by_the_version_and_the_actor_reloads
     assert row["labels"] == ["vip"]  # the other writer's change survived
     assert row["count_from_customer"] == 2  # the fenced write left nothing behind
     assert await db.fetchval("SELECT count(*) FROM messages WHERE text = 'second'") == 0
+
+
+async def test_a_reply_delivered_after_the_customer_wrote_again_leaves_them_waiting(db, chats):
+    system, workspace_id, _ = chats
+    phone = "919800000016"
+    await conversation.tell_conversation(system, workspace_id, phone, inbound(phone, "first question"))
+    outcome = await conversation.tell_conversation(system, workspace_id, phone, reply())
+    await conversation.tell_conversation(system, workspace_id, phone, inbound(phone, "and another thing"))
+    await conversation.tell_conversation(system, workspace_id, phone, StatusReported(StatusUpdate(
+        message_id=outcome.platform_message_id, recipient_phone=phone, status="delivered",
+        at=datetime.now(timezone.utc))))
+    assert await db.fetchval("SELECT waiting_since FROM conversations WHERE phone = $1", phone) is not None
