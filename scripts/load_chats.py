@@ -218,7 +218,6 @@ class Customer:
     index: int
     phone: str
     delivered: int = 0
-    asked: int = 0                  # delivered questions the bot should answer
     answered: int = 0
     handed_off: bool = False
     troubled: bool = False          # a message not delivered or not answered: late answers are expected
@@ -281,7 +280,6 @@ class LoadRun:
                 customer.handed_off = True
                 continue
             report.bot_questions += 1
-            customer.asked += 1
             waiting = customer.waiting
             with trio.move_on_after(max(0.0, started + o.bot_timeout - time.perf_counter())):
                 await waiting.done.wait()
