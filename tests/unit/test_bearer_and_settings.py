@@ -57,3 +57,26 @@ def test_ipv6_clients_share_a_bucket_per_64(ip, bucket):
     from inbox_http.guard import rate_bucket_address
 
     assert rate_bucket_address(ip) == bucket
+
+
+def test_whatsapp_settings_default_to_the_simulator():
+    settings = Settings.from_environment({})
+    assert settings.uses_simulator and settings.simulator_status_delays == (0.05, 0.2, 0.5)
+    assert settings.simulator_throughput == 80
+
+
+def test_a_real_platform_needs_all_three_secrets():
+    env = {"WHATSAPP_API_URL": "https://graph.facebook.com/v21.0/", "WHATSAPP_ACCESS_TOKEN": "t",
+           "WHATSAPP_APP_SECRET": "s", "WHATSAPP_VERIFY_TOKEN": "v"}
+    settings = Settings.from_environment(env)
+    assert not settings.uses_simulator and settings.whatsapp_api_url == "https://graph.facebook.com/v21.0"
+    with pytest.raises(SettingsError, match="WHATSAPP_APP_SECRET"):
+        Settings.from_environment({**env, "WHATSAPP_APP_SECRET": ""})
+    with pytest.raises(SettingsError, match="http"):
+        Settings.from_environment({**env, "WHATSAPP_API_URL": "graph.facebook.com"})
+
+
+@pytest.mark.parametrize("delays", ["1,2", "a,b,c", "-1,0,0"])
+def test_simulator_delays_must_be_three_seconds_values(delays):
+    with pytest.raises(SettingsError, match="INBOX_SIMULATOR_STATUS_DELAYS"):
+        Settings.from_environment({"INBOX_SIMULATOR_STATUS_DELAYS": delays})
