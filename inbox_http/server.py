@@ -95,10 +95,18 @@ async def serve_app(
         nursery.start_soon(partial(repeat_every, ACTIVITY_PRUNE_SECONDS, prune, name="activity retention"))
         nursery.start_soon(partial(repeat_every, IDEMPOTENCY_PRUNE_SECONDS, partial(_prune_idempotency, state),
                                    name="idempotency key retention"))
-        simulator = await _connect_platform(nursery, state)
+        simulator_scope = trio.CancelScope()
+        simulator = await _connect_platform(nursery, state, simulator_scope)
+
+        async def stop_serving() -> None:
+            await shutdown_trigger()
+            # The in-process simulator holds keep-alive connections to us; it goes first, or Hypercorn would
+            # wait the whole grace period for them to close.
+            simulator_scope.cancel()
+
         try:
             async with trio.open_nursery() as http:
-                binds = await http.start(partial(serve, served, config, shutdown_trigger=shutdown_trigger))
+                binds = await http.start(partial(serve, served, config, shutdown_trigger=stop_serving))
                 if simulator is not None:
                     simulator.webhook_url = f"{binds[0]}/webhooks/whatsapp"
                 task_status.started(binds[0])
@@ -110,12 +118,18 @@ async def serve_app(
             nursery.cancel_scope.cancel()
 
 
+async def _serve_simulator(simulator: Simulator, port: int, scope: trio.CancelScope, *,
+                           task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
+    with scope:
+        await simulator.serve("127.0.0.1", port, task_status=task_status)
+
+
 async def _prune_idempotency(state: Services) -> int:
     """Forget Idempotency-Keys past their 24-hour life."""
     return await idempotency.prune_idempotency(state.db, state.clock.now() - idempotency.KEY_LIFETIME)
 
 
-async def _connect_platform(nursery: trio.Nursery, state: Services) -> Simulator | None:
+async def _connect_platform(nursery: trio.Nursery, state: Services, scope: trio.CancelScope) -> Simulator | None:
     """Point the platform link at WHATSAPP_API_URL, or start the built-in simulator and point it there."""
     settings, link = state.settings, state.platform
     if not settings.uses_simulator:
@@ -126,7 +140,7 @@ async def _connect_platform(nursery: trio.Nursery, state: Services) -> Simulator
                                           delays=StatusDelays(sent=sent, delivered=delivered, read=read),
                                           throughput_per_second=settings.simulator_throughput),
                           catalog=StoredTemplateCatalog(state.db), clock=state.clock)
-    url = await nursery.start(partial(simulator.serve, "127.0.0.1", settings.simulator_port))
+    url = await nursery.start(partial(_serve_simulator, simulator, settings.simulator_port, scope))
     link.attach(url)
     link.simulator_url = url
     log.info("built-in WhatsApp simulator listening on %s", url)

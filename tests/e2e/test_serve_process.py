@@ -65,8 +65,26 @@ async def test_serve_with_database_url_prints_a_working_demo_key_and_stops_on_si
         assert whoami.json()["workspace_id"] == demo["workspace_id"]
         assert whoami.json()["api_tier"] == "full"
         assert (await client.get("/health")).json()["database"] == "ok"
+        await _demo_bot_answers(client, serve.ready)
     assert await stop(serve) == 0, serve.stderr
     assert "Traceback" not in serve.stderr
+
+
+async def _demo_bot_answers(client: httpx.AsyncClient, ready: dict) -> None:
+    """The built-in simulator plays a customer; the demo's FAQ bot answers through it."""
+    assert ready["simulator"] is True
+    demo, phone = ready["demo"], "919855555551"
+    async with httpx.AsyncClient(base_url=ready["platform"]) as platform:
+        written = await platform.post(f"/simulator/customers/{phone}/messages",
+                                      json={"phone_number_id": demo["phone_number_id"], "text": "Your price?"})
+        assert written.json()["delivered_to_service"] is True
+    with trio.fail_after(10):
+        while True:
+            detail = (await client.get(f"/api/inbox/conversations/{phone}", headers=bearer(demo["key"]))).json()
+            if detail["counts"]["from_bot"] == 1:
+                break
+            await trio.sleep(0.05)
+    assert detail["last_message"]["preview"] == "Our plans start at 10 USD a month."
 
 
 async def test_demo_key_is_replaced_on_each_start(database_url, nursery):
