@@ -145,7 +145,9 @@ class ConversationDeps:
     clock: Clock
     platform: PlatformClient
     responder: Responder | None
-    actors: ActorSystem | None = field(default=None)  # set once the system exists (the bot's self-tell)
+    # Sends a second this service allows itself per business number (the platform's limit; the send pacer).
+    sends_per_second: int = 80
+    actors: ActorSystem | None = field(default=None)  # set once the system exists (self-tell, send pacer)
 
 
 class Conversation(Actor):
@@ -153,7 +155,7 @@ class Conversation(Actor):
         super().__init__(key)
         workspace, _, phone = key.partition(":")
         self.workspace_id, self.phone = int(workspace), phone
-        self._deps, self.db, self.clock = deps, deps.db, deps.clock
+        self.deps, self.db, self.clock = deps, deps.db, deps.clock
         self.row: Record | None = None
         self.workspace: Record | None = None
 
@@ -225,7 +227,7 @@ class Conversation(Actor):
             await self.emit(tx, events.MESSAGE_RECEIVED, "customer", data.message_data(self.phone, message, {}), now)
             updated = await conversation_queries.update_conversation(tx, row, changes, now)
         self.row = updated
-        if states.bot_may_answer(self.state) and self._deps.responder is not None:
+        if states.bot_may_answer(self.state) and self.deps.responder is not None:
             self._queue_bot_turn()
         return Recorded(message["id"])
 
@@ -269,22 +271,22 @@ class Conversation(Actor):
     # -- the bot -------------------------------------------------------------------------------------------
 
     def _queue_bot_turn(self) -> None:
-        if self._deps.actors is None:
+        if self.deps.actors is None:
             return
         try:
-            self._deps.actors.ref(KIND, self.key).tell_nowait(BotTurn())
+            self.deps.actors.ref(KIND, self.key).tell_nowait(BotTurn())
         except MailboxFull:
             # The chat is flooded; the bot answers the latest message on the customer's next one.
             log.warning("conversation %s: mailbox full, bot turn skipped", self.key)
 
     async def _bot_turn(self) -> Recorded | None:
         row = self.row
-        if row is None or not states.bot_may_answer(self.state) or self._deps.responder is None:
+        if row is None or not states.bot_may_answer(self.state) or self.deps.responder is None:
             return None
         latest = await message_queries.latest_customer_message(self.db, row["id"])
         if latest is None or row["last_message_id"] != latest["id"]:
             return None  # someone already answered, or the customer's message was not the last word
-        answer = await self._deps.responder.answer(self.workspace_id, latest["text"] or "")
+        answer = await self.deps.responder.answer(self.workspace_id, latest["text"] or "")
         if isinstance(answer, HandOff):
             return await self._hand_off(answer.reason)
         assert isinstance(answer, Reply)
@@ -308,7 +310,7 @@ class Conversation(Actor):
     # -- sending -------------------------------------------------------------------------------------------
 
     def _sender(self) -> Sender:
-        return Sender(self, self._deps.platform)
+        return Sender(self, self.deps.platform)
 
     async def _send(self, request: Send) -> SendOutcome | NotVisible | Refused:
         if request.only_assigned_to is not None and not self._visible(request.only_assigned_to):

@@ -5,7 +5,7 @@ sends are serialised and a status webhook for a send waits in the mailbox until 
 
 Order of the rules: consent (an opted-out contact: nothing sent, 403), channel (a web-client chat takes only
 text, 400), the 24-hour customer window for text and media (the platform's 131047, answered without asking
-it), then the platform. A refused send that reached the platform (or the window rule) is recorded as a
+it), then a slot under the number's throughput (the send pacer; 130429 when saturated), then the platform. A refused send that reached the platform (or the window rule) is recorded as a
 failed message with the error, when the chat exists; it is never a reply.
 """
 
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from inbox_actors import conversation_events as data
+from inbox_actors import send_pacer
 from inbox_actors.domain import delivery_status, events
 from inbox_actors.domain.conversation_states import State
 from inbox_actors.domain import conversation_states as states
@@ -42,6 +43,14 @@ WINDOW_CLOSED = SendRefused(
     details="Message failed to send because more than 24 hours have passed since the customer last replied "
             "to this number.",
     http_status=400,
+)
+THROUGHPUT_CODE = 130429
+SATURATED = SendRefused(
+    message="(#130429) Rate limit hit",
+    code=130429,
+    title="Rate limit hit",
+    details="This number's sends are queued past the platform's throughput limit; retry with backoff.",
+    http_status=0,
 )
 OPTED_OUT_SENTENCE = "This contact has opted out of messages; they must opt in before you can message them."
 WEB_CLIENT_TEXT_ONLY_SENTENCE = "Only text messages can be sent to a chat imported from a web-client session."
@@ -90,11 +99,30 @@ class Sender:
             # Replying takes the chat: the reply and the claim are one person's decision.
             await chat.assign(states.claim(chat.state, row["assigned_to"], order.actor_id), by=order.actor_id,
                                reason="replied", author=order.author)
-        result = await self._platform.send(chat.workspace["phone_number_id"], request)
+        result = await self._send_paced(chat.workspace["phone_number_id"], request)
         if isinstance(result, SendRefused):
             return await self._record_failure(order, result, channel)
         assert isinstance(result, SendAccepted)
         return await self._record_sent(order, result.message_id, channel)
+
+    async def _send_paced(self, phone_number_id: str, request: SendRequest) -> SendAccepted | SendRefused:
+        """Send in a slot under the number's throughput; a throughput refusal all the same (the platform
+        counted differently, or other senders share the number) is retried once, in a later slot."""
+        result = await self._send_in_slot(phone_number_id, request)
+        if isinstance(result, SendRefused) and result.code == THROUGHPUT_CODE:
+            result = await self._send_in_slot(phone_number_id, request)
+        return result
+
+    async def _send_in_slot(self, phone_number_id: str, request: SendRequest) -> SendAccepted | SendRefused:
+        if not await self._wait_for_slot(phone_number_id):
+            return SATURATED
+        return await self._platform.send(phone_number_id, request)
+
+    async def _wait_for_slot(self, phone_number_id: str) -> bool:
+        deps = self._chat.deps
+        if deps.actors is None:
+            return True
+        return await send_pacer.wait_for_slot(deps.actors, phone_number_id, deps.sends_per_second)
 
     async def _record_sent(self, order: Send, platform_message_id: str, channel: str) -> SendOutcome:
         chat = self._chat

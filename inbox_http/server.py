@@ -20,6 +20,7 @@ from inbox_actors.credentials import CredentialCache
 from inbox_actors.contact_card import contact_card_kind
 from inbox_actors.conversation import ConversationDeps, conversation_kind
 from inbox_actors.key_ring import key_ring_kind
+from inbox_actors.send_pacer import send_pacer_kind
 from inbox_actors.platform.simulator import Simulator, SimulatorConfig
 from inbox_actors.platform.simulator_rules import StatusDelays
 from inbox_actors.platform.stored_templates import StoredTemplateCatalog
@@ -47,6 +48,7 @@ def actor_kinds(db: Database, clock: Clock, credentials: CredentialCache, settin
         *rate_bucket_kinds(),
         key_ring_kind(db, clock, credentials, idle_timeout=settings.actor_idle_seconds),
         conversation_kind(conversations, idle_timeout=settings.actor_idle_seconds),
+        send_pacer_kind(),
         contact_card_kind(db, clock, idle_timeout=settings.actor_idle_seconds),
         activity_log_kind(db),
     ]
@@ -63,7 +65,8 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
     credentials = CredentialCache(db)
     platform = PlatformLink.from_settings(settings)
     conversations = ConversationDeps(db=db, clock=clock, platform=platform,
-                                     responder=responder if responder is not None else FaqBot(db))
+                                     responder=responder if responder is not None else FaqBot(db),
+                                     sends_per_second=settings.platform_sends_per_second)
     actors = ActorSystem([*actor_kinds(db, clock, credentials, settings, conversations), *extra_kinds])
     conversations.actors = actors
     return create_app(Services(settings=settings, db=db, actors=actors, credentials=credentials, clock=clock,

@@ -41,6 +41,8 @@ class Settings(msgspec.Struct, frozen=True):
     simulator_port: int = 0
     # The simulator's delays before it posts the sent, delivered and read statuses back.
     simulator_status_delays: tuple[float, float, float] = (0.05, 0.2, 0.5)
+    # Sends per second per business number the service allows itself (the platform's limit; Meta: 80).
+    platform_sends_per_second: int = 80
     # The simulator's per-number throughput limit (messages per second; 130429 beyond it).
     simulator_throughput: int = 80
 
@@ -76,6 +78,7 @@ def _whatsapp(env: dict[str, str]) -> dict[str, object]:
         "whatsapp_verify_token": env.get("WHATSAPP_VERIFY_TOKEN") or None,
         "simulator_port": _int(env, "INBOX_SIMULATOR_PORT", 0, 0, 65535),
         "simulator_throughput": _int(env, "INBOX_SIMULATOR_THROUGHPUT", 80, 1, 100_000),
+        "platform_sends_per_second": _int(env, "WHATSAPP_SENDS_PER_SECOND", 80, 1, 100_000),
     }
     if url is not None:
         if not url.startswith(("http://", "https://")):

@@ -4,7 +4,16 @@ It answers `POST /{phone_number_id}/messages` as the platform does (Meta's succe
 rules in `simulator_rules`), then posts the statuses of each accepted message to `webhook_url` after the
 configured delays, signed with the app secret. Simulated customers write through `POST
 /simulator/customers/{phone}/messages` (see `simulator_app` for the control routes), which opens their 24-hour
-window. Time for the window comes from a `Clock`, so tests can move it; the status delays are trio sleeps.
+window. Time for the window comes from a `Clock`, so tests can move it; the status delays are trio time.
+
+Statuses go out as Meta sends them, batched: one task (the schedule) wakes when the earliest status is due and
+moves everything due to its business number's queue; each number with queued statuses has one flusher, which
+posts them as one envelope (up to `statuses_per_webhook`, oldest first) and, while that post and its retries
+are in flight, lets the next ones gather. Nothing waits when idle: a status is posted as soon as it is due. A
+message's statuses come due in order and one number has one envelope in flight, so `sent` is never posted after
+its `delivered`. Webhook posts go through two lanes, statuses and customer messages, each with its own
+connections and at most its concurrency in flight (a `trio.CapacityLimiter` the size of httpx's pool): httpx
+never queues, so `webhook_timeout` times the service, and statuses cannot starve customers.
 
 `webhook_url` is an attribute of the running simulator, settable at any time: the service's URL is known only
 after the service has bound its port, which may be after the simulator has bound its own.
@@ -18,6 +27,7 @@ import secrets
 import signal
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
+from typing import Self
 
 import httpx
 import msgspec
@@ -30,10 +40,12 @@ from inbox_actors.platform.cloud_api import InvalidSendRequest, decode_send_requ
 from inbox_actors.platform.envelope import SIGNATURE_HEADER, build_envelope, sign
 from inbox_actors.platform.messages import MEDIA_TYPES, InboundMessage, StatusUpdate
 from inbox_actors.platform.simulator_rules import (
-    PlannedStatus, Refusal, StatusDelays, default_read_receipts, invalid_parameter, invalid_token, planned_statuses,
+    Refusal, StatusDelays, default_read_receipts, invalid_parameter, invalid_token, planned_statuses,
     refusal_for, throughput_exceeded, wa_id,
 )
-from inbox_actors.platform.simulator_state import Customers, SentLog, SentRecord, SimulatorStats, Throughput
+from inbox_actors.platform.simulator_state import (
+    Customers, QueuedStatus, SentLog, SentRecord, SimulatorStats, StatusQueues, StatusSchedule, Throughput, Timeline,
+)
 from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateCatalog, TemplateSpec
 
 log = logging.getLogger("inbox_actors.platform.simulator")
@@ -50,12 +62,16 @@ class SimulatorConfig(msgspec.Struct, frozen=True):
     throughput_per_second: int = 80          # per business number, any one second (130429 beyond)
     # Waits between attempts at a status webhook that got no 2xx; after the last, the status is dropped.
     webhook_retry_delays: tuple[float, ...] = (0.5, 2.0, 8.0)
-    webhook_timeout: float = 5.0
+    webhook_timeout: float = 5.0             # each attempt, once it has a connection (waiting for one is untimed)
+    webhook_concurrency: int = 8             # status envelopes in flight at once (and connections for them)
+    customer_webhook_concurrency: int = 32   # customer messages in flight at once (their own connections)
+    statuses_per_webhook: int = 100          # statuses in one envelope at most
     display_phone_number: str = "15550000000"   # metadata.display_phone_number in every envelope
     history_per_number: int = 1000           # accepted sends kept per business number
     max_numbers: int = 1000                  # business numbers remembered (history, throughput windows)
     max_customers: int = 100_000             # customers remembered (last message, read receipts)
     max_status_timelines: int = 10_000       # accepted messages awaiting statuses at once; more get none
+    max_queued_statuses: int = 10_000        # due statuses waiting per business number; more are dropped
 
 
 class SendAcceptedBySimulator(msgspec.Struct, frozen=True):
@@ -87,6 +103,25 @@ def new_message_id() -> str:
     return "wamid." + secrets.token_urlsafe(24)
 
 
+class WebhookLane:
+    """One kind of webhook post: its own connection pool and at most `concurrency` posts in flight.
+
+    The limiter and the pool are the same size, so a post that holds a slot always finds a connection: the
+    waiting happens in the limiter (FIFO, untimed), and the client's timeout measures only the service.
+    """
+
+    def __init__(self, concurrency: int, timeout: float) -> None:
+        self.slots = trio.CapacityLimiter(concurrency)
+        self.http = httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(
+            max_connections=concurrency, max_keepalive_connections=concurrency))
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.http.aclose()
+
+
 class Simulator:
     """The simulated platform's state and behaviour; `serve` puts it on a socket."""
 
@@ -101,8 +136,13 @@ class Simulator:
         self.customers = Customers(config.max_customers)
         self.throughput = Throughput(config.throughput_per_second, config.max_numbers)
         self.sent_log = SentLog(config.history_per_number, config.max_numbers)
-        self._http: httpx.AsyncClient | None = None
-        self._timelines: trio.Nursery | None = None
+        self._status_lane: WebhookLane | None = None
+        self._customer_lane: WebhookLane | None = None
+        self._timelines: trio.Nursery | None = None      # the schedule and the flushers, while serving
+        self._schedule = StatusSchedule()
+        self._queues = StatusQueues(config.max_queued_statuses)
+        self._flushing: set[str] = set()                 # numbers whose flusher is running
+        self._wake: trio.CancelScope | None = None       # the schedule's sleep, moved earlier by `_await_next`
 
     # -- serving ----------------------------------------------------------------------------------------------
 
@@ -123,9 +163,12 @@ class Simulator:
         config.errorlog = logging.getLogger("hypercorn.error")
         config.graceful_timeout = 2.0
         app = create_simulator_app(self)
-        async with httpx.AsyncClient(timeout=self.config.webhook_timeout) as http, \
+        timeout = self.config.webhook_timeout
+        async with WebhookLane(self.config.webhook_concurrency, timeout) as status_lane, \
+                WebhookLane(self.config.customer_webhook_concurrency, timeout) as customer_lane, \
                 trio.open_nursery() as timelines:
-            self._http, self._timelines = http, timelines
+            self._status_lane, self._customer_lane, self._timelines = status_lane, customer_lane, timelines
+            timelines.start_soon(self._run_schedule)
             try:
                 async with trio.open_nursery() as server:
                     binds = await server.start(partial(serve, app, config, shutdown_trigger=shutdown_trigger))
@@ -133,7 +176,7 @@ class Simulator:
                     task_status.started(self.url)
             finally:
                 # Hypercorn has returned (or is cancelled): statuses still to come are not waited for.
-                self._http = self._timelines = None
+                self._stop_statuses()
                 timelines.cancel_scope.cancel()
 
     # -- sends ------------------------------------------------------------------------------------------------
@@ -190,49 +233,97 @@ class Simulator:
                         "not serving" if self._timelines is None else "too many messages awaiting statuses")
             return
         self.stats.status_timelines_running += 1
-        self._timelines.start_soon(self._post_statuses, record, plan, trio.current_time())
+        self._await_next(Timeline(record=record, plan=plan, accepted=trio.current_time()))
 
-    async def _post_statuses(self, record: SentRecord, plan: Sequence[PlannedStatus], accepted: float) -> None:
+    def _await_next(self, timeline: Timeline) -> None:
+        due = self._schedule.push(timeline)
+        if self._wake is not None and due < self._wake.deadline:
+            self._wake.deadline = due
+
+    async def _run_schedule(self) -> None:
+        """The one task that times statuses: sleeps until the earliest is due, then queues all that are due."""
+        while True:
+            with trio.CancelScope(deadline=self._schedule.next_due()) as self._wake:
+                await trio.sleep_forever()
+            self._wake = None
+            now = trio.current_time()
+            while (timeline := self._schedule.pop_due(now)) is not None:
+                self._status_due(timeline)
+
+    def _status_due(self, timeline: Timeline) -> None:
+        planned, final = timeline.advance()
+        record, at = timeline.record, self.clock.now()
+        record.record_status(planned.status, at)
+        if not final:
+            self._await_next(timeline)     # due no earlier than now: queued after this one, even if due at once
+        update = StatusUpdate(message_id=record.message_id, recipient_phone=record.to, status=planned.status,
+                              at=at, error_code=planned.error_code, error_title=planned.error_title)
+        number = record.phone_number_id
+        if not self._queues.put(number, QueuedStatus(update=update, final=final)):
+            self.stats.status_queue_dropped += 1
+            log.warning("dropped the %s of %s: %s statuses already wait for %s", planned.status, record.message_id,
+                        self.config.max_queued_statuses, number)
+            if final:
+                self.stats.status_timelines_running -= 1
+        elif number not in self._flushing and self._timelines is not None:
+            self._flushing.add(number)
+            self._timelines.start_soon(self._flush_statuses, number)
+
+    async def _flush_statuses(self, number: str) -> None:
+        """Posts the number's queued statuses, one envelope at a time, until none is left."""
         try:
-            for planned in plan:
-                await trio.sleep_until(accepted + planned.after)
-                at = self.clock.now()
-                record.record_status(planned.status, at)
-                update = StatusUpdate(message_id=record.message_id, recipient_phone=record.to,
-                                      status=planned.status, at=at, error_code=planned.error_code,
-                                      error_title=planned.error_title)
-                body = build_envelope(record.phone_number_id, self.config.display_phone_number, statuses=[update])
-                await self._post_with_retries(body, what=f"{planned.status} of {record.message_id}")
+            while batch := self._queues.take(number, self.config.statuses_per_webhook):
+                body = build_envelope(number, self.config.display_phone_number,
+                                      statuses=[queued.update for queued in batch])
+                if await self._post_with_retries(body, what=f"{len(batch)} statuses of {number}"):
+                    self.stats.statuses_posted += len(batch)
+                else:
+                    self.stats.webhooks_dropped += len(batch)
+                self.stats.status_timelines_running -= sum(queued.final for queued in batch)
         finally:
-            self.stats.status_timelines_running -= 1
+            self._flushing.discard(number)
 
-    async def _post_with_retries(self, body: bytes, *, what: str) -> None:
+    def _stop_statuses(self) -> None:
+        """Forget every status still to come (the simulator stops serving: none will be posted)."""
+        self._status_lane = self._customer_lane = self._timelines = self._wake = None
+        self._schedule = StatusSchedule()
+        self._queues = StatusQueues(self.config.max_queued_statuses)
+        self._flushing.clear()
+        self.stats.status_timelines_running = 0
+
+    async def _post_with_retries(self, body: bytes, *, what: str) -> bool:
+        """Whether a status envelope got a 2xx, retrying after each of `webhook_retry_delays`."""
         for wait in (*self.config.webhook_retry_delays, None):
             if self.webhook_url is None:
                 break
-            if 200 <= await self._post_webhook(body) < 300:
-                return
+            if 200 <= await self._post_webhook(body, self._status_lane) < 300:
+                return True
             if wait is not None:
                 await trio.sleep(wait)
-        self.stats.webhooks_dropped += 1
         log.warning("dropped the webhook for %s: %s", what,
                     "no webhook URL" if self.webhook_url is None else "no 2xx after every retry")
+        return False
 
-    async def _post_webhook(self, body: bytes) -> int:
+    async def _post_webhook(self, body: bytes, lane: WebhookLane | None) -> int:
         """One signed POST to the webhook URL; the HTTP status, or 0 when the service could not be reached."""
-        if self.webhook_url is None or self._http is None:
-            self.stats.webhooks_failed += 1
-            return 0
         headers = {"Content-Type": "application/json", SIGNATURE_HEADER: sign(self.config.app_secret, body),
                    "User-Agent": "facebookexternalua"}
-        try:
-            response = await self._http.post(self.webhook_url, content=body, headers=headers)
-        except trio.Cancelled:
-            raise
-        except httpx.HTTPError as err:
-            log.info("webhook to %s failed: %s", self.webhook_url, err)
+        if lane is None:
             self.stats.webhooks_failed += 1
             return 0
+        async with lane.slots:
+            url = self.webhook_url
+            if url is None:
+                self.stats.webhooks_failed += 1
+                return 0
+            try:
+                response = await lane.http.post(url, content=body, headers=headers)
+            except trio.Cancelled:
+                raise
+            except httpx.HTTPError as err:
+                log.info("webhook to %s failed: %s", url, err)
+                self.stats.webhooks_failed += 1
+                return 0
         if 200 <= response.status_code < 300:
             self.stats.webhooks_posted += 1
         else:
@@ -265,7 +356,7 @@ class Simulator:
         self.customers.wrote(message.phone_number_id, customer, now)
         self.stats.customer_messages += 1
         body = build_envelope(message.phone_number_id, self.config.display_phone_number, messages=[inbound])
-        status = await self._post_webhook(body)
+        status = await self._post_webhook(body, self._customer_lane)
         delivered = 200 <= status < 300
         if delivered:
             self.stats.customer_messages_delivered += 1
@@ -284,6 +375,7 @@ class Simulator:
         return self.sent_log.sent(phone_number_id, (wa_id(to) or to) if to else None)
 
     def statistics(self) -> SimulatorStats:
+        self.stats.statuses_queued = len(self._queues)
         return self.stats
 
 

@@ -4,10 +4,17 @@ Customers (their last message per business number, their read-receipt setting), 
 windows and per-number sent history live in least-recently-used maps of fixed capacity, and each number's
 history keeps only its newest messages: a simulator left running under load holds a fixed amount of memory.
 Forgetting a customer's last message closes their 24-hour window, as if they had not written.
+
+Statuses on their way out are held in two places: the `StatusSchedule` (one entry per message, its next status
+and when it is due; the simulator caps how many messages it holds) and the `StatusQueues` (statuses that are
+due, waiting for their business number's next webhook; at most `per_number` each).
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import math
 from collections import OrderedDict, deque
 from datetime import datetime
 from collections.abc import Hashable
@@ -16,7 +23,8 @@ from typing import Generic, TypeVar
 import msgspec
 
 from inbox_actors.domain.rate_window import SlidingWindow
-from inbox_actors.platform.messages import SendRequest
+from inbox_actors.platform.messages import SendRequest, StatusUpdate
+from inbox_actors.platform.simulator_rules import PlannedStatus
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -140,6 +148,99 @@ class SentLog:
         return [record for record in log if to is None or record.to == to]
 
 
+class Timeline(msgspec.Struct):
+    """An accepted message's statuses still to come: `plan[step:]`, each due `after` seconds past `accepted`
+    (trio time)."""
+
+    record: SentRecord
+    plan: tuple[PlannedStatus, ...]
+    accepted: float
+    step: int = 0
+
+    def next_due(self) -> float:
+        return self.accepted + self.plan[self.step].after
+
+    def advance(self) -> tuple[PlannedStatus, bool]:
+        """The status now due, and whether it is the message's last."""
+        planned = self.plan[self.step]
+        self.step += 1
+        return planned, self.step == len(self.plan)
+
+
+class StatusSchedule:
+    """Messages waiting for their next status, earliest due first (a heap; ties in order of arrival).
+
+    A message is in it at most once: its next status is scheduled only when the one before has come due, so a
+    message's statuses come due in plan order whatever the delays.
+    """
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Timeline]] = []
+        self._arrivals = itertools.count()
+
+    def push(self, timeline: Timeline) -> float:
+        """Schedules `timeline`'s next status; answers when it is due."""
+        due = timeline.next_due()
+        heapq.heappush(self._heap, (due, next(self._arrivals), timeline))
+        return due
+
+    def next_due(self) -> float:
+        """When the earliest status is due; infinity when nothing is scheduled."""
+        return self._heap[0][0] if self._heap else math.inf
+
+    def pop_due(self, now: float) -> Timeline | None:
+        """The earliest message whose next status is due at `now`, or None."""
+        if self._heap and self._heap[0][0] <= now:
+            return heapq.heappop(self._heap)[2]
+        return None
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+
+class QueuedStatus(msgspec.Struct, frozen=True):
+    update: StatusUpdate
+    final: bool                              # the message's last status: its timeline ends when this is settled
+
+
+class StatusQueues:
+    """Due statuses per business number, oldest first, at most `per_number` each; a number with none is forgotten."""
+
+    def __init__(self, per_number: int) -> None:
+        if per_number < 1:
+            raise ValueError("per_number must be at least 1")
+        self.per_number = per_number
+        self._by_number: dict[str, deque[QueuedStatus]] = {}
+        self._count = 0
+
+    def put(self, phone_number_id: str, status: QueuedStatus) -> bool:
+        """Queues `status`; False (and nothing queued) when the number's queue is full."""
+        queue = self._by_number.setdefault(phone_number_id, deque())
+        if len(queue) >= self.per_number:
+            return False
+        queue.append(status)
+        self._count += 1
+        return True
+
+    def take(self, phone_number_id: str, limit: int) -> list[QueuedStatus]:
+        """Removes and answers the number's oldest statuses, at most `limit`."""
+        queue = self._by_number.get(phone_number_id)
+        if not queue:
+            return []
+        taken = [queue.popleft() for _ in range(min(limit, len(queue)))]
+        if not queue:
+            del self._by_number[phone_number_id]
+        self._count -= len(taken)
+        return taken
+
+    def waiting(self, phone_number_id: str) -> int:
+        queue = self._by_number.get(phone_number_id)
+        return len(queue) if queue else 0
+
+    def __len__(self) -> int:
+        return self._count
+
+
 class SimulatorStats(msgspec.Struct):
     """Counters, read at `GET /simulator/stats`."""
 
@@ -147,10 +248,13 @@ class SimulatorStats(msgspec.Struct):
     sends_refused: dict[str, int] = msgspec.field(default_factory=dict)   # by error code
     customer_messages: int = 0
     customer_messages_delivered: int = 0     # the service answered 2xx
-    webhooks_posted: int = 0                 # answered 2xx (customer messages and statuses)
+    webhooks_posted: int = 0                 # POSTs answered 2xx (customer messages and status envelopes)
     webhooks_failed: int = 0                 # attempts that got no 2xx (each retry counts)
     webhooks_dropped: int = 0                # statuses given up after the last retry, or with no webhook URL
-    status_timelines_running: int = 0        # accepted messages whose statuses are still to come
+    statuses_posted: int = 0                 # statuses in envelopes answered 2xx
+    statuses_queued: int = 0                 # statuses due and waiting for their number's next envelope (now)
+    status_queue_dropped: int = 0            # statuses due while their number's queue was full: never posted
+    status_timelines_running: int = 0        # accepted messages whose statuses are not all posted or dropped
     status_timelines_dropped: int = 0        # accepted while too many were running: no statuses will come
 
     def refused(self, code: int) -> None:

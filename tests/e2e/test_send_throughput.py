@@ -32,3 +32,4 @@ async def test_the_platform_throughput_limit_gives_130429(service):
             nursery.start_soon(one, n + 1)
     assert codes.count(200) >= 1 and 130429 in codes
     assert set(codes) <= {200, 130429}
+

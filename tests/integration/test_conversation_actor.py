@@ -13,6 +13,7 @@ from inbox_actors.clock import WallClock
 from inbox_actors.conversation import ConversationDeps, CustomerWrote, Send, StatusReported, conversation_kind
 from inbox_actors.platform.messages import InboundMessage, SendAccepted, SendRequest, StatusUpdate
 from inbox_actors.runtime import ActorCrashed, ActorSystem
+from inbox_actors.send_pacer import send_pacer_kind
 from tests import builders
 
 _ids = itertools.count(1)
@@ -36,7 +37,7 @@ class RecordingPlatform:
 async def chats(db, nursery):
     platform = RecordingPlatform()
     deps = ConversationDeps(db=db, clock=WallClock(), platform=platform, responder=None)
-    system = ActorSystem([conversation_kind(deps)])
+    system = ActorSystem([conversation_kind(deps), send_pacer_kind()])
     deps.actors = system
     await nursery.start(system.run)
     workspace_id = await builders.workspace(db)

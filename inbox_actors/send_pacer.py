@@ -1,0 +1,51 @@
+"""The send pacer: one actor per business number, holding its send schedule (see domain/send_pacing.py).
+
+Every send through the platform asks it first and waits the answer's seconds, so bursts (a busy bot, many
+agents, API sends) are spread under the platform's throughput limit instead of being refused with 130429.
+When the number is saturated for longer than MAX_WAIT, the send is refused at once like the platform would.
+The pacer passivates once idle; an empty schedule loses nothing.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import trio
+
+from inbox_actors.domain.send_pacing import SendSchedule
+from inbox_actors.runtime import Actor, ActorKind, ActorSystem
+
+KIND = "send_pacer"
+DEFAULT_PER_SECOND = 80
+# A send may wait this long for its slot; beyond it, the caller fails fast (130429) rather than pile up.
+MAX_WAIT = 5.0
+
+
+class ReserveSlot(msgspec.Struct, frozen=True):
+    per_second: int
+
+
+class SendPacer(Actor):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self._schedule: SendSchedule | None = None
+
+    async def receive(self, message: object) -> float | None:
+        if not isinstance(message, ReserveSlot):
+            raise TypeError(f"send pacer cannot handle {type(message).__name__}")
+        if self._schedule is None or self._schedule.limit != message.per_second:
+            self._schedule = SendSchedule(message.per_second)
+        return self._schedule.reserve(trio.current_time(), MAX_WAIT)
+
+
+def send_pacer_kind() -> ActorKind:
+    return ActorKind(name=KIND, factory=SendPacer, mailbox_capacity=1024, idle_timeout=60.0, ask_timeout=5.0)
+
+
+async def wait_for_slot(actors: ActorSystem, phone_number_id: str, per_second: int) -> bool:
+    """Wait until this number may send; False (at once) when it is saturated beyond MAX_WAIT."""
+    delay = await actors.ref(KIND, phone_number_id).ask(ReserveSlot(per_second))
+    if delay is None:
+        return False
+    if delay > 0:
+        await trio.sleep(delay)
+    return True
