@@ -26,6 +26,7 @@ from inbox_actors.conversation_sending import SendOutcome, Sender
 from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain import delivery_status, events
 from inbox_actors.domain.conversation_states import IllegalTransition, State
+from inbox_actors.domain.text import storable
 from inbox_actors.platform.messages import InboundMessage, SendRequest, StatusUpdate
 from inbox_actors.platform.client import PlatformClient
 from inbox_actors.runtime import Actor, ActorKind, ActorSystem, MailboxFull
@@ -206,28 +207,32 @@ class Conversation(Actor):
             return Recorded(existing["id"], duplicate=True)
         now = self.clock.now()
         async with self.db.transaction() as tx:
-            row = await self.ensure_chat(tx, profile_name=inbound.profile_name or "", at=inbound.at)
+            row = await self.ensure_chat(tx, profile_name=storable(inbound.profile_name) or "", at=inbound.at,
+                                         author="customer")
             message = await message_queries.insert_message(
                 tx, workspace_id=self.workspace_id, conversation_id=row["id"],
                 platform_message_id=inbound.message_id, direction="inbound", sender_type="customer",
-                type=inbound.type, text=inbound.text, status=delivery_status.RECEIVED, source="whatsapp",
-                sent_at=inbound.at, status_at=inbound.at)
+                type=storable(inbound.type), text=storable(inbound.text), status=delivery_status.RECEIVED,
+                source="whatsapp", sent_at=inbound.at, status_at=inbound.at)
+            # A redelivery of something older than what the customer has said since (the platform retried
+            # after a failure) is recorded and counted, but it neither becomes the last word nor wakes the bot.
+            latest_word = row["last_customer_message_at"] is None or inbound.at >= row["last_customer_message_at"]
             changes: dict[str, Any] = {
-                "last_customer_message_at": max(inbound.at, row["last_customer_message_at"] or inbound.at),
                 "unread_count": row["unread_count"] + 1,
                 "count_messages": row["count_messages"] + 1,
                 "count_from_customer": row["count_from_customer"] + 1,
-                "last_message_id": message["id"],
-                "last_activity_at": max(inbound.at, row["last_activity_at"]),
             }
-            if row["waiting_since"] is None:
-                changes["waiting_since"] = inbound.at
-            if row["state"] != State.AI_ONLY.value and row["waiting_for_person_since"] is None:
-                changes.update(self._waiting_for_person(inbound.at))
-            await self.emit(tx, events.MESSAGE_RECEIVED, "customer", data.message_data(self.phone, message, {}), now)
+            if latest_word:
+                changes.update(last_customer_message_at=inbound.at, last_message_id=message["id"],
+                               last_activity_at=max(inbound.at, row["last_activity_at"]))
+                if row["waiting_since"] is None:
+                    changes["waiting_since"] = inbound.at
+                if row["state"] != State.AI_ONLY.value and row["waiting_for_person_since"] is None:
+                    changes.update(self._waiting_for_person(inbound.at))
+            await self.emit(tx, events.MESSAGE_RECEIVED, "customer", data.message_data(self.phone, message, {}))
             updated = await conversation_queries.update_conversation(tx, row, changes, now)
         self.row = updated
-        if states.bot_may_answer(self.state) and self.deps.responder is not None:
+        if latest_word and states.bot_may_answer(self.state) and self.deps.responder is not None:
             self._queue_bot_turn()
         return Recorded(message["id"])
 
@@ -235,18 +240,21 @@ class Conversation(Actor):
         now = self.clock.now()
         async with self.db.transaction() as tx:
             message = await message_queries.find_by_platform_id(tx, self.workspace_id, update.message_id)
-            if message is None or message["direction"] != "outbound":
-                log.info("status %s for unknown message %s ignored", update.status, update.message_id)
+            if message is None or message["direction"] != "outbound" or self.row is None \
+                    or message["conversation_id"] != self.row["id"]:
+                log.info("status %s for a message not sent from chat %s (%s) ignored", update.status, self.key,
+                         update.message_id)
                 return Recorded(None)
             new_receipt = await message_queries.add_receipt(tx, message["id"], update.status, update.at)
             if not delivery_status.advances(message["status"], update.status):
                 return Recorded(message["id"], duplicate=not new_receipt)
-            error_text = update.error_title if update.status == delivery_status.FAILED else None
+            error_text = storable(update.error_title) if update.status == delivery_status.FAILED else None
             message = await message_queries.set_status(tx, message["id"], update.status, update.at,
                                                        error_code=update.error_code, error_text=error_text)
             if update.status != delivery_status.SENT:
                 await self.emit(tx, events.MESSAGE_STATUS, "platform", data.status_data(
-                    self.phone, message, update.status, update.at, update.error_code, update.error_title, now), now)
+                    self.phone, message, update.status, update.at, update.error_code, storable(update.error_title),
+                    now))
             changes = await self._answered_by(tx, message) if delivery_status.reached_phone(update.status) else {}
             updated = await conversation_queries.update_conversation(tx, self.row, changes, now) if changes else None
         if updated is not None:
@@ -255,8 +263,8 @@ class Conversation(Actor):
 
     async def _answered_by(self, tx: UnitOfWork, message: Record) -> dict[str, Any]:
         """A reply reached the phone: unless the customer has written since it was sent, they no longer wait
-        (for a person too, if a person replied). "Since" goes by the order messages were stored, not by
-        timestamps: the platform's clock and ours need not agree."""
+        (for a person too, if a person replied). "Since" compares the order the customer's last word and the
+        reply were stored, not their timestamps: the platform's clock and ours need not agree."""
         row = self.row
         if row is None or row["waiting_since"] is None and row["waiting_for_person_since"] is None:
             return {}
@@ -302,7 +310,7 @@ class Conversation(Actor):
         if self.row["waiting_since"] is not None and self.row["waiting_for_person_since"] is None:
             changes.update(self._waiting_for_person(now))
         async with self.db.transaction() as tx:
-            await self.emit(tx, events.HANDOFF, "bot", data.handoff_data(self.phone, reason, now), now)
+            await self.emit(tx, events.HANDOFF, "bot", data.handoff_data(self.phone, reason, now))
             updated = await conversation_queries.update_conversation(tx, self.row, changes, now)
         self.row = updated
         return Recorded(None)
@@ -315,6 +323,8 @@ class Conversation(Actor):
     async def _send(self, request: Send) -> SendOutcome | NotVisible | Refused:
         if request.only_assigned_to is not None and not self._visible(request.only_assigned_to):
             return NotVisible()
+        if request.sender_type == "agent" and self.row is None:
+            return NotVisible()  # a member replies in a chat; a first message to a number is an API send
         if request.sender_type == "agent" and self.row is not None:
             if self.state is State.HUMAN_ACTIVE and self.row["assigned_to"] != request.actor_id:
                 return Refused(409, "invalid_transition", "Another member has claimed this chat; "
@@ -366,7 +376,7 @@ class Conversation(Actor):
             by_member=by, reason=reason)
         kind = events.CONVERSATION_RESOLVED if event == "resolved" else events.CONVERSATION_ASSIGNED
         await self.emit(tx, kind, author, data.assignment_data(
-            self.phone, event, state.value, previous, assignee, by, reason, names, now), now)
+            self.phone, event, state.value, previous, assignee, by, reason, names, now))
 
     async def _open(self, message: Open) -> Changed:
         now = self.clock.now()
@@ -379,7 +389,7 @@ class Conversation(Actor):
                                                        via=message.via, at=now, marked_read=unread)
                 names = await conversation_queries.member_names(tx, [message.member_id])
                 await self.emit(tx, events.CONVERSATION_SEEN, message.author,
-                                 data.seen_data(self.phone, message.member_id, names, unread, now), now)
+                                 data.seen_data(self.phone, message.member_id, names, unread, now))
             if unread:
                 row = await conversation_queries.update_conversation(tx, row, {"unread_count": 0}, now)
         self.row = row
@@ -409,19 +419,19 @@ class Conversation(Actor):
         deadline = since + timedelta(seconds=sla) if sla else None
         return {"waiting_for_person_since": since, "sla_deadline_at": deadline}
 
-    async def ensure_chat(self, tx: UnitOfWork, *, profile_name: str, at: datetime) -> Record:
-        """The chat's row, creating the contact (first contact) and the conversation as needed."""
+    async def ensure_chat(self, tx: UnitOfWork, *, profile_name: str, at: datetime, author: str) -> Record:
+        """The chat's row, creating the contact (first contact) and the conversation as needed; `author` is
+        whoever made first contact (the customer, or the key that sent)."""
         if self.row is not None:
             return self.row
         contact, created = await contact_queries.insert_contact_if_absent(tx, self.workspace_id, self.phone,
                                                                           profile_name)
         if created:
-            author = "customer" if profile_name else "system"
-            await self.emit(tx, events.CONTACT_CREATED, author, contact_queries.contact_event_data(contact), at)
+            await self.emit(tx, events.CONTACT_CREATED, author, contact_queries.contact_event_data(contact))
         return await conversation_queries.insert_conversation(tx, workspace_id=self.workspace_id, phone=self.phone,
                                                               contact_id=contact["id"], at=at)
 
-    async def emit(self, tx: UnitOfWork, event: str, author: str, payload: dict[str, Any], at: datetime) -> None:
+    async def emit(self, tx: UnitOfWork, event: str, author: str, payload: dict[str, Any]) -> None:
         await outbox.append_event(tx, workspace_id=self.workspace_id, event=event, actor=author, data=payload,
                                   correlation_id=events.new_correlation_id())
 

@@ -2,7 +2,7 @@
 
 The spec leaves each event's data open; these shapes are ours (the README lists them). Every data object
 names the chat's `phone` and carries `at`, the moment of the change, so receivers can order events.
-Envelope `actor`: "customer", "bot", "user:<member id>" or "api_key:<key id>".
+Envelope `actor`: "customer", "bot", "platform" (delivery statuses) or "api_key:<key id>".
 """
 
 from __future__ import annotations

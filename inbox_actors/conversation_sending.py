@@ -128,11 +128,11 @@ class Sender:
         chat = self._chat
         now = chat.clock.now()
         async with chat.db.transaction() as tx:
-            row = await chat.ensure_chat(tx, profile_name="", at=now)
+            row = await chat.ensure_chat(tx, profile_name="", at=now, author=order.author)
             message = await self._insert(tx, row, order, channel, now, platform_message_id=platform_message_id,
                                          status=delivery_status.SENT)
             names = await conversation_queries.member_names(tx, [order.actor_id] if order.actor_id else [])
-            await chat.emit(tx, events.MESSAGE_SENT, order.author, data.message_data(chat.phone, message, names), now)
+            await chat.emit(tx, events.MESSAGE_SENT, order.author, data.message_data(chat.phone, message, names))
             updated = await conversation_queries.update_conversation(tx, row, self._counted(row, order, message, now),
                                                                      now)
         chat.row = updated

@@ -115,10 +115,6 @@ def current_key() -> str | None:
     return parse_key(request.headers.get(HEADER))
 
 
-async def current_request_hash() -> bytes:
-    return request_hash(request.method, request.path, await request.get_data())
-
-
 # -- the key's record ---------------------------------------------------------------------------------------
 
 

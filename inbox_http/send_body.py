@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from inbox_actors.domain.phones import InvalidPhone, normalise_phone
+from inbox_actors.domain.text import has_control_characters
 from inbox_actors.platform.messages import MEDIA_TYPES, MESSAGE_TYPES, SendRequest
 from inbox_http.errors import SentenceError
 
@@ -81,13 +82,18 @@ def _template(raw: Any) -> SendRequest:
     name, language, parameters = raw.get("name"), raw.get("language", "en"), raw.get("parameters", [])
     if not isinstance(name, str) or len(name) > 512:
         raise SentenceError(400, "Template name must be a string")
+    _refuse_control(name, "Template name")
     if not isinstance(language, str) or not 2 <= len(language) <= 15:
         raise SentenceError(400, "Template language must be a locale code such as en or en_US")
     if not isinstance(parameters, list) or len(parameters) > MAX_PARAMETERS or \
             not all(isinstance(p, (str, int, float)) and not isinstance(p, bool) for p in parameters):
         raise SentenceError(400, f"Template parameters must be a list of at most {MAX_PARAMETERS} strings")
+    _refuse_control(language, "Template language")
+    values = tuple(str(p) for p in parameters)
+    for value in values:
+        _refuse_control(value, "Template parameters")
     return SendRequest(to="", type="template", template_name=name, template_language=language,
-                       template_parameters=tuple(str(p) for p in parameters))
+                       template_parameters=values)
 
 
 def _optional_text(value: Any, field: str, limit: int) -> str | None:
@@ -97,4 +103,10 @@ def _optional_text(value: Any, field: str, limit: int) -> str | None:
         raise SentenceError(400, f"{field} must be a string")
     if len(value) > limit:
         raise SentenceError(400, f"{field} must be at most {limit} characters")
+    _refuse_control(value, field)
     return value.strip() or None
+
+
+def _refuse_control(value: str, field: str) -> None:
+    if has_control_characters(value):
+        raise SentenceError(400, f"{field} may not contain control characters")

@@ -187,6 +187,9 @@ def attribute_value(key: str, raw: object) -> str | int | float | bool | None:
     if isinstance(raw, float):
         if not math.isfinite(raw):
             raise InvalidAttribute(f"Attribute {key!r} must be a finite number")
+        if abs(raw) > MAX_ATTRIBUTE_INTEGER:
+            # jsonb would give it back as a huge integer, not the number that was sent
+            raise InvalidAttribute(f"Attribute {key!r} is a number too large to store exactly")
         return raw
     if isinstance(raw, str):
         if len(raw) > MAX_ATTRIBUTE_TEXT:

@@ -39,3 +39,16 @@ def phone_or_none(raw: str) -> str | None:
         return normalise_phone(raw)
     except InvalidPhone:
         return None
+
+
+def platform_phone(raw: str) -> str | None:
+    """A number as the platform gives it (a WhatsApp id: country code and digits, always complete), or None.
+
+    The 10-digit rule is for people typing numbers into the API; applied to the platform's ids it would file a
+    Danish or Singaporean customer (country code and 8 digits) under an Indian number."""
+    if not isinstance(raw, str):
+        return None
+    text = raw.strip().removeprefix("+")
+    if not text.isascii() or not text.isdigit() or not MIN_DIGITS <= len(text) <= MAX_DIGITS:
+        return None
+    return text

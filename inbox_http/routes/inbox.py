@@ -9,7 +9,7 @@ state does not allow is 409 invalid_transition with the current state, and chang
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from quart import Blueprint, request
@@ -18,6 +18,8 @@ from inbox_actors import conversation, conversation_views
 from inbox_actors.conversation_sending import SendOutcome
 from inbox_actors.domain.phones import phone_or_none
 from inbox_actors.domain.plans import ApiTier
+from inbox_actors.domain.text import has_control_characters
+from inbox_http.converters import BIGINT_MAX
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError, SentenceError
 from inbox_http.guard import current_credential, guarded, responds
@@ -35,7 +37,7 @@ class ReasonBody(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class TransferBody(msgspec.Struct, forbid_unknown_fields=True):
-    to_user_id: int
+    to_user_id: Annotated[int, msgspec.Meta(ge=1, le=BIGINT_MAX)]
     reason: str | None = None
 
 
@@ -149,7 +151,7 @@ async def reply(phone: str):
 
 
 def _visibility(credential) -> int | None:
-    """Replies go only to existing chats: everyone else sees a missing chat as 404."""
+    """Whose assigned chats alone the caller may reply in (None: any existing chat)."""
     return assigned_only_member(credential)
 
 
@@ -199,6 +201,8 @@ def _author() -> str:
 def _reason(reason: str | None) -> str | None:
     if reason is not None and len(reason) > MAX_REASON:
         raise ApiError(400, "invalid_reason", f"reason must be at most {MAX_REASON} characters.")
+    if reason is not None and has_control_characters(reason):
+        raise ApiError(400, "invalid_reason", "reason may not contain control characters.")
     return reason
 
 

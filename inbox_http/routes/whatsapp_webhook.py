@@ -16,13 +16,14 @@ import trio
 from quart import Blueprint, Response, request
 
 from inbox_actors import conversation
-from inbox_actors.domain.phones import phone_or_none
+from inbox_actors.domain.phones import platform_phone
 from inbox_actors.platform.envelope import InvalidEnvelope, parse_envelope, verify_signature
 from inbox_actors.runtime import ActorError
 from inbox_http.errors import ApiError
 from inbox_http.encoding import json_response
 from inbox_http.services import services
 from persistence.database import DatabaseUnavailable
+from persistence.queries import messages as message_queries
 
 log = logging.getLogger("inbox_http.whatsapp_webhook")
 
@@ -61,7 +62,10 @@ async def receive():
         for message in batch.messages:
             _add(work, workspace_id, message.from_phone, conversation.CustomerWrote(message))
         for status in batch.statuses:
-            _add(work, workspace_id, status.recipient_phone, conversation.StatusReported(status))
+            # The chat the message was sent from, whatever spelling of the number the platform reports back
+            # (its WhatsApp id can differ from the number a send used).
+            chat_phone = await message_queries.conversation_phone(state.db, workspace_id, status.message_id)
+            _add(work, workspace_id, chat_phone or status.recipient_phone, conversation.StatusReported(status))
     failures: list[str] = []
     limiter = trio.CapacityLimiter(PARALLEL_CHATS)
     async with trio.open_nursery() as nursery:
@@ -74,7 +78,7 @@ async def receive():
 
 
 def _add(work: dict, workspace_id: int, raw_phone: str, item: object) -> None:
-    phone = phone_or_none(raw_phone)
+    phone = platform_phone(raw_phone)
     if phone is None:
         log.warning("webhook item for unusable phone %r dropped", raw_phone)
         return

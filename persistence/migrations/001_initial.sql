@@ -170,7 +170,7 @@ CREATE TABLE receipts (
     PRIMARY KEY (message_id, status)
 );
 
--- A member opening a chat ("seen"); a key marking a chat read is recorded with member_id NULL.
+-- A member opening a chat ("seen"). A key marking a chat read is not a person looking and leaves no view.
 CREATE TABLE conversation_views (
     id              bigserial PRIMARY KEY,
     conversation_id bigint NOT NULL REFERENCES conversations (id),

@@ -92,11 +92,6 @@ async def find_active_member(q: Database | UnitOfWork, workspace_id: int, member
     )
 
 
-async def assignment_history(q: Database | UnitOfWork, conversation_id: int) -> list[Record]:
-    return await q.fetch(
-        "SELECT * FROM assignment_events WHERE conversation_id = $1 ORDER BY at DESC, id DESC", conversation_id)
-
-
 _DETAIL = """
 SELECT c.*, k.name AS contact_name, k.email AS contact_email, k.company AS contact_company,
        k.status AS contact_status, k.tags AS contact_tags,

@@ -30,8 +30,12 @@ async def find_by_platform_id(q: Database | UnitOfWork, workspace_id: int, platf
                             workspace_id, platform_message_id)
 
 
-async def find_message(q: Database | UnitOfWork, message_id: int) -> Record | None:
-    return await q.fetchrow("SELECT * FROM messages WHERE id = $1", message_id)
+async def conversation_phone(q: Database | UnitOfWork, workspace_id: int, platform_message_id: str) -> str | None:
+    """The phone of the chat a platform message belongs to."""
+    return await q.fetchval(
+        "SELECT c.phone FROM messages m JOIN conversations c ON c.id = m.conversation_id"
+        " WHERE m.workspace_id = $1 AND m.platform_message_id = $2",
+        workspace_id, platform_message_id)
 
 
 async def set_status(tx: UnitOfWork, message_id: int, status: str, at: datetime, *, error_code: int | None = None,
@@ -54,25 +58,10 @@ async def add_receipt(tx: UnitOfWork, message_id: int, status: str, at: datetime
 
 
 async def latest_customer_message(q: Database | UnitOfWork, conversation_id: int) -> Record | None:
-    """The customer's last word, in the order messages were stored (platform timestamps can disagree)."""
+    """The customer's last word: by the platform's timestamps, which all customer messages share (a late
+    redelivery of an older message is not the last word), then by the order stored."""
     return await q.fetchrow(
-        "SELECT * FROM messages WHERE conversation_id = $1 AND sender_type = 'customer' ORDER BY id DESC LIMIT 1",
+        "SELECT * FROM messages WHERE conversation_id = $1 AND sender_type = 'customer'"
+        " ORDER BY sent_at DESC, id DESC LIMIT 1",
         conversation_id,
     )
-
-
-async def thread(q: Database | UnitOfWork, conversation_id: int, *, limit: int = 100) -> list[Record]:
-    return await q.fetch(
-        "SELECT m.*, a.name AS actor_name FROM messages m LEFT JOIN members a ON a.id = m.actor_id"
-        " WHERE m.conversation_id = $1 ORDER BY m.sent_at, m.id LIMIT $2",
-        conversation_id, limit,
-    )
-
-
-async def receipts_of(q: Database | UnitOfWork, message_ids: list[int]) -> dict[int, list[Record]]:
-    rows = await q.fetch("SELECT * FROM receipts WHERE message_id = ANY($1::bigint[]) ORDER BY at",
-                         message_ids) if message_ids else []
-    out: dict[int, list[Record]] = {}
-    for row in rows:
-        out.setdefault(row["message_id"], []).append(row)
-    return out

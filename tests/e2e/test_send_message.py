@@ -195,3 +195,17 @@ async def test_a_failed_send_is_replayed_too(service):
 async def _status(service, platform_message_id: str, wanted: str) -> bool:
     return await service.db.fetchval("SELECT status FROM messages WHERE platform_message_id = $1",
                                      platform_message_id) == wanted
+
+
+@pytest.mark.parametrize("body", [
+    {"to": PHONE, "message": "hi\u0000there"},
+    {"to": PHONE, "type": "template", "template": {"name": "t\u0000", "language": "en"}},
+    {"to": PHONE, "type": "template", "template": {"name": "t", "language": "en", "parameters": ["a\u0007"]}},
+    {"to": PHONE, "type": "document", "media_url": "https://x.io/a.pdf", "filename": "a\u0000.pdf"},
+])
+async def test_control_characters_are_refused_before_anything_is_sent(service, body):
+    _, number, _, key = await scale_workspace(service.db)
+    await customer_writes(service, number, PHONE, "hello")
+    answer = await send(service, key, body, **{"Idempotency-Key": "control"})
+    assert answer.status_code == 400 and "control characters" in answer.json()["error"]
+    assert await service.db.fetchval("SELECT count(*) FROM messages WHERE direction = 'outbound'") == 0

@@ -154,3 +154,20 @@ async def test_the_sla_deadline_follows_the_wait_for_a_person_and_breaches_past_
         return detail if not detail["sla_breached"] and detail["sla_deadline_at"] is None else None
 
     await eventually(answered)
+
+
+async def test_bad_reasons_and_member_ids_are_400_and_leave_the_chat_working(service):
+    workspace_id, number, _, key = await scale_workspace(service.db)
+    await customer_writes(service, number, PHONE, "hello")
+    await act(service, key, "claim")
+    for _ in range(8):  # more than the actor's restart intensity, had these reached it
+        assert (await act(service, key, "release", {"reason": "a\u0000b"})).status_code == 400
+        assert (await act(service, key, "transfer", {"to_user_id": 2**63})).status_code == 400
+    assert (await act(service, key, "release", {"reason": "ok"})).status_code == 200
+
+
+async def test_a_reply_needs_an_existing_chat(service):
+    _, _, _, key = await scale_workspace(service.db)
+    answer = await act(service, key, "reply", {"type": "template", "template": {"name": "t"}}, phone="919800000077")
+    assert answer.status_code == 404 and answer.json()["error"] == "not_found"
+    assert await service.db.fetchval("SELECT count(*) FROM conversations") == 0

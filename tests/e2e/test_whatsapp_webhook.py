@@ -90,3 +90,33 @@ async def _status_of(service, platform_message_id: str, wanted: str) -> bool:
     current = await service.db.fetchval("SELECT status FROM messages WHERE platform_message_id = $1",
                                         platform_message_id)
     return current == wanted
+
+
+async def test_a_customer_message_with_nul_is_stored_not_retried_forever(service):
+    workspace_id, number, _, key = await scale_workspace(service.db)
+    message = customer_message("wamid.nul", PHONE, "hello\x00there", datetime.now(timezone.utc), name="A\x00B")
+    answer = await post_envelope(service, number, messages=[message])
+    assert answer.status_code == 200
+    assert await service.db.fetchval("SELECT text FROM messages") == "hello\ufffdthere"
+
+
+async def test_platform_numbers_are_taken_as_complete_numbers(service):
+    """A Danish WhatsApp id has 10 digits with its country code; it must not become an Indian number."""
+    workspace_id, number, _, key = await scale_workspace(service.db)
+    message = customer_message("wamid.dk", "4522334455", "hej", datetime.now(timezone.utc))
+    assert (await post_envelope(service, number, messages=[message])).status_code == 200
+    assert await service.db.fetchval("SELECT phone FROM conversations") == "4522334455"
+
+
+async def test_a_status_reported_under_another_spelling_reaches_the_chat_it_was_sent_from(service):
+    workspace_id, number, _, key = await scale_workspace(service.db)
+    await customer_writes(service, number, PHONE, "hello")
+    sent = await service.client.post("/api/send-message", headers=bearer(key), json={"to": PHONE, "message": "Hi"})
+    message_id = sent.json()["messageId"]
+    await eventually(lambda: _status_of(service, message_id, "read"))
+    other_spelling = "4477009001239"  # what the platform might report as the recipient's WhatsApp id
+    answer = await post_envelope(service, number, statuses=[
+        status(message_id, other_spelling, "failed", datetime.now(timezone.utc), error_code=1, error_title="x")])
+    assert answer.status_code == 200
+    assert await service.db.fetchval("SELECT count(*) FROM conversations") == 1
+    assert await _status_of(service, message_id, "read")

@@ -120,3 +120,20 @@ async def test_a_reply_delivered_after_the_customer_wrote_again_leaves_them_wait
         message_id=outcome.platform_message_id, recipient_phone=phone, status="delivered",
         at=datetime.now(timezone.utc))))
     assert await db.fetchval("SELECT waiting_since FROM conversations WHERE phone = $1", phone) is not None
+
+
+async def test_a_late_redelivery_of_an_older_message_is_not_the_last_word(db, chats):
+    system, workspace_id, _ = chats
+    phone = "919800000017"
+    await conversation.tell_conversation(system, workspace_id, phone, inbound(phone, "newest"))
+    outcome = await conversation.tell_conversation(system, workspace_id, phone, reply())
+    await conversation.tell_conversation(system, workspace_id, phone, StatusReported(StatusUpdate(
+        message_id=outcome.platform_message_id, recipient_phone=phone, status="delivered",
+        at=datetime.now(timezone.utc))))
+    older = CustomerWrote(InboundMessage(message_id="wamid.older", from_phone=phone, type="text", text="older",
+                                         at=datetime(2020, 1, 1, tzinfo=timezone.utc)))
+    await conversation.tell_conversation(system, workspace_id, phone, older)
+    row = await db.fetchrow("SELECT c.waiting_since, m.text FROM conversations c JOIN messages m"
+                            " ON m.id = c.last_message_id WHERE c.phone = $1", phone)
+    assert row["waiting_since"] is None and row["text"] == "on it"
+    assert await db.fetchval("SELECT count_from_customer FROM conversations WHERE phone = $1", phone) == 2
