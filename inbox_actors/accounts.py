@@ -37,7 +37,8 @@ class PlanChange(msgspec.Struct, frozen=True):
     plan: str
 
 
-async def create_workspace(db: Database, *, name: str, plan: str, phone_number_id: str | None = None) -> CreatedWorkspace:
+async def create_workspace(db: Database, *, name: str, plan: str,
+                           phone_number_id: str | None = None) -> CreatedWorkspace:
     name = _required_text("workspace name", name)
     plan_value = _plan(plan)
     async with db.transaction() as tx:

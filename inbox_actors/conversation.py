@@ -17,12 +17,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-import msgspec
-
 from inbox_actors import conversation_events as data
 from inbox_actors.bot import HandOff, Reply, Responder
 from inbox_actors.clock import Clock
+from inbox_actors.conversation_messages import (
+    BotTurn, Changed, Claim, CustomerWrote, MarkRead, NotVisible, Open, Recorded, Refused, Release, Resolve, Send,
+    StatusReported, Transfer,
+)
 from inbox_actors.conversation_sending import SendOutcome, Sender
+from inbox_actors.conversation_team import TeamActions
 from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain import delivery_status, events
 from inbox_actors.domain.conversation_states import IllegalTransition, State
@@ -37,105 +40,15 @@ from persistence.queries import messages as message_queries
 from persistence.queries import outbox
 from persistence.queries import workspaces as workspace_queries
 
+__all__ = [
+    "KIND", "BotTurn", "Changed", "Claim", "Conversation", "ConversationDeps", "CustomerWrote", "MarkRead",
+    "NotVisible", "Open", "Recorded", "Refused", "Release", "Resolve", "Send", "SendOutcome", "StatusReported",
+    "Transfer", "conversation_key", "conversation_kind", "tell_conversation",
+]
+
 log = logging.getLogger("inbox_actors.conversation")
 
 KIND = "conversation"
-# Repeated opens by one member within this long count once (the spec's views list).
-VIEW_DEDUP = timedelta(minutes=1)
-
-# -- messages ------------------------------------------------------------------------------------------------
-
-
-class CustomerWrote(msgspec.Struct, frozen=True):
-    message: InboundMessage
-
-
-class StatusReported(msgspec.Struct, frozen=True):
-    update: StatusUpdate
-
-
-class BotTurn(msgspec.Struct, frozen=True):
-    """Let the bot answer the customer's latest message, if the chat is still the bot's to answer."""
-
-
-class Send(msgspec.Struct, frozen=True):
-    request: SendRequest
-    sender_type: str                 # system (API sends), agent (a member replying), bot
-    author: str                      # the webhook envelope's actor
-    sender_label: str | None = None
-    actor_id: int | None = None      # the member, for agent replies
-    only_assigned_to: int | None = None
-
-
-class Claim(msgspec.Struct, frozen=True):
-    member_id: int
-    author: str
-    only_assigned_to: int | None = None
-
-
-class Release(msgspec.Struct, frozen=True):
-    by_member: int
-    author: str
-    reason: str | None = None
-    only_assigned_to: int | None = None
-
-
-class Transfer(msgspec.Struct, frozen=True):
-    to_member: int
-    by_member: int
-    author: str
-    reason: str | None = None
-    only_assigned_to: int | None = None
-
-
-class Resolve(msgspec.Struct, frozen=True):
-    by_member: int
-    author: str
-    reason: str | None = None
-    only_assigned_to: int | None = None
-
-
-class Open(msgspec.Struct, frozen=True):
-    """A member opened the chat (inbox or embedded panel): a view, and the unread messages count as read."""
-
-    member_id: int
-    author: str
-    via: str = "panel"
-    only_assigned_to: int | None = None
-
-
-class MarkRead(msgspec.Struct, frozen=True):
-    """Unread cleared without anyone looking (a key marking read is not a person)."""
-
-    author: str
-    only_assigned_to: int | None = None
-
-
-# -- replies -------------------------------------------------------------------------------------------------
-
-
-class Recorded(msgspec.Struct, frozen=True):
-    id: int | None
-    duplicate: bool = False
-
-
-class Changed(msgspec.Struct, frozen=True):
-    state: str
-    version: int
-
-
-class NotVisible(msgspec.Struct, frozen=True):
-    """No such chat, or not one the caller may see (assigned-only): answered 404."""
-
-
-class Refused(msgspec.Struct, frozen=True):
-    """An expected refusal: `code` for stable-code routes, `message` the sentence."""
-
-    status: int
-    code: str
-    message: str
-    state: str | None = None
-
 
 # -- the actor -----------------------------------------------------------------------------------------------
 
@@ -159,6 +72,7 @@ class Conversation(Actor):
         self.deps, self.db, self.clock = deps, deps.db, deps.clock
         self.row: Record | None = None
         self.workspace: Record | None = None
+        self.team = TeamActions(self)
 
     async def on_start(self) -> None:
         self.workspace = await workspace_queries.find_workspace_profile(self.db, self.workspace_id)
@@ -181,20 +95,21 @@ class Conversation(Actor):
         try:
             match message:
                 case Claim():
-                    return await self.assign(states.claim(self.state, self.row["assigned_to"], message.member_id),
-                                              by=message.member_id, reason=None, author=message.author)
+                    return await self.team.assign(states.claim(self.state, self.row["assigned_to"], message.member_id),
+                                                  by=message.member_id, reason=None, author=message.author)
                 case Release():
-                    return await self.assign(states.release(self.state, self.row["assigned_to"]),
-                                              by=message.by_member, reason=message.reason, author=message.author)
+                    return await self.team.assign(states.release(self.state, self.row["assigned_to"]),
+                                                  by=message.by_member, reason=message.reason, author=message.author)
                 case Transfer():
-                    return await self._transfer(message)
+                    return await self.team.transfer(message.to_member, by=message.by_member, reason=message.reason,
+                                                    author=message.author)
                 case Resolve():
-                    return await self.assign(states.resolve(self.state), by=message.by_member,
-                                              reason=message.reason, author=message.author)
+                    return await self.team.assign(states.resolve(self.state), by=message.by_member,
+                                                  reason=message.reason, author=message.author)
                 case Open():
-                    return await self._open(message)
+                    return await self.team.open(message.member_id, via=message.via, author=message.author)
                 case MarkRead():
-                    return await self._mark_read()
+                    return await self.team.mark_read()
         except IllegalTransition as refusal:
             return Refused(409, "invalid_transition", str(refusal), refusal.state.value)
         raise TypeError(f"conversation cannot handle {type(message).__name__}")
@@ -228,7 +143,7 @@ class Conversation(Actor):
                 if row["waiting_since"] is None:
                     changes["waiting_since"] = inbound.at
                 if row["state"] != State.AI_ONLY.value and row["waiting_for_person_since"] is None:
-                    changes.update(self._waiting_for_person(inbound.at))
+                    changes.update(self.waiting_for_person(inbound.at))
             await self.emit(tx, events.MESSAGE_RECEIVED, "customer", data.message_data(self.phone, message, {}))
             updated = await conversation_queries.update_conversation(tx, row, changes, now)
         self.row = updated
@@ -308,7 +223,7 @@ class Conversation(Actor):
         changes: dict[str, Any] = {"state": State.HANDOFF_PENDING.value, "handover_reason": reason,
                                    "handover_at": now}
         if self.row["waiting_since"] is not None and self.row["waiting_for_person_since"] is None:
-            changes.update(self._waiting_for_person(now))
+            changes.update(self.waiting_for_person(now))
         async with self.db.transaction() as tx:
             await self.emit(tx, events.HANDOFF, "bot", data.handoff_data(self.phone, reason, now))
             updated = await conversation_queries.update_conversation(tx, self.row, changes, now)
@@ -331,79 +246,7 @@ class Conversation(Actor):
                                "it must be transferred before you reply.", self.state.value)
         return await self._sender().send(request)
 
-    # -- team actions --------------------------------------------------------------------------------------
-
-    async def _transfer(self, message: Transfer) -> Changed | Refused:
-        assignment = states.transfer(self.state, self.row["assigned_to"], message.to_member)
-        member = await conversation_queries.find_active_member(self.db, self.workspace_id, message.to_member)
-        if member is None:
-            return Refused(400, "invalid_member", f"No active member {message.to_member} in this workspace.")
-        return await self.assign(assignment, by=message.by_member, reason=message.reason, author=message.author)
-
-    async def assign(self, assignment: states.Assignment, *, by: int, reason: str | None,
-                      author: str) -> Changed:
-        """Apply a claim, release, transfer or resolve: the row, the assignment event, the webhook event."""
-        if assignment.event is None:
-            return Changed(self.row["state"], self.row["version"])
-        now = self.clock.now()
-        row = self.row
-        previous = row["assigned_to"]
-        changes: dict[str, Any] = {"state": assignment.state.value, "assigned_to": assignment.assignee}
-        if assignment.event in ("claimed", "transferred"):
-            changes.update(claimed_by=assignment.assignee, claimed_at=now)
-            if row["state"] == State.AI_ONLY.value:
-                changes.update(handover_reason=states.CLAIMED_FROM_BOT, handover_at=now)
-                if row["waiting_since"] is not None and row["waiting_for_person_since"] is None:
-                    changes.update(self._waiting_for_person(now))
-        elif assignment.event == "released":
-            changes.update(claimed_by=None)
-        elif assignment.event == "resolved":
-            changes.update(claimed_by=None, resolved_at=now, waiting_for_person_since=None, sla_deadline_at=None)
-        names = await conversation_queries.member_names(self.db, [m for m in (previous, assignment.assignee, by)
-                                                                     if m is not None])
-        async with self.db.transaction() as tx:
-            await self._record_assignment(tx, assignment.event, assignment.state, previous, assignment.assignee,
-                                          by, reason, names, author, now)
-            updated = await conversation_queries.update_conversation(tx, row, changes, now)
-        self.row = updated
-        return Changed(updated["state"], updated["version"])
-
-    async def _record_assignment(self, tx: UnitOfWork, event: str, state: State, previous: int | None,
-                                 assignee: int | None, by: int | None, reason: str | None, names: dict[int, str],
-                                 author: str, now: datetime) -> None:
-        await conversation_queries.insert_assignment_event(
-            tx, conversation_id=self.row["id"], event=event, at=now, from_member=previous, to_member=assignee,
-            by_member=by, reason=reason)
-        kind = events.CONVERSATION_RESOLVED if event == "resolved" else events.CONVERSATION_ASSIGNED
-        await self.emit(tx, kind, author, data.assignment_data(
-            self.phone, event, state.value, previous, assignee, by, reason, names, now))
-
-    async def _open(self, message: Open) -> Changed:
-        now = self.clock.now()
-        row = self.row
-        unread = row["unread_count"]
-        async with self.db.transaction() as tx:
-            last = await conversation_queries.last_view_by(tx, row["id"], message.member_id)
-            if last is None or now - last >= VIEW_DEDUP or unread:
-                await conversation_queries.insert_view(tx, conversation_id=row["id"], member_id=message.member_id,
-                                                       via=message.via, at=now, marked_read=unread)
-                names = await conversation_queries.member_names(tx, [message.member_id])
-                await self.emit(tx, events.CONVERSATION_SEEN, message.author,
-                                 data.seen_data(self.phone, message.member_id, names, unread, now))
-            if unread:
-                row = await conversation_queries.update_conversation(tx, row, {"unread_count": 0}, now)
-        self.row = row
-        return Changed(row["state"], row["version"])
-
-    async def _mark_read(self) -> Changed:
-        if self.row["unread_count"]:
-            async with self.db.transaction() as tx:
-                updated = await conversation_queries.update_conversation(tx, self.row, {"unread_count": 0},
-                                                                         self.clock.now())
-            self.row = updated
-        return Changed(self.row["state"], self.row["version"])
-
-    # -- shared with conversation_sending ------------------------------------------------------------------
+    # -- shared with conversation_sending and conversation_team -------------------------------------------
 
     @property
     def state(self) -> State:
@@ -414,7 +257,7 @@ class Conversation(Actor):
             return False
         return only_assigned_to is None or self.row["assigned_to"] == only_assigned_to
 
-    def _waiting_for_person(self, since: datetime) -> dict[str, Any]:
+    def waiting_for_person(self, since: datetime) -> dict[str, Any]:
         sla = self.workspace["sla_seconds"]
         deadline = since + timedelta(seconds=sla) if sla else None
         return {"waiting_for_person_since": since, "sla_deadline_at": deadline}

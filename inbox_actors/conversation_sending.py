@@ -5,8 +5,9 @@ sends are serialised and a status webhook for a send waits in the mailbox until 
 
 Order of the rules: consent (an opted-out contact: nothing sent, 403), channel (a web-client chat takes only
 text, 400), the 24-hour customer window for text and media (the platform's 131047, answered without asking
-it), then a slot under the number's throughput (the send pacer; 130429 when saturated), then the platform. A refused send that reached the platform (or the window rule) is recorded as a
-failed message with the error, when the chat exists; it is never a reply.
+it), then a slot under the number's throughput (the send pacer; 130429 when saturated), then the platform.
+A refused send that reached the platform (or the window rule) is recorded as a failed message with the
+error, when the chat exists; it is never a reply.
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ class Sender:
             return await self._record_failure(order, WINDOW_CLOSED, channel)
         if order.sender_type == "agent" and chat.state is not State.HUMAN_ACTIVE and row is not None:
             # Replying takes the chat: the reply and the claim are one person's decision.
-            await chat.assign(states.claim(chat.state, row["assigned_to"], order.actor_id), by=order.actor_id,
+            await chat.team.assign(states.claim(chat.state, row["assigned_to"], order.actor_id), by=order.actor_id,
                                reason="replied", author=order.author)
         result = await self._send_paced(chat.workspace["phone_number_id"], request)
         if isinstance(result, SendRefused):

@@ -164,7 +164,7 @@ def _simulator(args: argparse.Namespace) -> None:
 def _run_with_database(settings: Any, command: Callable[[Any, argparse.Namespace], Awaitable[Any]],
                        args: argparse.Namespace) -> Any:
     import trio
-    
+
     from inbox_actors.accounts import AccountError
     from inbox_actors.sessions import SessionError
     from persistence.database import DatabaseUnavailable, open_database_loop

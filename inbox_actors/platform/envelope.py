@@ -223,7 +223,8 @@ def build_envelope(
             contacts[message.from_phone] = _Contact(wa_id=message.from_phone,
                                                     profile=_Profile(name=message.profile_name))
     value = _Value(
-        messaging_product="whatsapp", metadata=_Metadata(phone_number_id=phone_number_id, display_phone_number=display_phone_number),
+        messaging_product="whatsapp",
+        metadata=_Metadata(phone_number_id=phone_number_id, display_phone_number=display_phone_number),
         contacts=tuple(contacts.values()), messages=tuple(_wire_message(message) for message in messages),
         statuses=tuple(_wire_status(status) for status in statuses),
     )

@@ -28,7 +28,8 @@ async def find_workspace(tx: UnitOfWork, workspace_id: int, *, for_update: bool 
     """With `for_update`, the row stays locked until the transaction ends: changes to the workspace's keys
     are serialised even between processes."""
     lock = " FOR UPDATE" if for_update else ""
-    return await tx.fetchrow(f"SELECT id, name, plan, phone_number_id FROM workspaces WHERE id = $1{lock}", workspace_id)
+    return await tx.fetchrow(f"SELECT id, name, plan, phone_number_id FROM workspaces WHERE id = $1{lock}",
+                             workspace_id)
 
 
 async def find_member_by_name(tx: UnitOfWork, workspace_id: int, name: str, role: str) -> Record | None:

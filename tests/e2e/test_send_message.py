@@ -7,7 +7,6 @@ from datetime import datetime, timedelta, timezone
 
 import httpx
 import pytest
-import trio
 
 from inbox_actors import templates
 from tests import builders
@@ -88,8 +87,8 @@ async def test_templates_outside_the_window_and_every_template_error(service):
                                  body="Hello {{1}}, order {{2}} is on its way.")
     await templates.add_template(service.db, workspace_id=workspace_id, name="big_sale", language="en",
                                  body="Sale today!", category_name="MARKETING")
-    ok = await send(service, key, {"to": "919811111111", "type": "template",
-                                   "template": {"name": "order_update", "language": "en", "parameters": ["Ravi", "42"]}})
+    order_update = {"name": "order_update", "language": "en", "parameters": ["Ravi", "42"]}
+    ok = await send(service, key, {"to": "919811111111", "type": "template", "template": order_update})
     assert ok.status_code == 200, ok.text
     cases = [
         ({"name": "order_update", "language": "fr", "parameters": ["a", "b"]}, "919811111112", 132001),
@@ -180,7 +179,8 @@ async def test_an_idempotent_retry_returns_the_first_answer_without_sending_twic
     async with httpx.AsyncClient(base_url=service.simulator_url) as simulator:
         sent = (await simulator.get(f"/simulator/numbers/{number}/messages", params={"to": PHONE})).json()
     assert len(sent["data"] if isinstance(sent, dict) else sent) == 1
-    other = await send(service, key, {"to": PHONE, "message": "Something else"}, **{"Idempotency-Key": "order-42-shipped"})
+    other = await send(service, key, {"to": PHONE, "message": "Something else"},
+                       **{"Idempotency-Key": "order-42-shipped"})
     assert other.status_code == 422 and set(other.json()) == {"error"}
 
 

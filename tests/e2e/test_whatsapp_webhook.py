@@ -65,7 +65,8 @@ async def test_a_late_status_never_moves_a_message_backwards(service):
     # Let the simulator's own statuses land first, then replay them out of order and twice.
     await eventually(lambda: _status_of(service, message_id, "read"))
     now = datetime.now(timezone.utc)
-    replay = [status(message_id, PHONE, "read", now), status(message_id, PHONE, "delivered", now - timedelta(seconds=5)),
+    replay = [status(message_id, PHONE, "read", now),
+              status(message_id, PHONE, "delivered", now - timedelta(seconds=5)),
               status(message_id, PHONE, "sent", now - timedelta(seconds=9)),
               status(message_id, PHONE, "failed", now, error_code=131026, error_title="Message undeliverable")]
     answer = await post_envelope(service, number, statuses=replay)

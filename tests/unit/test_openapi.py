@@ -18,6 +18,7 @@ def test_document_carries_the_spec_version_and_the_whoami_shape():
     assert document["info"]["version"] == API_VERSION == "1.0.0"
     whoami = document["paths"]["/api/reporting/v1/whoami"]["get"]
     assert whoami["x-api-tier"] == "core"
-    assert whoami["responses"]["200"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Whoami"}
+    schema = whoami["responses"]["200"]["content"]["application/json"]["schema"]
+    assert schema == {"$ref": "#/components/schemas/Whoami"}
     assert set(document["components"]["schemas"]["Whoami"]["required"]) == {
         "workspace_id", "auth", "key", "api_access", "api_tier", "reporting_api"}

@@ -1,0 +1,101 @@
+"""What the conversation actor understands and answers (its protocol); `inbox_actors.conversation` re-exports
+all of it, so callers import from there."""
+
+from __future__ import annotations
+
+import msgspec
+
+from inbox_actors.platform.messages import InboundMessage, SendRequest, StatusUpdate
+
+# -- messages ------------------------------------------------------------------------------------------------
+
+
+class CustomerWrote(msgspec.Struct, frozen=True):
+    message: InboundMessage
+
+
+class StatusReported(msgspec.Struct, frozen=True):
+    update: StatusUpdate
+
+
+class BotTurn(msgspec.Struct, frozen=True):
+    """Let the bot answer the customer's latest message, if the chat is still the bot's to answer."""
+
+
+class Send(msgspec.Struct, frozen=True):
+    request: SendRequest
+    sender_type: str                 # system (API sends), agent (a member replying), bot
+    author: str                      # the webhook envelope's actor
+    sender_label: str | None = None
+    actor_id: int | None = None      # the member, for agent replies
+    only_assigned_to: int | None = None
+
+
+class Claim(msgspec.Struct, frozen=True):
+    member_id: int
+    author: str
+    only_assigned_to: int | None = None
+
+
+class Release(msgspec.Struct, frozen=True):
+    by_member: int
+    author: str
+    reason: str | None = None
+    only_assigned_to: int | None = None
+
+
+class Transfer(msgspec.Struct, frozen=True):
+    to_member: int
+    by_member: int
+    author: str
+    reason: str | None = None
+    only_assigned_to: int | None = None
+
+
+class Resolve(msgspec.Struct, frozen=True):
+    by_member: int
+    author: str
+    reason: str | None = None
+    only_assigned_to: int | None = None
+
+
+class Open(msgspec.Struct, frozen=True):
+    """A member opened the chat (inbox or embedded panel): a view, and the unread messages count as read."""
+
+    member_id: int
+    author: str
+    via: str = "panel"
+    only_assigned_to: int | None = None
+
+
+class MarkRead(msgspec.Struct, frozen=True):
+    """Unread cleared without anyone looking (a key marking read is not a person)."""
+
+    author: str
+    only_assigned_to: int | None = None
+
+
+# -- replies -------------------------------------------------------------------------------------------------
+
+
+class Recorded(msgspec.Struct, frozen=True):
+    id: int | None
+    duplicate: bool = False
+
+
+class Changed(msgspec.Struct, frozen=True):
+    state: str
+    version: int
+
+
+class NotVisible(msgspec.Struct, frozen=True):
+    """No such chat, or not one the caller may see (assigned-only): answered 404."""
+
+
+class Refused(msgspec.Struct, frozen=True):
+    """An expected refusal: `code` for stable-code routes, `message` the sentence."""
+
+    status: int
+    code: str
+    message: str
+    state: str | None = None
