@@ -6,14 +6,15 @@ configured delays, signed with the app secret. Simulated customers write through
 /simulator/customers/{phone}/messages` (see `simulator_app` for the control routes), which opens their 24-hour
 window. Time for the window comes from a `Clock`, so tests can move it; the status delays are trio time.
 
-Statuses go out as Meta sends them, batched: one task (the schedule) wakes when the earliest status is due and
-moves everything due to its business number's queue; each number with queued statuses has one flusher, which
-posts them as one envelope (up to `statuses_per_webhook`, oldest first) and, while that post and its retries
-are in flight, lets the next ones gather. Nothing waits when idle: a status is posted as soon as it is due. A
-message's statuses come due in order and one number has one envelope in flight, so `sent` is never posted after
-its `delivered`. Webhook posts go through two lanes, statuses and customer messages, each with its own
-connections and at most its concurrency in flight (a `trio.CapacityLimiter` the size of httpx's pool): httpx
-never queues, so `webhook_timeout` times the service, and statuses cannot starve customers.
+Statuses go out batched, as Meta sends them: one task (the schedule, a heap of due times) wakes when the
+earliest status is due and moves everything due to its business number's bounded queue; flushers post a
+number's queue as envelopes of up to `statuses_per_webhook`, oldest first. Nothing waits when idle: a status is
+posted as soon as it is due; while a number's `webhooks_per_number` envelopes are in flight (retries included),
+what comes due gathers for the next. A message's statuses come due in plan order, and a status whose message
+is in an envelope not yet answered waits for it, so `sent` is never posted after its `delivered`. Webhook posts
+go through two lanes, statuses and customer messages, each with its own connections and at most its
+concurrency in flight (a `trio.CapacityLimiter` the size of httpx's pool): httpx never keeps a waiting list,
+`webhook_timeout` times the service and not the queue, and statuses cannot starve customers.
 
 `webhook_url` is an attribute of the running simulator, settable at any time: the service's URL is known only
 after the service has bound its port, which may be after the simulator has bound its own.
@@ -60,10 +61,11 @@ class SimulatorConfig(msgspec.Struct, frozen=True):
     webhook_url: str | None = None           # the service's /webhooks/whatsapp (settable later on Simulator)
     delays: StatusDelays = DEFAULT_DELAYS
     throughput_per_second: int = 80          # per business number, any one second (130429 beyond)
-    # Waits between attempts at a status webhook that got no 2xx; after the last, the status is dropped.
+    # Waits between attempts at a status envelope that got no 2xx; after the last, its statuses are dropped.
     webhook_retry_delays: tuple[float, ...] = (0.5, 2.0, 8.0)
     webhook_timeout: float = 5.0             # each attempt, once it has a connection (waiting for one is untimed)
     webhook_concurrency: int = 8             # status envelopes in flight at once (and connections for them)
+    webhooks_per_number: int = 4             # of those, for one business number at most
     customer_webhook_concurrency: int = 32   # customer messages in flight at once (their own connections)
     statuses_per_webhook: int = 100          # statuses in one envelope at most
     display_phone_number: str = "15550000000"   # metadata.display_phone_number in every envelope
@@ -141,7 +143,8 @@ class Simulator:
         self._timelines: trio.Nursery | None = None      # the schedule and the flushers, while serving
         self._schedule = StatusSchedule()
         self._queues = StatusQueues(config.max_queued_statuses)
-        self._flushing: set[str] = set()                 # numbers whose flusher is running
+        self._flushers: dict[str, int] = {}              # business number -> its flushers running
+        self._in_flight: set[str] = set()                # messages with a status in an unsettled envelope
         self._wake: trio.CancelScope | None = None       # the schedule's sleep, moved earlier by `_await_next`
 
     # -- serving ----------------------------------------------------------------------------------------------
@@ -246,49 +249,77 @@ class Simulator:
             with trio.CancelScope(deadline=self._schedule.next_due()) as self._wake:
                 await trio.sleep_forever()
             self._wake = None
-            now = trio.current_time()
+            now, numbers = trio.current_time(), set()
             while (timeline := self._schedule.pop_due(now)) is not None:
-                self._status_due(timeline)
+                numbers.add(self._status_due(timeline))
+            for number in numbers:
+                self._start_flushers(number)
 
-    def _status_due(self, timeline: Timeline) -> None:
-        planned, final = timeline.advance()
+    def _status_due(self, timeline: Timeline) -> str:
+        """Queues the status now due for its number (answered); a full queue drops it."""
+        planned = timeline.advance()
         record, at = timeline.record, self.clock.now()
         record.record_status(planned.status, at)
-        if not final:
+        if timeline.step < len(timeline.plan):
             self._await_next(timeline)     # due no earlier than now: queued after this one, even if due at once
         update = StatusUpdate(message_id=record.message_id, recipient_phone=record.to, status=planned.status,
                               at=at, error_code=planned.error_code, error_title=planned.error_title)
         number = record.phone_number_id
-        if not self._queues.put(number, QueuedStatus(update=update, final=final)):
+        if self._queues.put(number, QueuedStatus(update=update, timeline=timeline)):
+            timeline.unsettled += 1
+        else:
             self.stats.status_queue_dropped += 1
             log.warning("dropped the %s of %s: %s statuses already wait for %s", planned.status, record.message_id,
                         self.config.max_queued_statuses, number)
-            if final:
-                self.stats.status_timelines_running -= 1
-        elif number not in self._flushing and self._timelines is not None:
-            self._flushing.add(number)
-            self._timelines.start_soon(self._flush_statuses, number)
+            self._end_if_over(timeline)
+        return number
+
+    def _end_if_over(self, timeline: Timeline) -> None:
+        """A message whose statuses have all been posted or dropped no longer counts as running."""
+        if timeline.over:
+            self.stats.status_timelines_running -= 1
+
+    def _start_flushers(self, number: str) -> None:
+        """Enough flushers for what waits (an envelope's worth each), up to `webhooks_per_number`."""
+        running, cap = self._flushers.get(number, 0), self.config.statuses_per_webhook
+        wanted = min(self.config.webhooks_per_number - running, -(-self._queues.waiting(number) // cap))
+        if wanted > 0 and self._timelines is not None:
+            self._flushers[number] = running + wanted
+            for _ in range(wanted):
+                self._timelines.start_soon(self._flush_statuses, number)
 
     async def _flush_statuses(self, number: str) -> None:
-        """Posts the number's queued statuses, one envelope at a time, until none is left."""
+        """Posts the number's queued statuses, an envelope at a time, until none is left that it may take.
+
+        Statuses of a message already in another envelope wait for that one to settle (its flusher takes them).
+        """
         try:
-            while batch := self._queues.take(number, self.config.statuses_per_webhook):
+            while batch := self._queues.take(number, self.config.statuses_per_webhook, self._in_flight):
+                messages = {queued.update.message_id for queued in batch}
+                self._in_flight |= messages
                 body = build_envelope(number, self.config.display_phone_number,
                                       statuses=[queued.update for queued in batch])
-                if await self._post_with_retries(body, what=f"{len(batch)} statuses of {number}"):
+                try:
+                    posted = await self._post_with_retries(body, what=f"{len(batch)} statuses of {number}")
+                finally:
+                    self._in_flight -= messages
+                if posted:
                     self.stats.statuses_posted += len(batch)
                 else:
                     self.stats.webhooks_dropped += len(batch)
-                self.stats.status_timelines_running -= sum(queued.final for queued in batch)
+                for queued in batch:
+                    queued.timeline.unsettled -= 1
+                    self._end_if_over(queued.timeline)
         finally:
-            self._flushing.discard(number)
+            self._flushers[number] -= 1
+            if not self._flushers[number]:
+                del self._flushers[number]
 
     def _stop_statuses(self) -> None:
         """Forget every status still to come (the simulator stops serving: none will be posted)."""
         self._status_lane = self._customer_lane = self._timelines = self._wake = None
         self._schedule = StatusSchedule()
         self._queues = StatusQueues(self.config.max_queued_statuses)
-        self._flushing.clear()
         self.stats.status_timelines_running = 0
 
     async def _post_with_retries(self, body: bytes, *, what: str) -> bool:
@@ -308,14 +339,11 @@ class Simulator:
         """One signed POST to the webhook URL; the HTTP status, or 0 when the service could not be reached."""
         headers = {"Content-Type": "application/json", SIGNATURE_HEADER: sign(self.config.app_secret, body),
                    "User-Agent": "facebookexternalua"}
-        if lane is None:
+        url = self.webhook_url
+        if lane is None or url is None:
             self.stats.webhooks_failed += 1
             return 0
         async with lane.slots:
-            url = self.webhook_url
-            if url is None:
-                self.stats.webhooks_failed += 1
-                return 0
             try:
                 response = await lane.http.post(url, content=body, headers=headers)
             except trio.Cancelled:

@@ -17,7 +17,7 @@ import itertools
 import math
 from collections import OrderedDict, deque
 from datetime import datetime
-from collections.abc import Hashable
+from collections.abc import Container, Hashable
 from typing import Generic, TypeVar
 
 import msgspec
@@ -149,22 +149,28 @@ class SentLog:
 
 
 class Timeline(msgspec.Struct):
-    """An accepted message's statuses still to come: `plan[step:]`, each due `after` seconds past `accepted`
-    (trio time)."""
+    """An accepted message's statuses on their way: `plan[step:]` still to come, each due `after` seconds past
+    `accepted` (trio time), and `unsettled` of those come due still queued or in an envelope not yet answered."""
 
     record: SentRecord
     plan: tuple[PlannedStatus, ...]
     accepted: float
     step: int = 0
+    unsettled: int = 0
 
     def next_due(self) -> float:
         return self.accepted + self.plan[self.step].after
 
-    def advance(self) -> tuple[PlannedStatus, bool]:
-        """The status now due, and whether it is the message's last."""
+    def advance(self) -> PlannedStatus:
+        """The status now due."""
         planned = self.plan[self.step]
         self.step += 1
-        return planned, self.step == len(self.plan)
+        return planned
+
+    @property
+    def over(self) -> bool:
+        """Every status has come due and been posted or dropped."""
+        return self.step == len(self.plan) and not self.unsettled
 
 
 class StatusSchedule:
@@ -200,7 +206,7 @@ class StatusSchedule:
 
 class QueuedStatus(msgspec.Struct, frozen=True):
     update: StatusUpdate
-    final: bool                              # the message's last status: its timeline ends when this is settled
+    timeline: Timeline                       # the message's, told when this status is posted or dropped
 
 
 class StatusQueues:
@@ -222,12 +228,18 @@ class StatusQueues:
         self._count += 1
         return True
 
-    def take(self, phone_number_id: str, limit: int) -> list[QueuedStatus]:
-        """Removes and answers the number's oldest statuses, at most `limit`."""
+    def take(self, phone_number_id: str, limit: int, held: Container[str] = ()) -> list[QueuedStatus]:
+        """Removes and answers the number's oldest statuses, at most `limit`, passing over those of the messages
+        in `held` (they keep their places, so each message's statuses still leave in order)."""
         queue = self._by_number.get(phone_number_id)
         if not queue:
             return []
-        taken = [queue.popleft() for _ in range(min(limit, len(queue)))]
+        taken: list[QueuedStatus] = []
+        passed: list[QueuedStatus] = []
+        while queue and len(taken) < limit:
+            status = queue.popleft()
+            (passed if status.update.message_id in held else taken).append(status)
+        queue.extendleft(reversed(passed))
         if not queue:
             del self._by_number[phone_number_id]
         self._count -= len(taken)

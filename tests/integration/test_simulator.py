@@ -1,6 +1,7 @@
 """The platform simulator on a real socket, posting its webhooks to a receiver on another real socket.
 
-Delays are real but tiny (10 to 30 ms); the 24-hour window moves with a hand-set clock.
+Delays are real but tiny (10 to 30 ms); the 24-hour window moves with a hand-set clock. The receiver can answer
+slowly, fail, or hold posts, and counts how many of each kind (statuses, customer messages) it has at once.
 """
 
 from __future__ import annotations
@@ -50,9 +51,13 @@ class Receiver:
     """The service's webhook endpoint, reduced to recording what arrives (and failing when told to)."""
 
     def __init__(self) -> None:
-        self.posts: list[tuple[str | None, bytes]] = []     # (signature header, raw body)
+        self.posts: list[tuple[str | None, bytes]] = []     # (signature header, raw body), answered 2xx
         self.fail_next = 0
         self.status_code = 200
+        self.delay = 0.0                                     # before answering
+        self.statuses_held: trio.Event | None = None         # status posts wait for it when set up
+        self.in_flight = {"statuses": 0, "messages": 0}
+        self.most_in_flight = {"statuses": 0, "messages": 0}
 
     def app(self) -> QuartTrio:
         app = QuartTrio(__name__)
@@ -60,6 +65,15 @@ class Receiver:
         @app.post("/webhooks/whatsapp")
         async def webhook() -> Response:
             body = await request.get_data(as_text=False)
+            kind = "statuses" if any(batch.statuses for batch in parse_envelope(body)) else "messages"
+            self.in_flight[kind] += 1
+            self.most_in_flight[kind] = max(self.most_in_flight[kind], self.in_flight[kind])
+            try:
+                if kind == "statuses" and self.statuses_held is not None:
+                    await self.statuses_held.wait()
+                await trio.sleep(self.delay)
+            finally:
+                self.in_flight[kind] -= 1
             if self.fail_next:
                 self.fail_next -= 1
                 return Response("busy", status=503)
@@ -84,6 +98,11 @@ class Receiver:
 
     def statuses_of(self, message_id: str) -> list[str]:
         return [status.status for status in self.statuses() if status.message_id == message_id]
+
+    def status_envelopes(self) -> list[list[StatusUpdate]]:
+        """The statuses of each status post, in the order the posts were answered."""
+        return [[status for batch in parse_envelope(body) for status in batch.statuses]
+                for _, body in self.posts if any(batch.statuses for batch in parse_envelope(body))]
 
 
 async def eventually(condition, timeout: float = 3.0) -> None:
@@ -263,18 +282,178 @@ async def test_998_numbers_are_sent_then_fail(http, receiver):
     assert (failed.error_code, failed.error_title) == (131026, "Message undeliverable")
 
 
-async def test_status_webhooks_are_retried_then_dropped_and_counted(http, receiver):
-    receiver.fail_next = 2                          # the first status needs two retries (there are two)
-    message_id = (await send(http, **template())).json()["messages"][0]["id"]
-    await eventually(lambda: receiver.statuses_of(message_id) == ["sent", "delivered", "read"])
-    stats = (await http.get("/simulator/stats")).json()
-    assert (stats["webhooks_posted"], stats["webhooks_failed"], stats["webhooks_dropped"]) == (3, 2, 0)
+async def start_simulator(nursery, config: SimulatorConfig, clock, **changes) -> Simulator:
+    simulator = Simulator(msgspec.structs.replace(config, **changes), clock=clock,
+                          catalog=InMemoryTemplateCatalog([TemplateSpec("order_update", "en_US", 2, "UTILITY")]))
+    await nursery.start(simulator.serve)
+    return simulator
 
-    receiver.fail_next = 3 * 3                      # every attempt at each of the three statuses fails
-    dropped = (await send(http, **template())).json()["messages"][0]["id"]
-    stats = await eventually_stats(http, lambda s: s["status_timelines_running"] == 0)
-    assert (stats["webhooks_posted"], stats["webhooks_failed"], stats["webhooks_dropped"]) == (3, 2 + 9, 3)
+
+async def send_to_each(http, recipients, *, number: str = NUMBER) -> list[str]:
+    """Template sends to `recipients` at once; their message ids, in the same order."""
+    ids: dict[str, str] = {}
+
+    async def one(to: str) -> None:
+        ids[to] = (await send(http, to=to, number=number, **template())).json()["messages"][0]["id"]
+
+    async with trio.open_nursery() as nursery:
+        for to in recipients:
+            nursery.start_soon(one, to)
+    return [ids[to] for to in recipients]
+
+
+RECIPIENTS = [f"44770090{n:04d}" for n in (*range(1, 10), 11)]       # ten, none ending in 0: all read
+
+
+async def test_statuses_due_while_a_post_is_in_flight_share_the_next_envelope(nursery, simulator_config, clock,
+                                                                               receiver):
+    simulator = await start_simulator(nursery, simulator_config, clock, webhooks_per_number=1)
+    receiver.statuses_held = trio.Event()
+    async with httpx.AsyncClient(base_url=simulator.url) as http:
+        ids = await send_to_each(http, RECIPIENTS)
+        await trio.sleep(DELAYS.read + 0.2)               # every status due: the first envelope is still held
+        receiver.statuses_held.set()
+        await eventually(lambda: all(receiver.statuses_of(id_) == ["sent", "delivered", "read"] for id_ in ids))
+        stats = (await http.get("/simulator/stats")).json()
+    envelopes = receiver.status_envelopes()
+    assert len(envelopes) == 2                            # what was due first, then everything that gathered
+    assert sum(map(len, envelopes)) == 30 == stats["statuses_posted"]
+    assert stats["webhooks_posted"] == 2 and stats["statuses_queued"] == 0
+    for signature, body in receiver.posts:
+        assert verify_signature(SECRET, body, signature)
+        [batch] = parse_envelope(body)
+        assert batch.phone_number_id == NUMBER and not batch.messages
+    # A message whose statuses share an envelope has them listed in order.
+    for id_ in ids:
+        assert [status.status for status in envelopes[1] if status.message_id == id_] in (
+            ["sent", "delivered", "read"], ["delivered", "read"])
+
+
+async def test_an_envelope_carries_at_most_statuses_per_webhook(nursery, simulator_config, clock, receiver):
+    simulator = await start_simulator(nursery, simulator_config, clock, webhooks_per_number=1,
+                                      statuses_per_webhook=4)
+    receiver.statuses_held = trio.Event()
+    async with httpx.AsyncClient(base_url=simulator.url) as http:
+        ids = await send_to_each(http, RECIPIENTS)
+        await trio.sleep(DELAYS.read + 0.2)
+        receiver.statuses_held.set()
+        await eventually(lambda: all(receiver.statuses_of(id_) == ["sent", "delivered", "read"] for id_ in ids))
+    sizes = [len(envelope) for envelope in receiver.status_envelopes()]
+    assert max(sizes) == 4 and sum(sizes) == 30 and len(sizes) >= 8
+
+
+async def test_a_number_has_several_envelopes_in_flight_but_a_message_one(nursery, simulator_config, clock, receiver):
+    simulator = await start_simulator(nursery, simulator_config, clock, webhooks_per_number=3)
+    receiver.delay = 0.05
+    async with httpx.AsyncClient(base_url=simulator.url) as http:
+        ids = await send_to_each(http, RECIPIENTS)
+        await eventually(lambda: all(receiver.statuses_of(id_) == ["sent", "delivered", "read"] for id_ in ids))
+    assert receiver.most_in_flight["statuses"] <= 3
+    assert len(receiver.status_envelopes()) < 30
+
+
+async def test_status_posts_are_bounded_across_numbers_and_leave_customers_a_lane(nursery, simulator_config, clock,
+                                                                                   receiver):
+    simulator = await start_simulator(nursery, simulator_config, clock, webhook_concurrency=2,
+                                      customer_webhook_concurrency=2)
+    receiver.delay = 0.03
+    async with httpx.AsyncClient(base_url=simulator.url) as http:
+        ids = []
+        async with trio.open_nursery() as sending:
+            for number in (NUMBER, "222", "333", "444"):
+                sending.start_soon(lambda n=number: _extend(ids, send_to_each(http, RECIPIENTS[:3], number=n)))
+        await eventually(lambda: all(receiver.statuses_of(id_) == ["sent", "delivered", "read"] for id_ in ids))
+        assert len(ids) == 12 and receiver.most_in_flight["statuses"] <= 2
+
+        # Every status slot held: customers still get through, on their own connections, two at a time.
+        receiver.statuses_held = trio.Event()
+        await send(http, **template())
+        await eventually(lambda: receiver.in_flight["statuses"] == 1)
+        results = []
+        async with trio.open_nursery() as writing:
+            for phone in RECIPIENTS[:5]:
+                writing.start_soon(lambda p=phone: _extend(results, _written(http, p)))
+        receiver.statuses_held.set()
+    assert [result["delivered_to_service"] for result in results] == [True] * 5
+    assert receiver.most_in_flight["messages"] == 2
+
+
+async def _extend(into: list, awaitable) -> None:
+    result = await awaitable
+    into.extend(result if isinstance(result, list) else [result])
+
+
+async def _written(http, phone: str) -> dict:
+    return (await customer_writes(http, phone=phone)).json()
+
+
+async def test_waiting_for_a_connection_is_not_the_service_s_timeout(nursery, simulator_config, clock, receiver):
+    simulator = await start_simulator(nursery, simulator_config, clock, customer_webhook_concurrency=1,
+                                      webhook_timeout=0.25)
+    receiver.delay = 0.1
+    results = []
+    async with httpx.AsyncClient(base_url=simulator.url) as http, trio.open_nursery() as writing:
+        for phone in RECIPIENTS[:4]:                      # the last waits 0.3 s for the one connection
+            writing.start_soon(lambda p=phone: _extend(results, _written(http, p)))
+    assert [result["service_status"] for result in results] == [200] * 4
+
+
+async def test_a_failed_envelope_is_retried_while_its_messages_later_statuses_wait(nursery, simulator_config, clock,
+                                                                                  receiver):
+    simulator = await start_simulator(nursery, simulator_config, clock, webhook_retry_delays=(0.05, 0.05))
+    receiver.fail_next = 2                          # the envelope with `sent` needs both retries
+    async with httpx.AsyncClient(base_url=simulator.url) as http:
+        message_id = (await send(http, **template())).json()["messages"][0]["id"]
+        await eventually(lambda: receiver.statuses_of(message_id) == ["sent", "delivered", "read"])
+        stats = (await http.get("/simulator/stats")).json()
+    assert [[status.status for status in envelope] for envelope in receiver.status_envelopes()] == [
+        ["sent"], ["delivered", "read"]]
+    assert (stats["webhooks_posted"], stats["webhooks_failed"], stats["webhooks_dropped"]) == (2, 2, 0)
+    assert stats["statuses_posted"] == 3
+
+
+async def test_an_envelope_without_a_2xx_after_every_retry_is_dropped_and_its_statuses_counted(
+        nursery, simulator_config, clock, receiver):
+    simulator = await start_simulator(nursery, simulator_config, clock, webhook_retry_delays=(0.02, 0.02))
+    receiver.fail_next = 1000
+    async with httpx.AsyncClient(base_url=simulator.url) as http:
+        dropped = (await send(http, **template())).json()["messages"][0]["id"]
+        stats = await eventually_stats(http, lambda s: s["status_timelines_running"] == 0)
+        receiver.fail_next = 0
+        kept = (await send(http, **template())).json()["messages"][0]["id"]
+        await eventually(lambda: receiver.statuses_of(kept) == ["sent", "delivered", "read"])
+    # Three attempts at each envelope (`sent` alone, then `delivered` and `read`, held meanwhile, together).
+    assert (stats["webhooks_posted"], stats["webhooks_dropped"]) == (0, 3)
+    assert stats["webhooks_failed"] in (3, 6)
+    assert stats["statuses_posted"] == 0
     assert receiver.statuses_of(dropped) == []
+
+
+async def test_statuses_beyond_a_full_queue_are_dropped_and_counted(nursery, simulator_config, clock, receiver):
+    simulator = await start_simulator(nursery, simulator_config, clock, webhooks_per_number=1,
+                                      max_queued_statuses=2)
+    receiver.statuses_held = trio.Event()
+    async with httpx.AsyncClient(base_url=simulator.url) as http:
+        ids = await send_to_each(http, RECIPIENTS[:3])
+        await trio.sleep(DELAYS.read + 0.2)
+        receiver.statuses_held.set()
+        stats = await eventually_stats(http, lambda s: s["status_timelines_running"] == 0)
+    assert stats["status_queue_dropped"] >= 1
+    assert stats["statuses_posted"] + stats["status_queue_dropped"] == 9 and stats["webhooks_dropped"] == 0
+    for id_ in ids:                                 # what was posted of each message is still in order
+        posted = receiver.statuses_of(id_)
+        assert posted == [status for status in ("sent", "delivered", "read") if status in posted]
+
+
+async def test_too_many_messages_awaiting_statuses_get_none(nursery, simulator_config, clock, receiver):
+    simulator = await start_simulator(nursery, simulator_config, clock, max_status_timelines=1)
+    receiver.statuses_held = trio.Event()
+    async with httpx.AsyncClient(base_url=simulator.url) as http:
+        first, second = [(await send(http, **template())).json()["messages"][0]["id"] for _ in range(2)]
+        receiver.statuses_held.set()
+        await eventually(lambda: receiver.statuses_of(first) == ["sent", "delivered", "read"])
+        stats = await eventually_stats(http, lambda s: s["status_timelines_running"] == 0)
+    assert stats["status_timelines_dropped"] == 1 and receiver.statuses_of(second) == []
 
 
 async def eventually_stats(http, condition, timeout: float = 3.0) -> dict:

@@ -36,6 +36,7 @@ class ScriptedPlatform:
         self.answer: tuple[int, bytes] = (200, json.dumps(ACCEPTED).encode())
         self.delay = 0.0
         self.url = ""
+        self.in_flight = self.most_in_flight = 0
 
     def app(self) -> QuartTrio:
         app = QuartTrio(__name__)
@@ -44,8 +45,13 @@ class ScriptedPlatform:
         async def anything(path: str) -> Response:
             headers = {name.lower(): value for name, value in request.headers.items()}
             self.requests.append((request.path, headers, await request.get_data(as_text=False)))
-            if self.delay:
-                await trio.sleep(self.delay)
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            try:
+                if self.delay:
+                    await trio.sleep(self.delay)
+            finally:
+                self.in_flight -= 1
             status, body = self.answer
             return Response(body, status=status, content_type="application/json")
 
@@ -178,6 +184,36 @@ async def test_a_platform_that_does_not_answer_in_time_is_a_timeout_refusal(plat
         outcome = await cloud.send("1", SendRequest(to="447700900123", text="hi"))
     assert isinstance(outcome, SendRefused)
     assert (outcome.code, outcome.title, outcome.http_status) == (UNREACHABLE_CODE, "Platform timeout", 0)
+
+
+# -- concurrency ----------------------------------------------------------------------------------------------
+
+async def send_at_once(cloud: CloudApiClient, count: int) -> list[SendAccepted | SendRefused]:
+    outcomes: list[SendAccepted | SendRefused] = []
+
+    async def one() -> None:
+        outcomes.append(await cloud.send("1", SendRequest(to="447700900123", text="hi")))
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(count):
+            nursery.start_soon(one)
+    return outcomes
+
+
+async def test_at_most_max_concurrent_sends_are_at_the_platform(platform):
+    platform.delay = 0.05
+    async with CloudApiClient(platform.url, TOKEN, max_concurrent=2) as cloud:
+        outcomes = await send_at_once(cloud, 6)
+        assert cloud.statistics().borrowed_tokens == 0 and cloud.statistics().tasks_waiting == 0
+    assert all(isinstance(outcome, SendAccepted) for outcome in outcomes)
+    assert platform.most_in_flight == 2 and len(platform.requests) == 6
+
+
+async def test_waiting_for_a_slot_is_not_a_platform_timeout(platform):
+    platform.delay = 0.1
+    async with CloudApiClient(platform.url, TOKEN, timeout=0.3, max_concurrent=1) as cloud:
+        outcomes = await send_at_once(cloud, 4)              # the last waits about 0.3 s, then gets its answer
+    assert all(isinstance(outcome, SendAccepted) for outcome in outcomes)
 
 
 # -- against the simulator ------------------------------------------------------------------------------------

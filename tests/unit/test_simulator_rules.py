@@ -6,11 +6,13 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from inbox_actors.platform.messages import SendRequest
+from inbox_actors.platform.messages import SendRequest, StatusUpdate
 from inbox_actors.platform.simulator_rules import (
     PlannedStatus, StatusDelays, default_read_receipts, planned_statuses, refusal_for, wa_id, within_service_window,
 )
-from inbox_actors.platform.simulator_state import Customers, LruMap, SentLog, SentRecord, Throughput
+from inbox_actors.platform.simulator_state import (
+    Customers, LruMap, QueuedStatus, SentLog, SentRecord, StatusQueues, StatusSchedule, Throughput, Timeline,
+)
 from inbox_actors.platform.template_catalog import (
     InMemoryTemplateCatalog, InvalidTemplateSpec, TemplateSpec, parse_template_spec,
 )
@@ -185,3 +187,60 @@ def test_sent_log_keeps_the_newest_per_number_and_filters_by_recipient():
     log.add(SentRecord.of("wamid.x", "222", CUSTOMER, text(), NOW))
     log.add(SentRecord.of("wamid.y", "333", CUSTOMER, text(), NOW))
     assert log.sent("111") == []                  # the least recently used number was forgotten
+
+
+# -- statuses on their way ----------------------------------------------------------------------------------
+
+def timeline(message_id: str, accepted: float, *, read_receipts: bool = True) -> Timeline:
+    record = SentRecord.of(message_id, "111", CUSTOMER, text(), NOW)
+    plan = planned_statuses(CUSTOMER, read_receipts=read_receipts, delays=StatusDelays(0.05, 0.2, 0.5))
+    return Timeline(record=record, plan=plan, accepted=accepted)
+
+
+def test_the_schedule_answers_the_earliest_due_first_and_nothing_early():
+    schedule = StatusSchedule()
+    assert schedule.next_due() == float("inf") and schedule.pop_due(1e9) is None
+    late, early, tie = timeline("late", 10.0), timeline("early", 9.0), timeline("tie", 10.0)
+    assert [schedule.push(t) for t in (late, early, tie)] == [10.05, 9.05, 10.05]
+    assert schedule.next_due() == 9.05 and len(schedule) == 3
+    assert schedule.pop_due(9.0) is None
+    assert schedule.pop_due(10.05) is early
+    assert [schedule.pop_due(10.05), schedule.pop_due(10.05)] == [late, tie]     # ties in order of arrival
+    assert schedule.pop_due(10.05) is None and len(schedule) == 0
+
+
+def test_a_timeline_advances_through_its_plan_and_is_over_once_all_settled():
+    quiet = timeline("m", 0.0, read_receipts=False)
+    assert quiet.advance().status == "sent" and quiet.next_due() == 0.2
+    quiet.unsettled = 1
+    assert quiet.advance().status == "delivered" and not quiet.over     # `sent` not yet posted or dropped
+    quiet.unsettled = 0
+    assert quiet.over
+
+
+def queued(message_id: str, status: str = "sent") -> QueuedStatus:
+    return QueuedStatus(update=StatusUpdate(message_id=message_id, recipient_phone=CUSTOMER, status=status, at=NOW),
+                        timeline=timeline(message_id, 0.0))
+
+
+def test_status_queues_are_per_number_bounded_and_oldest_first():
+    queues = StatusQueues(per_number=3)
+    assert all(queues.put("111", queued(f"m{i}")) for i in range(3))
+    assert not queues.put("111", queued("m3"))                       # full: refused, nothing queued
+    assert queues.put("222", queued("x"))                            # another number has its own room
+    assert len(queues) == 4 and queues.waiting("111") == 3
+    assert [q.update.message_id for q in queues.take("111", 2)] == ["m0", "m1"]
+    assert [q.update.message_id for q in queues.take("111", 2)] == ["m2"]
+    assert queues.take("111", 2) == [] and queues.waiting("111") == 0 and len(queues) == 1
+
+
+def test_taking_passes_over_messages_held_elsewhere_and_keeps_their_order():
+    queues = StatusQueues(per_number=10)
+    for message_id, status in [("a", "delivered"), ("b", "sent"), ("a", "read"), ("c", "sent"), ("b", "delivered")]:
+        queues.put("111", queued(message_id, status))
+    taken = queues.take("111", 10, held={"a"})
+    assert [(q.update.message_id, q.update.status) for q in taken] == [("b", "sent"), ("c", "sent"),
+                                                                      ("b", "delivered")]
+    assert [(q.update.message_id, q.update.status) for q in queues.take("111", 1)] == [("a", "delivered")]
+    assert [(q.update.message_id, q.update.status) for q in queues.take("111", 1)] == [("a", "read")]
+    assert len(queues) == 0
