@@ -136,7 +136,7 @@ def _add_simulator_command(commands: Any) -> None:
 def _simulator(args: argparse.Namespace) -> None:
     import trio
 
-    from inbox_actors.platform.simulator import run_simulator_command
+    from inbox_actors.platform.simulator_command import run_simulator_command
     from inbox_actors.platform.simulator_rules import StatusDelays
     from inbox_actors.platform.template_catalog import InvalidTemplateSpec, parse_template_spec
 
