@@ -48,3 +48,23 @@ async def scale_workspace(db) -> tuple[int, str, int, str]:
 async def outbox_events(db, workspace_id: int) -> list[str]:
     rows = await db.fetch("SELECT event FROM webhook_outbox WHERE workspace_id = $1 ORDER BY id", workspace_id)
     return [row["event"] for row in rows]
+
+
+async def template_burst(service, count: int, prefix: str) -> list[int]:
+    """`count` template sends at once, each to a new number `<prefix><n>`, from a new Scale workspace; the
+    outcome of each: 200, or the errorCode of the failure."""
+    from inbox_actors import templates
+
+    workspace_id, _, _, key = await scale_workspace(service.db)
+    await templates.add_template(service.db, workspace_id=workspace_id, name="ping", language="en", body="Ping")
+    outcomes: list[int] = []
+
+    async def one(n: int) -> None:
+        answer = await service.client.post("/api/send-message", headers={"Authorization": f"Bearer {key}"}, json={
+            "to": f"{prefix}{n:07d}", "type": "template", "template": {"name": "ping", "language": "en"}})
+        outcomes.append(200 if answer.status_code == 200 else answer.json()["errorCode"])
+
+    async with trio.open_nursery() as nursery:
+        for n in range(1, count + 1):
+            nursery.start_soon(one, n)
+    return outcomes
