@@ -2,8 +2,13 @@
 
 Drives a RUNNING service through its WhatsApp simulator (the built-in one of `serve`), or starts one itself
 (`--spawn`: `inbox-actors serve --demo --port 0` on a fresh embedded PostgreSQL in a temporary directory).
+The built-in simulator shares the service's process, and so its CPU core: `--spawn --separate-simulator` runs
+it as `inbox-actors simulator` in a process of its own instead, as the real platform would be (two free local
+ports, made-up secrets; the service gets WHATSAPP_API_URL and its secrets, and its CPU is then its own). The
+report names the mode, and with --spawn shows the CPU time of each process started.
 
     .venv/bin/python scripts/load_chats.py --spawn [--customers 200] [--messages-per-customer 5]
+    .venv/bin/python scripts/load_chats.py --spawn --separate-simulator [--customers 200] ...
     .venv/bin/python scripts/load_chats.py --ready-file serve.out        # holding the ready line of scripts/serve
     .venv/bin/python scripts/load_chats.py --simulator URL --phone-number-id ID [--service URL --key KEY]
 
@@ -39,13 +44,16 @@ import json
 import math
 import os
 import random
+import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -66,6 +74,11 @@ PROGRESS_SECONDS = 5.0
 SETTLE_SECONDS = 1.0                                   # after the last customer, before the last sweep
 CLIENT_POOL = 16                                       # connections per HTTP client of the customers
 ROOT = Path(__file__).resolve().parent.parent
+MODES = {   # how the service and its simulator ran
+    "running": "a running service and its simulator",
+    "spawn": "spawned service, its built-in simulator in the same process",
+    "spawn-separate-simulator": "spawned service, the simulator in a process of its own",
+}
 
 
 @dataclass(frozen=True)
@@ -110,7 +123,9 @@ class Report:
     phones: str = ""                 # the customers' numbers, first..last
     wall_seconds: float = 0.0
     client_cpu_seconds: float = 0.0
-    service_cpu_seconds: float | None = None
+    mode: str = "running"            # a key of MODES
+    service_cpu_seconds: float | None = None                 # with mode "spawn", its simulator's CPU included
+    simulator_cpu_seconds: float | None = None               # mode "spawn-separate-simulator"
     machine_cpu_busy: float | None = None                    # share of all cores busy during the load
     simulator: dict[str, Any] = field(default_factory=dict)  # the simulator's counters over the run
 
@@ -122,7 +137,7 @@ class Report:
         return {
             "customers": o.customers, "messages_per_customer": o.messages_per_customer,
             "concurrency": o.concurrency or o.customers, "think_time": o.think_time, "handoff": o.handoff,
-            "phones": self.phones,
+            "phones": self.phones, "mode": self.mode,
             "messages_sent": self.messages_sent, "messages_delivered": self.messages_delivered,
             "bot_questions": self.bot_questions, "bot_answers": self.bot_answers, "handoffs": self.handoffs,
             "stray_answers": self.stray_answers,
@@ -134,6 +149,8 @@ class Report:
             "bot_answer_sent_ms": percentiles(self.bot_sent),
             "client_cpu_seconds": round(self.client_cpu_seconds, 2),
             "service_cpu_seconds": None if self.service_cpu_seconds is None else round(self.service_cpu_seconds, 2),
+            "simulator_cpu_seconds": None if self.simulator_cpu_seconds is None
+            else round(self.simulator_cpu_seconds, 2),
             "machine_cpu_busy": None if self.machine_cpu_busy is None else round(self.machine_cpu_busy, 3),
             "simulator": self.simulator,
         }
@@ -143,6 +160,7 @@ class Report:
         lines = [
             f"{s['customers']} customers x {s['messages_per_customer']} messages, concurrency {s['concurrency']}, "
             f"think time {s['think_time']:g} s, hand-off {'on' if s['handoff'] else 'off'}, phones {s['phones']}",
+            f"  mode               {MODES[s['mode']]}",
             f"  messages sent      {s['messages_sent']} (delivered {s['messages_delivered']}; bot questions "
             f"{s['bot_questions']}, answers seen {s['bot_answers']}; hand-offs {s['handoffs']}; "
             f"stray answers {s['stray_answers']})",
@@ -160,6 +178,9 @@ class Report:
         cpu = f"client {s['client_cpu_seconds']:.1f} s"
         if s["service_cpu_seconds"] is not None:
             cpu += f", service {s['service_cpu_seconds']:.1f} s"
+            cpu += " (with its simulator)" if s["mode"] == "spawn" else ""
+        if s["simulator_cpu_seconds"] is not None:
+            cpu += f", simulator {s['simulator_cpu_seconds']:.1f} s"
         if s["machine_cpu_busy"] is not None:
             cpu += f"; machine {s['machine_cpu_busy']:.0%} busy ({os.cpu_count()} cores)"
         lines.append(f"  CPU                {cpu}")
@@ -532,57 +553,165 @@ def simulator_client(target: Target, options: LoadOptions, connections: int) -> 
     return httpx.AsyncClient(base_url=target.simulator_url, limits=limits, timeout=options.request_timeout)
 
 
-# -- spawning the service -----------------------------------------------------------------------------------
+# -- spawning the service (and its simulator) ---------------------------------------------------------------
 
 
 class CannotRun(RuntimeError):
-    """The load cannot start: the service did not start, or the simulator does not answer."""
+    """The load cannot start: the service or the simulator did not start, or the simulator does not answer."""
 
 
-def serve_command() -> list[str]:
+@dataclass
+class Child:
+    """A process the script starts and stops: its ready line read from stdout, its stderr kept in a log."""
+
+    name: str                        # "service" or "simulator", in messages
+    command: list[str]
+    env: dict[str, str]
+    log_path: Path
+    process: trio.Process | None = None
+    ready: dict = field(default_factory=dict)
+    killed: bool = False             # it did not stop by itself
+
+    @contextlib.asynccontextmanager
+    async def running(self, startup_timeout: float) -> AsyncIterator[Child]:
+        """Started and ready; on the way out (cancelled too) stopped with SIGINT and waited for."""
+        with open(self.log_path, "wb") as log:
+            self.process = await trio.lowlevel.open_process(self.command, stdout=subprocess.PIPE, stderr=log,
+                                                            env=self.env, cwd=ROOT)
+        try:
+            self.ready = await read_ready_line(self, startup_timeout)
+            yield self
+        finally:
+            with trio.CancelScope(shield=True):
+                self.killed = not await stop_process(self.process)
+            show_log_problems(self)
+
+    def cpu_seconds(self) -> float | None:
+        return None if self.process is None else process_cpu(self.process.pid)
+
+
+@dataclass(frozen=True)
+class SeparateSimulator:
+    """`--separate-simulator`: `inbox-actors simulator` in a process of its own, posting signed webhooks to the
+    service's port as the real platform would; the secrets are made up for the run."""
+
+    port: int
+    service_port: int
+    app_secret: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    access_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    verify_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+
+    @classmethod
+    def on_free_ports(cls) -> SeparateSimulator:
+        service_port, port = free_ports(2)
+        return cls(port=port, service_port=service_port)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def command(self) -> list[str]:
+        """With the status delays and throughput the built-in simulator would take from the environment."""
+        command = [*cli_command(), "simulator", "--host", "127.0.0.1", "--port", str(self.port),
+                   "--webhook-url", f"http://127.0.0.1:{self.service_port}/webhooks/whatsapp",
+                   "--app-secret", self.app_secret, "--access-token", self.access_token]
+        for option, name in (("--status-delays", "INBOX_SIMULATOR_STATUS_DELAYS"),
+                             ("--throughput", "INBOX_SIMULATOR_THROUGHPUT")):
+            if os.environ.get(name):
+                command += [option, os.environ[name]]
+        return command
+
+    def service_env(self) -> dict[str, str]:
+        return {"WHATSAPP_API_URL": self.url, "WHATSAPP_ACCESS_TOKEN": self.access_token,
+                "WHATSAPP_APP_SECRET": self.app_secret, "WHATSAPP_VERIFY_TOKEN": self.verify_token}
+
+
+def free_ports(count: int) -> list[int]:
+    """Ports free on 127.0.0.1 just now, all different (held open together); should another process take one
+    before its server binds it, that server does not start and says so in its log."""
+    with contextlib.ExitStack() as held:
+        sockets = [held.enter_context(socket.socket()) for _ in range(count)]
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+
+
+def cli_command() -> list[str]:
     for candidate in (ROOT / ".venv" / "bin" / "inbox-actors", Path(sys.executable).with_name("inbox-actors")):
         if candidate.exists():
-            return [str(candidate), "serve", "--demo", "--port", "0"]
-    return [sys.executable, "-m", "inbox_http.cli", "serve", "--demo", "--port", "0"]
+            return [str(candidate)]
+    return [sys.executable, "-m", "inbox_http.cli"]
 
 
-async def spawn_and_run(options: LoadOptions, startup_timeout: float) -> Report:
-    """Start `serve --demo --port 0` on a fresh embedded PostgreSQL in a temporary INBOX_DATA_DIR, run the
-    load against it, stop it with SIGINT and wait; the data directory goes once PostgreSQL has stopped."""
-    data_dir = Path(tempfile.mkdtemp(prefix="inbox-load-"))
-    env = {**os.environ, "INBOX_DATA_DIR": str(data_dir), "INBOX_LOG_LEVEL": os.environ.get("INBOX_LOG_LEVEL",
-                                                                                           "WARNING")}
+def serve_command(port: int) -> list[str]:
+    return [*cli_command(), "serve", "--demo", "--port", str(port)]
+
+
+def service_env(data_dir: Path, platform: SeparateSimulator | None) -> dict[str, str]:
+    """The caller's environment less its database, platform and port; the separate simulator's, if any."""
+    env = {**os.environ, "INBOX_DATA_DIR": str(data_dir),
+           "INBOX_LOG_LEVEL": os.environ.get("INBOX_LOG_LEVEL", "WARNING")}
     for name in ("DATABASE_URL", "WHATSAPP_API_URL", "INBOX_PORT"):
         env.pop(name, None)
-    log_path = data_dir / "serve.log"
-    with open(log_path, "wb") as log:
-        process = await trio.lowlevel.open_process(serve_command(), stdout=subprocess.PIPE, stderr=log, env=env,
-                                                   cwd=ROOT)
-    stopped = False
+    return {**env, **(platform.service_env() if platform is not None else {})}
+
+
+async def spawn_and_run(options: LoadOptions, startup_timeout: float, separate_simulator: bool = False) -> Report:
+    """Start `serve --demo` on a fresh embedded PostgreSQL in a temporary INBOX_DATA_DIR (with
+    `separate_simulator`, then the simulator in a process of its own), run the load against it, stop them in
+    reverse order with SIGINT and wait; the data directory goes once PostgreSQL has stopped."""
+    data_dir = Path(tempfile.mkdtemp(prefix="inbox-load-"))
+    platform = SeparateSimulator.on_free_ports() if separate_simulator else None
+    service = Child("service", serve_command(platform.service_port if platform else 0),
+                    service_env(data_dir, platform), data_dir / "serve.log")
+    simulator = None if platform is None else \
+        Child("simulator", platform.command(), dict(os.environ), data_dir / "simulator.log")
     try:
-        ready = await read_ready_line(process, startup_timeout, log_path)
-        print(f"service ready at {ready['url']} (simulator {ready.get('platform')}), data in {data_dir}",
-              file=sys.stderr, flush=True)
-        cpu = service_cpu(process.pid)
-        report = await run_load(target_from_ready(ready), options)
-        if cpu is not None:
-            report.service_cpu_seconds = (service_cpu(process.pid) or cpu) - cpu
-        return report
+        async with contextlib.AsyncExitStack() as running:
+            # The simulator starts last so that it stops first: it holds keep-alive connections to the service,
+            # which would wait its whole shutdown grace for them (the service stops its built-in one first too).
+            await running.enter_async_context(service.running(startup_timeout))
+            if simulator is not None:
+                await running.enter_async_context(simulator.running(startup_timeout))
+            target = target_from_ready(service.ready, simulator.ready["url"] if simulator else None)
+            print(f"service ready at {target.service_url} (simulator {target.simulator_url}"
+                  f"{', in a process of its own' if simulator else ''}), data in {data_dir}",
+                  file=sys.stderr, flush=True)
+            report = await measured_load(target, options, service, simulator)
+            report.mode = "spawn-separate-simulator" if simulator else "spawn"
+            return report
     finally:
-        with trio.CancelScope(shield=True):
-            stopped = await stop_service(process)
-        show_log_problems(log_path)
-        if stopped and not (data_dir / "pg" / "postmaster.pid").exists():
-            shutil.rmtree(data_dir, ignore_errors=True)
-        else:
-            print(f"the service or its PostgreSQL may still run; left {data_dir} in place", file=sys.stderr)
+        remove_data_dir(data_dir, [child for child in (service, simulator) if child is not None])
 
 
-async def read_ready_line(process: trio.Process, timeout: float, log_path: Path) -> dict:
+async def measured_load(target: Target, options: LoadOptions, service: Child, simulator: Child | None) -> Report:
+    """The load, with the CPU time the spawned processes used meanwhile (None without psutil)."""
+    service_before = service.cpu_seconds()
+    simulator_before = simulator.cpu_seconds() if simulator else None
+    report = await run_load(target, options)
+    report.service_cpu_seconds = cpu_since(service, service_before)
+    if simulator is not None:
+        report.simulator_cpu_seconds = cpu_since(simulator, simulator_before)
+    return report
+
+
+def cpu_since(child: Child, before: float | None) -> float | None:
+    return None if before is None else (child.cpu_seconds() or before) - before
+
+
+def remove_data_dir(data_dir: Path, children: list[Child]) -> None:
+    if any(child.killed for child in children) or (data_dir / "pg" / "postmaster.pid").exists():
+        print(f"the service, its PostgreSQL or the simulator may still run; left {data_dir} in place",
+              file=sys.stderr)
+    else:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+async def read_ready_line(child: Child, timeout: float) -> dict:
     buffer = b""
     with trio.move_on_after(timeout):
         while b"\n" not in buffer:
-            chunk = await process.stdout.receive_some(65536)
+            chunk = await child.process.stdout.receive_some(65536)
             if not chunk:
                 break
             buffer += chunk
@@ -593,13 +722,14 @@ async def read_ready_line(process: trio.Process, timeout: float, log_path: Path)
             return ready
     except json.JSONDecodeError:
         pass
-    tail = log_path.read_text(errors="replace")[-2000:]
-    raise CannotRun(f"no ready line from the service within {timeout:g} s (got {line[:200]!r}); log:\n{tail}")
+    tail = child.log_path.read_text(errors="replace")[-2000:]
+    raise CannotRun(f"no ready line from the {child.name} within {timeout:g} s (got {line[:200]!r}); "
+                    f"log:\n{tail}")
 
 
-async def stop_service(process: trio.Process) -> bool:
-    """SIGINT, then wait (grace for requests and actors, then PostgreSQL's stop); SIGTERM after a minute,
-    SIGKILL after another half minute. True when it stopped by itself."""
+async def stop_process(process: trio.Process) -> bool:
+    """SIGINT, then wait (the service: grace for requests and actors, then PostgreSQL's stop); SIGTERM after a
+    minute, SIGKILL after another half minute. True when it stopped by itself."""
     for stop, patience in ((signal.SIGINT, 60), (signal.SIGTERM, 30)):
         if process.returncode is None:
             process.send_signal(stop)
@@ -612,7 +742,7 @@ async def stop_service(process: trio.Process) -> bool:
     return True
 
 
-def service_cpu(pid: int) -> float | None:
+def process_cpu(pid: int) -> float | None:
     try:
         import psutil  # comes with pgserver
         times = psutil.Process(pid).cpu_times()
@@ -621,15 +751,15 @@ def service_cpu(pid: int) -> float | None:
         return None
 
 
-def show_log_problems(log_path: Path) -> None:
+def show_log_problems(child: Child) -> None:
     try:
-        lines = [line for line in log_path.read_text(errors="replace").splitlines()
+        lines = [line for line in child.log_path.read_text(errors="replace").splitlines()
                  if " WARNING " in line or " ERROR " in line or "Traceback" in line]
     except OSError:
         return
     lines = [line for line in lines if "granting other users traversal" not in line]
     if lines:
-        print(f"the service logged {len(lines)} warnings or errors; the last ones:", file=sys.stderr)
+        print(f"the {child.name} logged {len(lines)} warnings or errors; the last ones:", file=sys.stderr)
         for line in lines[-5:]:
             print(f"  {line[:300]}", file=sys.stderr)
 
@@ -637,11 +767,15 @@ def show_log_problems(log_path: Path) -> None:
 # -- the command line ---------------------------------------------------------------------------------------
 
 
-def target_from_ready(ready: dict) -> Target:
+def target_from_ready(ready: dict, simulator_url: str | None = None) -> Target:
+    """The ready line's service, demo number and key; its built-in simulator, unless `simulator_url` names the
+    one the service was pointed at (WHATSAPP_API_URL)."""
     demo = ready.get("demo") or {}
-    if not ready.get("platform") or ready.get("simulator") is False:
-        raise ValueError("the ready line names no simulator (the service runs against WHATSAPP_API_URL)")
-    return Target(simulator_url=ready["platform"], phone_number_id=str(demo.get("phone_number_id") or ""),
+    if simulator_url is None:
+        if not ready.get("platform") or ready.get("simulator") is False:
+            raise ValueError("the ready line names no simulator (the service runs against WHATSAPP_API_URL)")
+        simulator_url = ready["platform"]
+    return Target(simulator_url=simulator_url, phone_number_id=str(demo.get("phone_number_id") or ""),
                   service_url=ready.get("url"), key=demo.get("key"))
 
 
@@ -679,6 +813,9 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, Target | Non
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     where = parser.add_argument_group("where (one of --spawn, --ready-json, --ready-file, or the URLs)")
     where.add_argument("--spawn", action="store_true", help="start `inbox-actors serve --demo --port 0` itself")
+    where.add_argument("--separate-simulator", action="store_true",
+                       help="with --spawn: run the simulator as `inbox-actors simulator` in a process of its own "
+                            "(as the real platform would be), so the service's figures are its own")
     where.add_argument("--ready-json", help="the ready line printed by `scripts/serve`")
     where.add_argument("--ready-file", help="a file holding that ready line")
     where.add_argument("--service", help="the service's base URL (for the end-of-run chat check)")
@@ -709,6 +846,8 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, Target | Non
                           verify=max(0, args.verify))
     try:
         customer_phones(options.start_phone or random_start_phone(), options.customers)
+        if args.separate_simulator and not args.spawn:
+            raise ValueError("--separate-simulator goes with --spawn")
         if args.spawn:
             if args.ready_json or args.ready_file or args.simulator or args.service:
                 raise ValueError("--spawn starts its own service: give no URLs or ready line with it")
@@ -734,13 +873,13 @@ def main(argv: list[str] | None = None) -> int:
     report, problem = None, None
     try:
         if target is None:
-            report = trio.run(spawn_and_run, options, args.startup_timeout)
+            report = trio.run(spawn_and_run, options, args.startup_timeout, args.separate_simulator)
         else:
             report = trio.run(run_load, target, options)
     except* CannotRun as failed:
         problem = str(failed.exceptions[0])
     except* KeyboardInterrupt:
-        problem = "interrupted" + ("; the service was stopped" if target is None else "")
+        problem = "interrupted" + ("; what it started was stopped" if target is None else "")
     if report is None:
         print(problem, file=sys.stderr)
         return 1

@@ -84,3 +84,25 @@ def test_bad_arguments_exit_2():
     with pytest.raises(SystemExit) as exited:
         load_chats.main(["--customers", "3"])    # nowhere to send
     assert exited.value.code == 2
+
+
+def test_separate_simulator_goes_with_spawn():
+    args, target, _ = load_chats.parse_args(["--spawn", "--separate-simulator"])
+    assert args.separate_simulator and target is None
+    with pytest.raises(SystemExit) as exited:
+        load_chats.main(["--separate-simulator", "--simulator", "http://127.0.0.1:1", "--phone-number-id", "1"])
+    assert exited.value.code == 2
+
+
+def test_the_separate_simulator_and_the_service_are_given_the_same_secrets_and_each_others_ports():
+    platform = load_chats.SeparateSimulator.on_free_ports()
+    command = platform.command()
+    option = dict(zip(command[command.index("simulator") + 1::2], command[command.index("simulator") + 2::2]))
+    env = platform.service_env()
+
+    assert platform.port != platform.service_port
+    assert option["--port"] == str(platform.port) and env["WHATSAPP_API_URL"] == f"http://127.0.0.1:{platform.port}"
+    assert option["--webhook-url"] == f"http://127.0.0.1:{platform.service_port}/webhooks/whatsapp"
+    assert (option["--app-secret"], option["--access-token"]) == (env["WHATSAPP_APP_SECRET"],
+                                                                   env["WHATSAPP_ACCESS_TOKEN"])
+    assert env["WHATSAPP_VERIFY_TOKEN"]
