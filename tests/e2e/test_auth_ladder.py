@@ -1,46 +1,32 @@
-"""Every rung of the auth ladder against the real server.
-
-whoami (core, any key) and the route list (full API) are real routes. The rungs that need a scoped route or a
-write method are exercised on probe routes mounted next to them with the same `guarded` declaration the real
-handlers use, until the later issues' scoped routes exist.
+"""Every rung of the auth ladder against the real server, on real routes: whoami (core, any key), the route
+list (full API), a chat and its claim (full API, scope inbox) and send-message (core, scope whatsapp_api,
+sentence errors). A call that passes the ladder gets the route's own answer: 404 for the chat (none exists),
+400 for an empty send.
 """
 
 import pytest
 import trio
-from quart import Blueprint
 
 from inbox_actors import accounts
 from inbox_actors.activity_log import wait_recorded
-from inbox_actors.domain.access import ErrorStyle
-from inbox_actors.domain.plans import ApiTier
-from inbox_http.encoding import json_response
-from inbox_http.guard import guarded
 from tests import builders
 from tests.e2e.conftest import bearer
 
 WHOAMI = "/api/reporting/v1/whoami"
 ROUTES = "/api/docs/routes"
-PROBE = "/api/probe/chats"
-PROBE_SENTENCE = "/api/probe/send"
-
-probe = Blueprint("probe", __name__)
-
-
-@probe.route(PROBE, methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
-@guarded(tier=ApiTier.FULL, scopes=("inbox", "contacts"))
-async def probe_chats():
-    return json_response({"ok": True})
+CHAT = "/api/inbox/conversations/919800000001"
+CLAIM = CHAT + "/claim"
+SEND = "/api/send-message"
+# Writes of every method on scoped routes (inbox and contacts).
+WRITES = (("POST", CLAIM), ("PUT", "/api/contacts/919800000001/name"),
+          ("DELETE", "/api/contacts/919800000001/attributes/plan"), ("POST", SEND))
 
 
-@probe.post(PROBE_SENTENCE)
-@guarded(tier=ApiTier.CORE, scopes=("whatsapp_api",), errors=ErrorStyle.SENTENCE)
-async def probe_send():
-    return json_response({"ok": True})
-
-
-@pytest.fixture
-def extra_blueprints():
-    return [probe]
+def passed_ladder(response) -> bool:
+    """The route itself answered: the chat is not there, or the send body is empty."""
+    if response.status_code == 404:
+        return response.json()["error"] == "not_found"
+    return response.status_code == 400 and response.json() == {"error": "Phone number is required"}
 
 
 def assert_stable(response, status, code):
@@ -60,7 +46,7 @@ def assert_stable(response, status, code):
     {"Authorization": "Basic dXNlcjpwYXNz"},
 ])
 async def test_no_token(service, headers):
-    for path in (WHOAMI, ROUTES, PROBE):
+    for path in (WHOAMI, ROUTES, CHAT):
         response = await service.client.get(path, headers=headers)
         assert response.status_code == 401
         assert response.json() == {"error": "Unauthorized: No token provided"}
@@ -102,7 +88,7 @@ async def test_expired_key(service):
     assert (await service.client.get(WHOAMI, headers=bearer(issued.key))).status_code == 200
     await service.db.execute("UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE id = $1", issued.id)
     await eventually_status(service, WHOAMI, issued.key, 403)
-    for path in (WHOAMI, PROBE):
+    for path in (WHOAMI, CHAT):
         assert_stable(await service.client.get(path, headers=bearer(issued.key)), 403, "key_expired")
 
 
@@ -110,7 +96,7 @@ async def test_expired_key(service):
 
 async def test_starter_has_no_api(service):
     issued = await builders.plaintext_key(service.db, plan="starter")
-    for path in (WHOAMI, ROUTES, PROBE):
+    for path in (WHOAMI, ROUTES, CHAT):
         assert_stable(await service.client.get(path, headers=bearer(issued.key)), 403, "api_not_in_plan")
 
 
@@ -119,9 +105,9 @@ async def test_growth_key_calls_the_core_api_only(service):
     whoami = await service.client.get(WHOAMI, headers=bearer(issued.key))
     assert whoami.status_code == 200
     assert whoami.json()["api_tier"] == "core"
-    for path in (ROUTES, PROBE):
+    for path in (ROUTES, CHAT):
         assert_stable(await service.client.get(path, headers=bearer(issued.key)), 403, "api_access_not_enabled")
-    assert (await service.client.post(PROBE_SENTENCE, headers=bearer(issued.key))).status_code == 200
+    assert passed_ladder(await service.client.post(SEND, headers=bearer(issued.key)))
 
 
 async def eventually_status(service, path: str, key: str, status: int):
@@ -148,29 +134,28 @@ async def test_a_downgrade_keeps_the_key_and_refuses_it_by_plan(service):
 
 async def test_read_only_key_refused_on_every_write_method(service):
     issued = await builders.plaintext_key(service.db, scopes=("inbox:read", "contacts:read"))
-    assert (await service.client.get(PROBE, headers=bearer(issued.key))).status_code == 200
-    for method in ("POST", "PUT", "PATCH", "DELETE"):
-        response = await service.client.request(method, PROBE, headers=bearer(issued.key))
+    assert passed_ladder(await service.client.get(CHAT, headers=bearer(issued.key)))
+    # Every write, even where its scopes cover nothing at all (send-message needs whatsapp_api).
+    for method, path in WRITES:
+        response = await service.client.request(method, path, headers=bearer(issued.key), json={})
         assert_stable(response, 403, "read_only_key")
-    # Even where its scopes cover nothing at all.
-    assert_stable(await service.client.post(PROBE_SENTENCE, headers=bearer(issued.key)), 403, "read_only_key")
 
 
 # -- 7. scopes -----------------------------------------------------------------------------------------------
 
 async def test_scope_denied(service):
     issued = await builders.plaintext_key(service.db, scopes=("analytics", "templates:read"))
-    body = assert_stable(await service.client.get(PROBE, headers=bearer(issued.key)), 403, "scope_denied")
+    body = assert_stable(await service.client.get(CHAT, headers=bearer(issued.key)), 403, "scope_denied")
     assert body["requiredPermission"] == "inbox:read"
     assert body["keyScopes"] == ["analytics", "templates:read"]
-    body = assert_stable(await service.client.post(PROBE_SENTENCE, headers=bearer(issued.key)), 403, "scope_denied")
+    body = assert_stable(await service.client.post(SEND, headers=bearer(issued.key)), 403, "scope_denied")
     assert body["requiredPermission"] == "whatsapp_api"
 
 
 async def test_read_variant_allows_get_only(service):
-    issued = await builders.plaintext_key(service.db, scopes=("contacts:read", "analytics"))
-    assert (await service.client.get(PROBE, headers=bearer(issued.key))).status_code == 200
-    body = assert_stable(await service.client.post(PROBE, headers=bearer(issued.key)), 403, "scope_denied")
+    issued = await builders.plaintext_key(service.db, scopes=("inbox:read", "analytics"))
+    assert passed_ladder(await service.client.get(CHAT, headers=bearer(issued.key)))
+    body = assert_stable(await service.client.post(CLAIM, headers=bearer(issued.key)), 403, "scope_denied")
     assert body["requiredPermission"] == "inbox"
 
 
@@ -181,7 +166,7 @@ async def test_suspended_creator(service):
     member_id = await service.db.fetchval("SELECT created_by FROM api_keys WHERE id = $1", issued.id)
     await accounts.set_member_status(service.db, member_id=member_id, status="suspended")
     assert_stable(await eventually_status(service, WHOAMI, issued.key, 403), 403, "account_suspended")
-    response = await service.client.post(PROBE_SENTENCE, headers=bearer(issued.key))
+    response = await service.client.post(SEND, headers=bearer(issued.key))
     assert response.status_code == 403
     assert response.json() == {"error": "Account suspended. Contact your admin."}
     await accounts.set_member_status(service.db, member_id=member_id, status="active")
@@ -193,7 +178,7 @@ async def test_removed_creator(service):
     member_id = await service.db.fetchval("SELECT created_by FROM api_keys WHERE id = $1", issued.id)
     await accounts.set_member_status(service.db, member_id=member_id, status="removed")
     await eventually_status(service, WHOAMI, issued.key, 403)
-    for path in (WHOAMI, PROBE):
+    for path in (WHOAMI, CHAT):
         assert_stable(await service.client.get(path, headers=bearer(issued.key)), 403, "membership_revoked")
 
 
@@ -201,14 +186,14 @@ async def test_removed_creator(service):
 
 async def test_key_never_exceeds_its_creator(service):
     issued = await builders.plaintext_key(service.db, role="agent", permissions=["analytics:read"])
-    body = assert_stable(await service.client.get(PROBE, headers=bearer(issued.key)), 403, "permission_denied")
+    body = assert_stable(await service.client.get(CHAT, headers=bearer(issued.key)), 403, "permission_denied")
     assert body["requiredPermission"] == "inbox:read"
     assert (await service.client.get(WHOAMI, headers=bearer(issued.key))).status_code == 200
 
 
 async def test_agent_defaults_cover_the_inbox(service):
     issued = await builders.plaintext_key(service.db, role="agent")
-    assert (await service.client.post(PROBE, headers=bearer(issued.key))).status_code == 200
+    assert passed_ladder(await service.client.post(CLAIM, headers=bearer(issued.key)))
 
 
 # -- whoami --------------------------------------------------------------------------------------------------
