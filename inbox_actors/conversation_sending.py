@@ -12,11 +12,13 @@ error, when the chat exists; it is never a reply.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+import trio
 
 from inbox_actors import conversation_events as data
 from inbox_actors import send_pacer
@@ -25,7 +27,7 @@ from inbox_actors.domain.conversation_states import State
 from inbox_actors.domain import conversation_states as states
 from inbox_actors.platform.client import PlatformClient
 from inbox_actors.platform.messages import SendAccepted, SendRefused, SendRequest
-from persistence.database import Record
+from persistence.database import DatabaseUnavailable, Record
 from persistence.queries import contacts as contact_queries
 from persistence.queries import conversations as conversation_queries
 from persistence.queries import messages as message_queries
@@ -33,7 +35,11 @@ from persistence.queries import messages as message_queries
 if TYPE_CHECKING:
     from inbox_actors.conversation import Conversation, Send
 
+log = logging.getLogger("inbox_actors.conversation")
+
 CUSTOMER_WINDOW = timedelta(hours=24)
+# Waits between attempts at recording an accepted send while PostgreSQL is unreachable (then it crashes).
+RECORD_RETRY_DELAYS = (0.2, 1.0, 3.0)
 WHATSAPP = "whatsapp"
 WEB_CLIENT = "web_client"
 
@@ -126,6 +132,19 @@ class Sender:
         return await send_pacer.wait_for_slot(deps.actors, phone_number_id, deps.sends_per_second)
 
     async def _record_sent(self, order: Send, platform_message_id: str, channel: str) -> SendOutcome:
+        """Record a send the platform accepted. The message is on its way whatever happens here, so a lost
+        connection is retried for a while rather than answered as a failure the caller would retry (and send
+        twice)."""
+        for delay in RECORD_RETRY_DELAYS:
+            try:
+                return await self._write_sent(order, platform_message_id, channel)
+            except DatabaseUnavailable as err:
+                log.warning("chat %s: recording sent message %s failed (%s); retrying in %gs", self._chat.key,
+                            platform_message_id, err, delay)
+            await trio.sleep(delay)
+        return await self._write_sent(order, platform_message_id, channel)
+
+    async def _write_sent(self, order: Send, platform_message_id: str, channel: str) -> SendOutcome:
         chat = self._chat
         now = chat.clock.now()
         async with chat.db.transaction() as tx:

@@ -137,3 +137,24 @@ async def test_a_late_redelivery_of_an_older_message_is_not_the_last_word(db, ch
                             " ON m.id = c.last_message_id WHERE c.phone = $1", phone)
     assert row["waiting_since"] is None and row["text"] == "on it"
     assert await db.fetchval("SELECT count_from_customer FROM conversations WHERE phone = $1", phone) == 2
+
+
+async def test_an_accepted_send_is_recorded_through_a_brief_database_outage(db, chats, monkeypatch):
+    from inbox_actors import conversation_sending
+    from persistence.database import DatabaseUnavailable
+
+    system, workspace_id, platform = chats
+    phone = "919800000018"
+    await conversation.tell_conversation(system, workspace_id, phone, inbound(phone))
+    real_insert, failures = conversation_sending.message_queries.insert_message, ["connection lost"]
+
+    async def flaky_insert(tx, **values):
+        if failures:
+            raise DatabaseUnavailable(failures.pop())
+        return await real_insert(tx, **values)
+
+    monkeypatch.setattr(conversation_sending.message_queries, "insert_message", flaky_insert)
+    outcome = await conversation.tell_conversation(system, workspace_id, phone, reply())
+    assert outcome.accepted and len(platform.sent) == 1  # sent once, recorded on the second try
+    assert await db.fetchval("SELECT count(*) FROM messages WHERE platform_message_id = $1",
+                             outcome.platform_message_id) == 1
