@@ -63,11 +63,13 @@ async def receive():
             continue
         for message in batch.messages:
             _add(work, workspace_id, message.from_phone, conversation.CustomerWrote(message))
+        # A status goes to the chat its message was sent from, whatever spelling of the number the platform
+        # reports back (its WhatsApp id can differ from the number a send used).
+        chats = await message_queries.conversation_phones(state.db, workspace_id,
+                                                          [status.message_id for status in batch.statuses])
         for status in batch.statuses:
-            # The chat the message was sent from, whatever spelling of the number the platform reports back
-            # (its WhatsApp id can differ from the number a send used).
-            chat_phone = await message_queries.conversation_phone(state.db, workspace_id, status.message_id)
-            _add(work, workspace_id, chat_phone or status.recipient_phone, conversation.StatusReported(status))
+            phone = chats.get(status.message_id, status.recipient_phone)
+            _add(work, workspace_id, phone, conversation.StatusReported(status))
     failures: list[str] = []
     limiter = trio.CapacityLimiter(PARALLEL_CHATS)
     async with trio.open_nursery() as nursery:

@@ -30,12 +30,16 @@ async def find_by_platform_id(q: Database | UnitOfWork, workspace_id: int, platf
                             workspace_id, platform_message_id)
 
 
-async def conversation_phone(q: Database | UnitOfWork, workspace_id: int, platform_message_id: str) -> str | None:
-    """The phone of the chat a platform message belongs to."""
-    return await q.fetchval(
-        "SELECT c.phone FROM messages m JOIN conversations c ON c.id = m.conversation_id"
-        " WHERE m.workspace_id = $1 AND m.platform_message_id = $2",
-        workspace_id, platform_message_id)
+async def conversation_phones(q: Database | UnitOfWork, workspace_id: int,
+                              platform_message_ids: list[str]) -> dict[str, str]:
+    """platform message id -> the phone of the chat it belongs to, for the ids that are ours."""
+    if not platform_message_ids:
+        return {}
+    rows = await q.fetch(
+        "SELECT m.platform_message_id, c.phone FROM messages m JOIN conversations c ON c.id = m.conversation_id"
+        " WHERE m.workspace_id = $1 AND m.platform_message_id = ANY($2::text[])",
+        workspace_id, platform_message_ids)
+    return {row["platform_message_id"]: row["phone"] for row in rows}
 
 
 async def set_status(tx: UnitOfWork, message_id: int, status: str, at: datetime, *, error_code: int | None = None,
