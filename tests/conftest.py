@@ -34,7 +34,7 @@ class PostgresServer:
         return urlunsplit(parts._replace(path=f"/{database}"))
 
 
-async def _admin_execute(server: PostgresServer, *statements: str) -> None:
+async def admin_execute(server: PostgresServer, *statements: str) -> None:
     admin = await Database.connect(server.admin_url, min_size=1, max_size=1)
     try:
         for statement in statements:
@@ -57,7 +57,7 @@ def postgres_server():
 
     async def make_template() -> None:
         async with trio_asyncio.open_loop():
-            await _admin_execute(server, f'DROP DATABASE IF EXISTS "{server.template}"',
+            await admin_execute(server, f'DROP DATABASE IF EXISTS "{server.template}"',
                                  f'CREATE DATABASE "{server.template}"')
             db = await Database.connect(server.url(server.template), min_size=1, max_size=1)
             try:
@@ -75,7 +75,7 @@ def postgres_server():
         else:
             async def drop_template() -> None:
                 async with trio_asyncio.open_loop():
-                    await _admin_execute(server, f'DROP DATABASE IF EXISTS "{server.template}"')
+                    await admin_execute(server, f'DROP DATABASE IF EXISTS "{server.template}"')
 
             trio.run(drop_template)
 
@@ -90,10 +90,10 @@ async def asyncio_loop():
 @pytest.fixture
 async def database_url(asyncio_loop, postgres_server: PostgresServer):
     name = f"inbox_test_{os.getpid()}_{next(_database_numbers)}"
-    await _admin_execute(postgres_server, f'CREATE DATABASE "{name}" TEMPLATE "{postgres_server.template}"')
+    await admin_execute(postgres_server, f'CREATE DATABASE "{name}" TEMPLATE "{postgres_server.template}"')
     yield postgres_server.url(name)
     with trio.CancelScope(shield=True):
-        await _admin_execute(postgres_server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin_execute(postgres_server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture

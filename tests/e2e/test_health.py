@@ -1,5 +1,6 @@
 """What operators read: database readiness and each actor's health, over HTTP."""
 
+import os
 from functools import partial
 
 import httpx
@@ -11,6 +12,7 @@ from inbox_actors.runtime import Actor, ActorCrashed, ActorFailed, ActorKind
 from inbox_http.server import build_app, serve_app
 from persistence.database import Database
 from tests import builders
+from tests.conftest import admin_execute
 from tests.e2e.conftest import bearer, with_settings
 
 
@@ -101,16 +103,25 @@ class TestHealthToken:
         assert (await service.client.get("/health/actors", headers=bearer("operator-secret"))).status_code == 200
 
 
-async def test_health_is_503_when_the_database_does_not_answer(database_url, service_settings, asyncio_loop):
-    lost = await Database.connect(database_url, min_size=1, max_size=1)
-    app = await build_app(lost, service_settings)
-    stop = trio.Event()
-    async with trio.open_nursery() as nursery:
-        url = await nursery.start(partial(serve_app, app, shutdown_trigger=stop.wait))
-        await lost.close()  # as good as a database that went away
-        async with httpx.AsyncClient(base_url=url) as client:
-            response = await client.get("/health")
-        stop.set()
+async def test_health_is_503_when_the_database_does_not_answer(postgres_server, service_settings, asyncio_loop):
+    # The service's database is dropped under it (its connections terminated): as good as a database that went
+    # away, without closing a pool the service is still using.
+    name = f"inbox_test_gone_{os.getpid()}"
+    await admin_execute(postgres_server, f'CREATE DATABASE "{name}" TEMPLATE "{postgres_server.template}"')
+    gone = await Database.connect(postgres_server.url(name), min_size=1, max_size=1)
+    try:
+        app = await build_app(gone, service_settings)
+        stop = trio.Event()
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(partial(serve_app, app, shutdown_trigger=stop.wait))
+            async with httpx.AsyncClient(base_url=url) as client:
+                assert (await client.get("/health")).status_code == 200
+                await admin_execute(postgres_server, f'DROP DATABASE "{name}" WITH (FORCE)')
+                response = await client.get("/health")
+            stop.set()
+    finally:
+        await gone.close()
+        await admin_execute(postgres_server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     assert response.status_code == 503
     assert response.json()["status"] == "unavailable"
 
