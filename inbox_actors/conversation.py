@@ -43,7 +43,7 @@ from persistence.queries import workspaces as workspace_queries
 __all__ = [
     "KIND", "BotTurn", "Changed", "Claim", "Conversation", "ConversationDeps", "CustomerWrote", "MarkRead",
     "NotVisible", "Open", "Recorded", "Refused", "Release", "Resolve", "Send", "SendOutcome", "StatusReported",
-    "Transfer", "conversation_key", "conversation_kind", "tell_conversation",
+    "Transfer", "ask_conversation", "conversation_key", "conversation_kind",
 ]
 
 log = logging.getLogger("inbox_actors.conversation")
@@ -289,6 +289,6 @@ def conversation_kind(deps: ConversationDeps, *, idle_timeout: float = 300.0) ->
                      idle_timeout=idle_timeout, ask_timeout=30.0, finish_started=True)
 
 
-async def tell_conversation(actors: ActorSystem, workspace_id: int, phone: str, message: object) -> object:
+async def ask_conversation(actors: ActorSystem, workspace_id: int, phone: str, message: object) -> object:
     """Ask the chat's actor; its reply (one of the reply structs above, or a SendOutcome)."""
     return await actors.ref(KIND, conversation_key(workspace_id, phone)).ask(message)

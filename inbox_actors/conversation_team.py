@@ -15,6 +15,7 @@ from inbox_actors.domain import events
 from inbox_actors.domain.conversation_states import State
 from persistence.database import UnitOfWork
 from persistence.queries import conversations as conversation_queries
+from persistence.queries import workspaces as workspace_queries
 
 if TYPE_CHECKING:
     from inbox_actors.conversation import Conversation
@@ -30,8 +31,8 @@ class TeamActions:
     async def transfer(self, to_member: int, *, by: int, reason: str | None, author: str) -> Changed | Refused:
         chat = self._chat
         assignment = states.transfer(chat.state, chat.row["assigned_to"], to_member)
-        member = await conversation_queries.find_active_member(chat.db, chat.workspace_id, to_member)
-        if member is None:
+        member = await workspace_queries.find_member(chat.db, to_member)
+        if member is None or member["workspace_id"] != chat.workspace_id or member["status"] != "active":
             return Refused(400, "invalid_member", f"No active member {to_member} in this workspace.")
         return await self.assign(assignment, by=by, reason=reason, author=author)
 

@@ -10,15 +10,11 @@ from datetime import datetime
 
 import msgspec
 
+from inbox_actors.domain.member_ref import MemberRef
 from persistence.database import Database, Record
 from persistence.queries import conversations as conversation_queries
 
 PREVIEW_CHARS = 120
-
-
-class MemberRef(msgspec.Struct, frozen=True):
-    user_id: int
-    name: str | None
 
 
 class LastMessage(msgspec.Struct, frozen=True):

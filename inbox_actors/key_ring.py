@@ -18,6 +18,7 @@ from inbox_actors.clock import Clock
 from inbox_actors.credentials import CredentialCache
 from inbox_actors.domain import key_rules
 from inbox_actors.domain.api_keys import generate_key, hash_key
+from inbox_actors.domain.member_ref import MemberRef
 from inbox_actors.domain.plans import Plan
 from inbox_actors.domain.scopes import is_read_only
 from inbox_actors.runtime import Actor, ActorKind, ActorSystem
@@ -57,11 +58,6 @@ class RevokeKey(msgspec.Struct, frozen=True):
 
 
 # -- replies -------------------------------------------------------------------------------------------------
-
-
-class MemberRef(msgspec.Struct, frozen=True):
-    user_id: int
-    name: str | None
 
 
 class KeyView(msgspec.Struct, frozen=True):

@@ -25,12 +25,6 @@ MAX_CAPTION = 1024
 MAX_PARAMETERS = 50
 
 
-class TemplateBody(msgspec.Struct):
-    name: Any = None
-    language: Any = "en"
-    parameters: Any = msgspec.field(default_factory=list)
-
-
 class SendBody(msgspec.Struct):
     to: Any = None
     type: Any = "text"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import signal
 from functools import partial
 from typing import Awaitable, Callable, Sequence
 
@@ -16,17 +15,18 @@ from quart_trio import QuartTrio
 from inbox_actors.activity_log import activity_log_kind, prune_expired_activity
 from inbox_actors.bot import FaqBot, Responder
 from inbox_actors.clock import Clock, WallClock
-from inbox_actors.credentials import CredentialCache
 from inbox_actors.contact_card import contact_card_kind
 from inbox_actors.conversation import ConversationDeps, conversation_kind
+from inbox_actors.credentials import CredentialCache
+from inbox_actors.demo import DemoAccess, seed_demo
 from inbox_actors.key_ring import key_ring_kind
-from inbox_actors.send_pacer import send_pacer_kind
 from inbox_actors.platform.simulator import Simulator, SimulatorConfig
 from inbox_actors.platform.simulator_rules import StatusDelays
 from inbox_actors.platform.stored_templates import StoredTemplateCatalog
 from inbox_actors.rate_bucket import rate_bucket_kinds
-from inbox_actors.demo import DemoAccess, seed_demo
 from inbox_actors.runtime import ActorKind, ActorSystem, repeat_every
+from inbox_actors.send_pacer import send_pacer_kind
+from inbox_actors.stop_signal import set_on_stop_signal
 from inbox_http import idempotency
 from inbox_http.app import create_app
 from inbox_http.platform_link import PlatformLink
@@ -160,7 +160,7 @@ async def run_service(
                                  pool_size=settings.db_pool_size) as db:
             demo_access: DemoAccess | None = await seed_demo(db) if demo else None
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(_stop_on_signal, stop)
+                nursery.start_soon(set_on_stop_signal, stop)
                 app = await build_app(db, settings)
                 url = await nursery.start(partial(serve_app, app, shutdown_trigger=stop.wait))
                 if on_ready is not None:
@@ -176,11 +176,3 @@ async def run_service(
                 await stop.wait()
                 log.info("shutting down: finishing requests, then draining actors")
     log.info("stopped")
-
-
-async def _stop_on_signal(stop: trio.Event) -> None:
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async for signum in signals:
-            log.info("received %s", signal.Signals(signum).name)
-            stop.set()
-            return

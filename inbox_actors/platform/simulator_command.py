@@ -1,28 +1,17 @@
-"""Running the simulator on its own: `inbox-actors simulator`, and `run_simulator` for callers with a nursery."""
+"""Running the simulator on its own: `inbox-actors simulator`."""
 
 from __future__ import annotations
 
 import json
-import logging
-import signal
 from collections.abc import Callable, Sequence
 from functools import partial
 
 import trio
 
-from inbox_actors.clock import Clock
 from inbox_actors.platform.simulator import DEFAULT_DELAYS, Simulator, SimulatorConfig
 from inbox_actors.platform.simulator_rules import StatusDelays
-from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateCatalog, TemplateSpec
-
-log = logging.getLogger("inbox_actors.platform.simulator")
-
-
-async def run_simulator(config: SimulatorConfig, *, host: str = "127.0.0.1", port: int = 0,
-                        catalog: TemplateCatalog | None = None, clock: Clock | None = None,
-                        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
-    """A simulator on `host:port` until cancelled; reports its base URL once listening."""
-    await Simulator(config, catalog=catalog, clock=clock).serve(host, port, task_status=task_status)
+from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateSpec
+from inbox_actors.stop_signal import set_on_stop_signal
 
 
 async def run_simulator_command(
@@ -36,7 +25,7 @@ async def run_simulator_command(
     simulator = Simulator(config, catalog=InMemoryTemplateCatalog(templates))
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(_stop_on_signal, stop)
+        nursery.start_soon(set_on_stop_signal, stop)
         url = await nursery.start(partial(simulator.serve, host, port, shutdown_trigger=stop.wait))
         ready = {"status": "ready", "url": url, "webhook_url": webhook_url}
         if on_ready is not None:
@@ -45,11 +34,3 @@ async def run_simulator_command(
             print(json.dumps(ready), flush=True)
         await stop.wait()
         nursery.cancel_scope.cancel()
-
-
-async def _stop_on_signal(stop: trio.Event) -> None:
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async for signum in signals:
-            log.info("received %s", signal.Signals(signum).name)
-            stop.set()
-            return

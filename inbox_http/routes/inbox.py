@@ -23,6 +23,7 @@ from inbox_http.converters import BIGINT_MAX
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError, SentenceError
 from inbox_http.guard import current_credential, guarded, responds
+from inbox_http.json_body import read_json_body
 from inbox_http.routes.send_message import assigned_only_member
 from inbox_http.send_body import read_send_body
 from inbox_http.services import services
@@ -70,7 +71,7 @@ async def claim(phone: str):
 @guarded(tier=ApiTier.FULL, scopes=("inbox",))
 async def release(phone: str):
     """Give a claimed chat back to the queue (HANDOFF_PENDING); optional {reason}."""
-    body = await _body(ReasonBody)
+    body = await read_json_body(ReasonBody, empty_ok=True)
     credential = current_credential()
     return await _act(phone, conversation.Release(by_member=credential.member_id, author=_author(),
                                                   reason=_reason(body.reason),
@@ -82,7 +83,7 @@ async def release(phone: str):
 @guarded(tier=ApiTier.FULL, scopes=("inbox",))
 async def transfer(phone: str):
     """Hand a claimed chat to another active member: {to_user_id, reason?}."""
-    body = await _body(TransferBody, empty_ok=False)
+    body = await read_json_body(TransferBody)
     credential = current_credential()
     return await _act(phone, conversation.Transfer(to_member=body.to_user_id, by_member=credential.member_id,
                                                    author=_author(), reason=_reason(body.reason),
@@ -94,7 +95,7 @@ async def transfer(phone: str):
 @guarded(tier=ApiTier.FULL, scopes=("inbox",))
 async def resolve(phone: str):
     """Close the chat's hand-off: back to the bot (AI_ONLY); optional {reason}."""
-    body = await _body(ReasonBody)
+    body = await read_json_body(ReasonBody, empty_ok=True)
     credential = current_credential()
     return await _act(phone, conversation.Resolve(by_member=credential.member_id, author=_author(),
                                                   reason=_reason(body.reason),
@@ -134,10 +135,10 @@ async def reply(phone: str):
     except SentenceError as err:
         raise ApiError(400, "invalid_body", err.sentence) from None
     state = services()
-    outcome = await conversation.tell_conversation(state.actors, credential.workspace_id, chat_phone,
+    outcome = await conversation.ask_conversation(state.actors, credential.workspace_id, chat_phone,
                                                    conversation.Send(
         request=send_request, sender_type="agent", author=_author(), actor_id=credential.member_id,
-        sender_label=None, only_assigned_to=_visibility(credential)))
+        sender_label=None, only_assigned_to=assigned_only_member(credential)))
     _raise_refusal(outcome)
     assert isinstance(outcome, SendOutcome)
     if outcome.refused_status is not None:
@@ -150,11 +151,6 @@ async def reply(phone: str):
                                    conversation=await _detail(chat_phone, visible_to_caller_only=False)))
 
 
-def _visibility(credential) -> int | None:
-    """Whose assigned chats alone the caller may reply in (None: any existing chat)."""
-    return assigned_only_member(credential)
-
-
 async def _act(raw_phone: str, message: Any):
     phone = _phone(raw_phone)
     credential = current_credential()
@@ -162,7 +158,7 @@ async def _act(raw_phone: str, message: Any):
     if isinstance(message, conversation.Claim) and assigned_only_member(credential) is not None:
         # A member limited to assigned chats may claim only what is assigned to them already.
         message = msgspec.structs.replace(message, only_assigned_to=credential.member_id)
-    reply = await conversation.tell_conversation(state.actors, credential.workspace_id, phone, message)
+    reply = await conversation.ask_conversation(state.actors, credential.workspace_id, phone, message)
     _raise_refusal(reply)
     # The caller may act on the chat, so it sees the outcome, even when a release, transfer or resolve has
     # just taken the chat out of an assigned-only member's view.
@@ -204,15 +200,3 @@ def _reason(reason: str | None) -> str | None:
     if reason is not None and has_control_characters(reason):
         raise ApiError(400, "invalid_reason", "reason may not contain control characters.")
     return reason
-
-
-async def _body(kind: type, *, empty_ok: bool = True):
-    raw = await request.get_data()
-    if not raw.strip() and empty_ok:
-        return kind()
-    try:
-        return msgspec.json.decode(raw, type=kind)
-    except msgspec.ValidationError as err:
-        raise ApiError(400, "invalid_body", f"The request body is not valid: {err}.") from None
-    except msgspec.DecodeError:
-        raise ApiError(400, "invalid_body", "The request body must be a JSON object.") from None

@@ -23,6 +23,7 @@ from inbox_http.converters import BIGINT_MAX
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
 from inbox_http.guard import current_principal, guarded, responds
+from inbox_http.json_body import read_json_body
 from inbox_http.services import services
 from persistence.queries import api_keys as key_queries
 
@@ -74,7 +75,7 @@ class ActivityPage(msgspec.Struct, frozen=True):
 @guarded(tier=ApiTier.FULL, admin=AdminRule.MANAGE)
 async def create_key():
     """Create a key; its plaintext is in this answer only."""
-    body = await _body(CreateKeyBody)
+    body = await read_json_body(CreateKeyBody)
     principal = current_principal()
     reply = await key_ring.change_keys(services().actors, principal.workspace_id, key_ring.CreateKey(
         created_by=principal.member_id, name=body.name, scopes=tuple(body.scopes), expires_in_days=body.expires_in_days,
@@ -114,7 +115,7 @@ async def show_key(key_id: int):
 @guarded(tier=ApiTier.FULL, admin=AdminRule.MANAGE)
 async def edit_key(key_id: int):
     """Change a key's name, expiry (days from now; null: never) or limit (null: the default); not its scopes."""
-    body = await _body(EditKeyBody)
+    body = await read_json_body(EditKeyBody)
     if body.scopes is not msgspec.UNSET:
         raise ApiError(400, "invalid_scopes", "Scopes are fixed when a key is created; create a new key instead.")
     reply = await key_ring.change_keys(services().actors, current_principal().workspace_id, key_ring.EditKey(
@@ -128,7 +129,7 @@ async def edit_key(key_id: int):
 @guarded(tier=ApiTier.FULL, admin=AdminRule.MANAGE)
 async def rotate_key(key_id: int):
     """Replace a key (same name, scopes, limit); the old one works for grace_hours (0 to 168, default 24)."""
-    body = await _body(RotateKeyBody, empty_ok=True)
+    body = await read_json_body(RotateKeyBody, empty_ok=True)
     reply = await key_ring.change_keys(services().actors, current_principal().workspace_id,
                                        key_ring.RotateKey(key_id=key_id, grace_hours=body.grace_hours))
     return _answer(reply, 201)
@@ -176,20 +177,6 @@ def _answer(reply: object, status: int = 200):
     if isinstance(reply, key_ring.KeyRefusal):
         raise ApiError(reply.status, reply.error, reply.message)
     return json_response(reply, status)
-
-
-async def _body(kind: type, *, empty_ok: bool = False):
-    raw = await request.get_data()
-    if not raw.strip():
-        if empty_ok:
-            return kind()
-        raise ApiError(400, "invalid_body", "A JSON body is required.")
-    try:
-        return msgspec.json.decode(raw, type=kind)
-    except msgspec.ValidationError as err:
-        raise ApiError(400, "invalid_body", f"Invalid request body: {err}.") from None
-    except msgspec.DecodeError:
-        raise ApiError(400, "invalid_body", "The request body is not valid JSON.") from None
 
 
 def _int_arg(name: str, default: int, code: str) -> int:

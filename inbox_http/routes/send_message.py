@@ -57,7 +57,7 @@ async def send_message():
         order = conversation.Send(
             request=send_request, sender_type="system", author=f"api_key:{credential.key_id}",
             sender_label=credential.key_name, only_assigned_to=assigned_only_member(credential))
-        reply = await conversation.tell_conversation(state.actors, credential.workspace_id, phone, order)
+        reply = await conversation.ask_conversation(state.actors, credential.workspace_id, phone, order)
         return outcome_answer(reply)
 
     return await idempotency.answer_once(state.db, credential.workspace_id, key,

@@ -95,7 +95,7 @@ async def _deliver(workspace_id: int, phone: str, items: list[object], limiter: 
     async with limiter:
         for item in items:
             try:
-                await conversation.tell_conversation(actors, workspace_id, phone, item)
+                await conversation.ask_conversation(actors, workspace_id, phone, item)
             except (ActorError, DatabaseUnavailable) as err:
                 log.warning("webhook item for %s:%s not stored: %s", workspace_id, phone, err)
                 failures.append(f"{phone}: {type(err).__name__}")

@@ -85,13 +85,6 @@ async def member_names(q: Database | UnitOfWork, member_ids: list[int]) -> dict[
     return {row["id"]: row["name"] for row in rows}
 
 
-async def find_active_member(q: Database | UnitOfWork, workspace_id: int, member_id: int) -> Record | None:
-    return await q.fetchrow(
-        "SELECT id, name, status FROM members WHERE id = $1 AND workspace_id = $2 AND status = 'active'",
-        member_id, workspace_id,
-    )
-
-
 _DETAIL = """
 SELECT c.*, k.name AS contact_name, k.email AS contact_email, k.company AS contact_company,
        k.status AS contact_status, k.tags AS contact_tags,

@@ -66,8 +66,8 @@ async def email_taken(tx: UnitOfWork, workspace_id: int, email: str) -> bool:
     ))
 
 
-async def find_member(tx: UnitOfWork, member_id: int) -> Record | None:
-    return await tx.fetchrow(
+async def find_member(q: Database | UnitOfWork, member_id: int) -> Record | None:
+    return await q.fetchrow(
         "SELECT id, workspace_id, name, role, permissions, assigned_only, status FROM members WHERE id = $1",
         member_id,
     )

@@ -57,11 +57,11 @@ def reply(text: str = "on it") -> Send:
 async def test_a_read_status_before_delivered_still_counts_as_reaching_the_phone(db, chats):
     system, workspace_id, _ = chats
     phone = "919800000011"
-    await conversation.tell_conversation(system, workspace_id, phone, inbound(phone))
-    outcome = await conversation.tell_conversation(system, workspace_id, phone, reply())
+    await conversation.ask_conversation(system, workspace_id, phone, inbound(phone))
+    outcome = await conversation.ask_conversation(system, workspace_id, phone, reply())
     waiting = await db.fetchval("SELECT waiting_since FROM conversations WHERE phone = $1", phone)
     assert waiting is not None  # sent is not delivered: still waiting
-    await conversation.tell_conversation(system, workspace_id, phone, StatusReported(StatusUpdate(
+    await conversation.ask_conversation(system, workspace_id, phone, StatusReported(StatusUpdate(
         message_id=outcome.platform_message_id, recipient_phone=phone, status="read",
         at=datetime.now(timezone.utc))))
     assert await db.fetchval("SELECT waiting_since FROM conversations WHERE phone = $1", phone) is None
@@ -70,9 +70,9 @@ async def test_a_read_status_before_delivered_still_counts_as_reaching_the_phone
 async def test_a_failed_send_is_not_a_reply(db, chats):
     system, workspace_id, _ = chats
     phone = "919800000012"
-    await conversation.tell_conversation(system, workspace_id, phone, inbound(phone))
-    outcome = await conversation.tell_conversation(system, workspace_id, phone, reply())
-    await conversation.tell_conversation(system, workspace_id, phone, StatusReported(StatusUpdate(
+    await conversation.ask_conversation(system, workspace_id, phone, inbound(phone))
+    outcome = await conversation.ask_conversation(system, workspace_id, phone, reply())
+    await conversation.ask_conversation(system, workspace_id, phone, StatusReported(StatusUpdate(
         message_id=outcome.platform_message_id, recipient_phone=phone, status="failed",
         at=datetime.now(timezone.utc), error_code=131026, error_title="Message undeliverable")))
     row = await db.fetchrow("SELECT c.waiting_since, m.status, m.error_code FROM conversations c"
@@ -85,25 +85,25 @@ async def test_a_crash_in_one_chat_leaves_the_others_alone_and_the_chat_recovers
     system, workspace_id, platform = chats
     sick, healthy = "919800000013", "919800000014"
     for phone in (sick, healthy):
-        await conversation.tell_conversation(system, workspace_id, phone, inbound(phone))
+        await conversation.ask_conversation(system, workspace_id, phone, inbound(phone))
     platform.broken.add(sick)
     with pytest.raises(ActorCrashed):
-        await conversation.tell_conversation(system, workspace_id, sick, reply())
-    assert (await conversation.tell_conversation(system, workspace_id, healthy, reply())).accepted
+        await conversation.ask_conversation(system, workspace_id, sick, reply())
+    assert (await conversation.ask_conversation(system, workspace_id, healthy, reply())).accepted
     platform.broken.clear()
-    assert (await conversation.tell_conversation(system, workspace_id, sick, reply())).accepted
+    assert (await conversation.ask_conversation(system, workspace_id, sick, reply())).accepted
     assert system.statistics(conversation.KIND, f"{workspace_id}:{sick}").restarts == 1
 
 
 async def test_another_writer_is_fenced_off_by_the_version_and_the_actor_reloads(db, chats):
     system, workspace_id, _ = chats
     phone = "919800000015"
-    await conversation.tell_conversation(system, workspace_id, phone, inbound(phone))
+    await conversation.ask_conversation(system, workspace_id, phone, inbound(phone))
     # Another process that believed it owned the chat wrote it: the version moved under this actor.
     await db.execute("UPDATE conversations SET version = version + 1, labels = '{vip}' WHERE phone = $1", phone)
     with pytest.raises(ActorCrashed):
-        await conversation.tell_conversation(system, workspace_id, phone, inbound(phone, "second"))
-    await conversation.tell_conversation(system, workspace_id, phone, inbound(phone, "third"))
+        await conversation.ask_conversation(system, workspace_id, phone, inbound(phone, "second"))
+    await conversation.ask_conversation(system, workspace_id, phone, inbound(phone, "third"))
     row = await db.fetchrow("SELECT labels, count_from_customer FROM conversations WHERE phone = $1", phone)
     assert row["labels"] == ["vip"]  # the other writer's change survived
     assert row["count_from_customer"] == 2  # the fenced write left nothing behind
@@ -113,10 +113,10 @@ async def test_another_writer_is_fenced_off_by_the_version_and_the_actor_reloads
 async def test_a_reply_delivered_after_the_customer_wrote_again_leaves_them_waiting(db, chats):
     system, workspace_id, _ = chats
     phone = "919800000016"
-    await conversation.tell_conversation(system, workspace_id, phone, inbound(phone, "first question"))
-    outcome = await conversation.tell_conversation(system, workspace_id, phone, reply())
-    await conversation.tell_conversation(system, workspace_id, phone, inbound(phone, "and another thing"))
-    await conversation.tell_conversation(system, workspace_id, phone, StatusReported(StatusUpdate(
+    await conversation.ask_conversation(system, workspace_id, phone, inbound(phone, "first question"))
+    outcome = await conversation.ask_conversation(system, workspace_id, phone, reply())
+    await conversation.ask_conversation(system, workspace_id, phone, inbound(phone, "and another thing"))
+    await conversation.ask_conversation(system, workspace_id, phone, StatusReported(StatusUpdate(
         message_id=outcome.platform_message_id, recipient_phone=phone, status="delivered",
         at=datetime.now(timezone.utc))))
     assert await db.fetchval("SELECT waiting_since FROM conversations WHERE phone = $1", phone) is not None
@@ -125,14 +125,14 @@ async def test_a_reply_delivered_after_the_customer_wrote_again_leaves_them_wait
 async def test_a_late_redelivery_of_an_older_message_is_not_the_last_word(db, chats):
     system, workspace_id, _ = chats
     phone = "919800000017"
-    await conversation.tell_conversation(system, workspace_id, phone, inbound(phone, "newest"))
-    outcome = await conversation.tell_conversation(system, workspace_id, phone, reply())
-    await conversation.tell_conversation(system, workspace_id, phone, StatusReported(StatusUpdate(
+    await conversation.ask_conversation(system, workspace_id, phone, inbound(phone, "newest"))
+    outcome = await conversation.ask_conversation(system, workspace_id, phone, reply())
+    await conversation.ask_conversation(system, workspace_id, phone, StatusReported(StatusUpdate(
         message_id=outcome.platform_message_id, recipient_phone=phone, status="delivered",
         at=datetime.now(timezone.utc))))
     older = CustomerWrote(InboundMessage(message_id="wamid.older", from_phone=phone, type="text", text="older",
                                          at=datetime(2020, 1, 1, tzinfo=timezone.utc)))
-    await conversation.tell_conversation(system, workspace_id, phone, older)
+    await conversation.ask_conversation(system, workspace_id, phone, older)
     row = await db.fetchrow("SELECT c.waiting_since, m.text FROM conversations c JOIN messages m"
                             " ON m.id = c.last_message_id WHERE c.phone = $1", phone)
     assert row["waiting_since"] is None and row["text"] == "on it"
@@ -145,7 +145,7 @@ async def test_an_accepted_send_is_recorded_through_a_brief_database_outage(db, 
 
     system, workspace_id, platform = chats
     phone = "919800000018"
-    await conversation.tell_conversation(system, workspace_id, phone, inbound(phone))
+    await conversation.ask_conversation(system, workspace_id, phone, inbound(phone))
     real_insert, failures = conversation_sending.message_queries.insert_message, ["connection lost"]
 
     async def flaky_insert(tx, **values):
@@ -154,7 +154,7 @@ async def test_an_accepted_send_is_recorded_through_a_brief_database_outage(db, 
         return await real_insert(tx, **values)
 
     monkeypatch.setattr(conversation_sending.message_queries, "insert_message", flaky_insert)
-    outcome = await conversation.tell_conversation(system, workspace_id, phone, reply())
+    outcome = await conversation.ask_conversation(system, workspace_id, phone, reply())
     assert outcome.accepted and len(platform.sent) == 1  # sent once, recorded on the second try
     assert await db.fetchval("SELECT count(*) FROM messages WHERE platform_message_id = $1",
                              outcome.platform_message_id) == 1

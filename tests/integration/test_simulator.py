@@ -19,14 +19,13 @@ import httpx
 import msgspec
 import pytest
 import trio
-from hypercorn.config import Config
-from hypercorn.trio import serve
 from quart import Response, request
 from quart_trio import QuartTrio
 
 from inbox_actors.platform.envelope import SIGNATURE_HEADER, parse_envelope, verify_signature
 from inbox_actors.platform.messages import InboundMessage, StatusUpdate
 from inbox_actors.platform.simulator import Simulator, SimulatorConfig
+from tests.local_http import serve_on_free_port
 from inbox_actors.platform.simulator_rules import StatusDelays
 from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateSpec
 
@@ -83,12 +82,9 @@ class Receiver:
         return app
 
     async def serve(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        config = Config()
-        config.bind = ["127.0.0.1:0"]
-        config.accesslog = None
         async with trio.open_nursery() as nursery:
-            binds = await nursery.start(partial(serve, self.app(), config))
-            task_status.started(binds[0] + "/webhooks/whatsapp")
+            url = await nursery.start(partial(serve_on_free_port, self.app()))
+            task_status.started(url + "/webhooks/whatsapp")
 
     def statuses(self) -> list[StatusUpdate]:
         return [status for _, body in self.posts for batch in parse_envelope(body) for status in batch.statuses]

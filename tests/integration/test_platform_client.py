@@ -12,8 +12,6 @@ from functools import partial
 
 import pytest
 import trio
-from hypercorn.config import Config
-from hypercorn.trio import serve
 from quart import Response, request
 from quart_trio import QuartTrio
 
@@ -22,6 +20,7 @@ from inbox_actors.platform.cloud_api import decode_send_request, encode_send_req
 from inbox_actors.platform.messages import SendAccepted, SendRefused, SendRequest
 from inbox_actors.platform.simulator import Simulator, SimulatorConfig
 from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateSpec
+from tests.local_http import serve_on_free_port
 
 TOKEN = "test-access-token"
 ACCEPTED = {"messaging_product": "whatsapp", "contacts": [{"input": "+447700900123", "wa_id": "447700900123"}],
@@ -58,12 +57,8 @@ class ScriptedPlatform:
         return app
 
     async def serve(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        config = Config()
-        config.bind = ["127.0.0.1:0"]
-        config.accesslog = None
         async with trio.open_nursery() as nursery:
-            binds = await nursery.start(partial(serve, self.app(), config))
-            self.url = binds[0]
+            self.url = await nursery.start(partial(serve_on_free_port, self.app()))
             task_status.started(self.url)
 
 
