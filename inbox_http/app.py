@@ -5,10 +5,10 @@ from __future__ import annotations
 from quart import request
 from quart_trio import QuartTrio
 
-from inbox_http.errors import install_error_handlers, stable_error
-from inbox_http.guard import install_guard
 from inbox_http.audit import install_audit
 from inbox_http.converters import IdConverter
+from inbox_http.errors import install_error_handlers, stable_error
+from inbox_http.guard import install_guard
 from inbox_http.routes import contacts, docs, health, inbox, keys, reporting, send_message, templates, whatsapp_webhook
 from inbox_http.services import Services
 

@@ -6,7 +6,7 @@ import logging
 
 from quart import Quart, Response, g, request
 
-from inbox_actors.activity_log import CallRecord, record_call
+from inbox_actors.access.activity_log import CallRecord, record_call
 from inbox_actors.runtime import ActorError
 from inbox_http.guard import client_ip
 from inbox_http.services import services

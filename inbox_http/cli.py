@@ -136,8 +136,8 @@ def _add_simulator_command(commands: Any) -> None:
 def _simulator(args: argparse.Namespace) -> None:
     import trio
 
-    from inbox_actors.platform.simulator_command import run_simulator_command
-    from inbox_actors.platform.simulator_rules import StatusDelays
+    from inbox_actors.platform.simulator.command import run_simulator_command
+    from inbox_actors.platform.simulator.rules import StatusDelays
     from inbox_actors.platform.template_catalog import InvalidTemplateSpec, parse_template_spec
 
     logging.basicConfig(stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -165,8 +165,8 @@ def _run_with_database(settings: Any, command: Callable[[Any, argparse.Namespace
                        args: argparse.Namespace) -> Any:
     import trio
 
-    from inbox_actors.accounts import AccountError
-    from inbox_actors.sessions import SessionError
+    from inbox_actors.access.accounts import AccountError
+    from inbox_actors.access.sessions import SessionError
     from persistence.database import DatabaseUnavailable, open_database_loop
     from persistence.embedded import EmbeddedPostgresError
     from persistence.startup import open_database
@@ -203,33 +203,33 @@ async def _migrate(db, args):
 
 
 async def _workspace_create(db, args):
-    from inbox_actors import accounts
+    from inbox_actors.access import accounts
 
     created = await accounts.create_workspace(db, name=args.name, plan=args.plan, phone_number_id=args.phone_number_id)
     return {"workspace_id": created.workspace_id, "phone_number_id": created.phone_number_id}
 
 
 async def _workspace_set_plan(db, args):
-    from inbox_actors import accounts
+    from inbox_actors.access import accounts
 
     change = await accounts.set_plan(db, workspace_id=args.workspace, plan=args.plan)
     return {"workspace_id": change.workspace_id, "plan": change.plan}
 
 
 async def _workspace_set_sla(db, args):
-    from inbox_actors import accounts
+    from inbox_actors.access import accounts
 
     return await accounts.set_sla(db, workspace_id=args.workspace, sla_seconds=args.seconds)
 
 
 async def _workspace_set_cloud_api(db, args):
-    from inbox_actors import accounts
+    from inbox_actors.access import accounts
 
     return await accounts.set_cloud_api(db, workspace_id=args.workspace, enabled=args.enabled == "on")
 
 
 async def _member_add(db, args):
-    from inbox_actors import accounts
+    from inbox_actors.access import accounts
 
     permissions = _split(args.permissions) if args.permissions is not None else None
     user_id = await accounts.add_member(
@@ -240,14 +240,14 @@ async def _member_add(db, args):
 
 
 async def _member_set_status(db, args):
-    from inbox_actors import accounts
+    from inbox_actors.access import accounts
 
     await accounts.set_member_status(db, member_id=args.member, status=args.status)
     return {"user_id": args.member, "status": args.status}
 
 
 async def _key_create(db, args):
-    from inbox_actors import accounts
+    from inbox_actors.access import accounts
 
     issued = await accounts.create_key(
         db, workspace_id=args.workspace, member_id=args.member, name=args.name, scopes=_split(args.scopes),
@@ -264,7 +264,7 @@ async def _key_create(db, args):
 async def _session_create(db, args):
     from datetime import datetime, timezone
 
-    from inbox_actors.sessions import create_session
+    from inbox_actors.access.sessions import create_session
 
     token, expires_at = await create_session(db, member_id=args.member, hours=args.hours,
                                              now=datetime.now(timezone.utc))
@@ -304,7 +304,7 @@ def _add_template_and_bot_commands(commands: Any) -> None:
 
 
 async def _template_add(db, args):
-    from inbox_actors import templates
+    from inbox_actors.platform import templates
 
     added = await templates.add_template(
         db, workspace_id=args.workspace, name=args.name, language=args.language, body=args.body,
@@ -317,14 +317,14 @@ async def _template_add(db, args):
 async def _template_list(db, args):
     import msgspec
 
-    from inbox_actors import templates
+    from inbox_actors.platform import templates
 
     found = await templates.list_templates(db, workspace_id=args.workspace)
     return {"workspace_id": args.workspace, "templates": msgspec.to_builtins(found)}
 
 
 async def _template_remove(db, args):
-    from inbox_actors import templates
+    from inbox_actors.platform import templates
 
     removed = await templates.remove_template(db, workspace_id=args.workspace, name=args.name,
                                               language=args.language)
@@ -332,7 +332,7 @@ async def _template_remove(db, args):
 
 
 async def _bot_add(db, args):
-    from inbox_actors import bot
+    from inbox_actors.conversations import bot
 
     added = await bot.add_answer(db, workspace_id=args.workspace, keywords=_split(args.keywords), answer=args.answer)
     return {"answer_id": added.answer_id, "keywords": added.keywords}
@@ -341,14 +341,14 @@ async def _bot_add(db, args):
 async def _bot_list(db, args):
     import msgspec
 
-    from inbox_actors import bot
+    from inbox_actors.conversations import bot
 
     answers = await bot.list_answers(db, workspace_id=args.workspace)
     return {"workspace_id": args.workspace, "answers": msgspec.to_builtins(answers)}
 
 
 async def _bot_remove(db, args):
-    from inbox_actors import bot
+    from inbox_actors.conversations import bot
 
     await bot.remove_answer(db, workspace_id=args.workspace, answer_id=args.answer)
     return {"answer_id": args.answer, "removed": True}

@@ -24,13 +24,13 @@ from typing import Awaitable, Callable, TypeVar
 import msgspec
 from quart import Quart, Response, g, request
 
-from inbox_actors import rate_bucket
+from inbox_actors.access import rate_bucket
+from inbox_actors.access.sessions import find_session, has_session_shape
 from inbox_actors.domain import access
 from inbox_actors.domain.access import NO_TOKEN, AdminRule, Credential, ErrorStyle, RoutePolicy
 from inbox_actors.domain.key_rules import DEFAULT_RATE_LIMIT
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.domain.rate_window import WINDOW_SECONDS, Admission
-from inbox_actors.sessions import find_session, has_session_shape
 from inbox_http.encoding import json_response
 from inbox_http.errors import refusal_response, stable_error
 from inbox_http.services import services

@@ -12,24 +12,24 @@ from hypercorn.middleware import ProxyFixMiddleware
 from hypercorn.trio import serve
 from quart_trio import QuartTrio
 
-from inbox_actors.activity_log import activity_log_kind, prune_expired_activity
-from inbox_actors.bot import FaqBot, Responder
-from inbox_actors.clock import Clock, WallClock
-from inbox_actors.contact_card import contact_card_kind
-from inbox_actors.conversation import ConversationDeps, conversation_kind
-from inbox_actors.credentials import CredentialCache
-from inbox_actors.demo import DemoAccess, seed_demo
-from inbox_actors.key_ring import key_ring_kind
-from inbox_actors.platform.simulator import Simulator, SimulatorConfig
-from inbox_actors.platform.simulator_rules import StatusDelays
+from inbox_actors.access.activity_log import activity_log_kind, prune_expired_activity
+from inbox_actors.access.credentials import CredentialCache
+from inbox_actors.access.demo_workspace import DemoAccess, seed_demo
+from inbox_actors.access.key_ring import key_ring_kind
+from inbox_actors.access.rate_bucket import rate_bucket_kinds
+from inbox_actors.contacts.contact_card import contact_card_kind
+from inbox_actors.conversations.bot import FaqBot, Responder
+from inbox_actors.conversations.conversation import ConversationDeps, conversation_kind
+from inbox_actors.conversations.send_pacer import send_pacer_kind
+from inbox_actors.platform.link import PlatformLink
+from inbox_actors.platform.simulator.rules import StatusDelays
+from inbox_actors.platform.simulator.simulator import Simulator, SimulatorConfig
 from inbox_actors.platform.stored_templates import StoredTemplateCatalog
-from inbox_actors.rate_bucket import rate_bucket_kinds
 from inbox_actors.runtime import ActorKind, ActorSystem, repeat_every
-from inbox_actors.send_pacer import send_pacer_kind
-from inbox_actors.stop_signal import set_on_stop_signal
+from inbox_actors.runtime.clock import Clock, WallClock
+from inbox_actors.runtime.stop_signal import set_on_stop_signal
 from inbox_http import idempotency
 from inbox_http.app import create_app
-from inbox_http.platform_link import PlatformLink
 from inbox_http.services import Services
 from inbox_http.settings import Settings
 from persistence.database import Database, open_database_loop
@@ -63,7 +63,9 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
     """
     clock = clock or WallClock()
     credentials = CredentialCache(db)
-    platform = PlatformLink.from_settings(settings)
+    platform = PlatformLink.with_secrets(
+        app_secret=settings.whatsapp_app_secret, verify_token=settings.whatsapp_verify_token,
+        access_token=settings.whatsapp_access_token, api_url=settings.whatsapp_api_url)
     conversations = ConversationDeps(db=db, clock=clock, platform=platform,
                                      responder=responder if responder is not None else FaqBot(db),
                                      sends_per_second=settings.platform_sends_per_second)

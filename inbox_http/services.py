@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 
 from quart import current_app
 
-from inbox_actors.clock import Clock
-from inbox_actors.credentials import CredentialCache
+from inbox_actors.access.credentials import CredentialCache
+from inbox_actors.platform.link import PlatformLink
 from inbox_actors.runtime import ActorSystem
-from inbox_http.platform_link import PlatformLink
+from inbox_actors.runtime.clock import Clock
 from inbox_http.settings import Settings
 from persistence.database import Database
 

@@ -226,9 +226,9 @@ def random_start_phone() -> str:
 
 
 def demo_answers() -> dict[str, str] | None:
-    """The demo workspace's answer to each FAQ topic, from `inbox_actors.demo` (None: not importable)."""
+    """The demo workspace's answer to each FAQ topic, from `inbox_actors.access.demo_workspace` (None: not importable)."""
     try:
-        from inbox_actors.demo import DEMO_ANSWERS
+        from inbox_actors.access.demo_workspace import DEMO_ANSWERS
     except ImportError:
         return None
     return {keyword: answer for keywords, answer in DEMO_ANSWERS for keyword in keywords}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import itertools
 
-from inbox_actors import accounts
-from inbox_actors.key_ring import IssuedKey
+from inbox_actors.access import accounts
+from inbox_actors.access.key_ring import IssuedKey
 from persistence.database import Database
 
 _names = itertools.count(1)

@@ -169,6 +169,14 @@ def _admin_required(role: str, permissions: tuple[str, ...], rule: AdminRule) ->
     return Refusal(403, "admin_required", f"Only {allowed} may do this.")
 
 
+def assigned_only_member(credential: Credential) -> int | None:
+    """The member whose assigned chats alone the credential may see and touch (a member limited to assigned
+    chats, or a key with `inbox_assigned_only`), or None when it may see any chat."""
+    if "inbox_assigned_only" in credential.scopes or credential.member_assigned_only:
+        return credential.member_id
+    return None
+
+
 def is_live(credential: Credential, now: datetime) -> bool:
     """Not revoked, and not a rotated key past its grace period."""
     if credential.revoked_at is not None:  # immediate, whichever clock stamped it

@@ -19,8 +19,8 @@ from typing import Any
 import msgspec
 from quart import Blueprint, request
 
-from inbox_actors import contact_card
-from inbox_actors.contact_card import (
+from inbox_actors.contacts import contact_card
+from inbox_actors.contacts.contact_card import (
     UNSET,
     ContactRefusal,
     ContactView,

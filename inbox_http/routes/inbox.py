@@ -14,17 +14,18 @@ from typing import Annotated, Any
 import msgspec
 from quart import Blueprint, request
 
-from inbox_actors import conversation, conversation_views
-from inbox_actors.conversation_sending import SendOutcome
+from inbox_actors.conversations import conversation
+from inbox_actors.conversations.sending import SendOutcome
+from inbox_actors.domain.access import assigned_only_member
 from inbox_actors.domain.phones import phone_or_none
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.domain.text import has_control_characters
+from inbox_actors.reporting import conversation_detail as conversation_views
 from inbox_http.converters import BIGINT_MAX
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError, SentenceError
 from inbox_http.guard import current_credential, guarded, responds
 from inbox_http.json_body import read_json_body
-from inbox_http.routes.send_message import assigned_only_member
 from inbox_http.send_body import read_send_body
 from inbox_http.services import services
 

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 from quart import Blueprint, request
 
-from inbox_actors import key_ring
+from inbox_actors.access import key_ring
 from inbox_actors.domain import key_rules
 from inbox_actors.domain.access import AdminRule
 from inbox_actors.domain.plans import ApiTier

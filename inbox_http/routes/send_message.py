@@ -11,9 +11,9 @@ from __future__ import annotations
 import msgspec
 from quart import Blueprint, request
 
-from inbox_actors import conversation
-from inbox_actors.conversation_sending import SendOutcome
-from inbox_actors.domain.access import ErrorStyle
+from inbox_actors.conversations import conversation
+from inbox_actors.conversations.sending import SendOutcome
+from inbox_actors.domain.access import ErrorStyle, assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_http import idempotency
 from inbox_http.errors import ApiError, SentenceError
@@ -63,13 +63,6 @@ async def send_message():
     return await idempotency.answer_once(state.db, credential.workspace_id, key,
                                          idempotency.request_hash(request.method, request.path, raw), send,
                                          now=state.clock.now())
-
-
-def assigned_only_member(credential) -> int | None:
-    """The member whose assigned chats alone the credential may touch, or None when it may touch any."""
-    if "inbox_assigned_only" in credential.scopes or credential.member_assigned_only:
-        return credential.member_id
-    return None
 
 
 def outcome_answer(reply: object) -> tuple[int, object]:

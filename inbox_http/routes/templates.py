@@ -5,8 +5,8 @@ from __future__ import annotations
 import msgspec
 from quart import Blueprint, request
 
-from inbox_actors import templates
 from inbox_actors.domain.plans import ApiTier
+from inbox_actors.platform import templates
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
 from inbox_http.guard import current_principal, guarded, responds

@@ -15,12 +15,12 @@ from functools import partial
 import trio
 from quart import Blueprint, Response, request
 
-from inbox_actors import conversation
+from inbox_actors.conversations import conversation
 from inbox_actors.domain.phones import platform_phone
 from inbox_actors.platform.envelope import InvalidEnvelope, parse_envelope, verify_signature
 from inbox_actors.runtime import ActorError
-from inbox_http.errors import ApiError
 from inbox_http.encoding import json_response
+from inbox_http.errors import ApiError
 from inbox_http.services import services
 from persistence.database import DatabaseUnavailable
 from persistence.queries import messages as message_queries

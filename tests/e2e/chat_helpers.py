@@ -37,7 +37,7 @@ async def chat(service, key: str, phone: str) -> dict:
 
 async def scale_workspace(db) -> tuple[int, str, int, str]:
     """(workspace id, phone_number_id, admin member id, full-access key) of a new Scale workspace."""
-    from inbox_actors import accounts
+    from inbox_actors.access import accounts
 
     created = await accounts.create_workspace(db, name="Flow workspace", plan="scale")
     admin = await builders.member(db, created.workspace_id, "admin")
@@ -53,7 +53,7 @@ async def outbox_events(db, workspace_id: int) -> list[str]:
 async def template_burst(service, count: int, prefix: str) -> list[int]:
     """`count` template sends at once, each to a new number `<prefix><n>`, from a new Scale workspace; the
     outcome of each: 200, or the errorCode of the failure."""
-    from inbox_actors import templates
+    from inbox_actors.platform import templates
 
     workspace_id, _, _, key = await scale_workspace(service.db)
     await templates.add_template(service.db, workspace_id=workspace_id, name="ping", language="en", body="Ping")

@@ -4,7 +4,7 @@ import logging
 
 import trio
 
-from inbox_actors.activity_log import wait_recorded
+from inbox_actors.access.activity_log import wait_recorded
 from persistence.embedded import binaries_dir
 from tests import builders
 from tests.e2e.conftest import bearer

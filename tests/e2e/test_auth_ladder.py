@@ -7,8 +7,8 @@ sentence errors). A call that passes the ladder gets the route's own answer: 404
 import pytest
 import trio
 
-from inbox_actors import accounts
-from inbox_actors.activity_log import wait_recorded
+from inbox_actors.access import accounts
+from inbox_actors.access.activity_log import wait_recorded
 from tests import builders
 from tests.e2e.conftest import bearer
 

@@ -2,8 +2,9 @@
 
 import pytest
 
-from inbox_actors import bot, templates
-from inbox_actors.bot import FaqBot, HandOff, Reply
+from inbox_actors.conversations import bot
+from inbox_actors.conversations.bot import FaqBot, HandOff, Reply
+from inbox_actors.platform import templates
 from tests import builders
 from tests.e2e.conftest import bearer
 from tests.e2e.test_cli import cli, output

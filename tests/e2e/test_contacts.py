@@ -10,7 +10,7 @@ import msgspec
 import pytest
 import trio
 
-from inbox_actors.contact_card import KIND
+from inbox_actors.contacts.contact_card import KIND
 from inbox_actors.domain import contact_fields
 from persistence.queries import contacts as contact_queries
 from tests import builders

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from inbox_actors import bot
+from inbox_actors.conversations import bot
 from tests.e2e.chat_helpers import chat, customer_writes, eventually, outbox_events, scale_workspace
 from tests.e2e.conftest import bearer
 

@@ -7,8 +7,8 @@ from functools import partial
 
 import pytest
 
-from inbox_actors.platform.simulator import Simulator, SimulatorConfig
-from inbox_actors.platform.simulator_rules import StatusDelays
+from inbox_actors.platform.simulator.rules import StatusDelays
+from inbox_actors.platform.simulator.simulator import Simulator, SimulatorConfig
 from tests.e2e.chat_helpers import chat, eventually, scale_workspace
 from tests.e2e.conftest import bearer, with_settings
 
@@ -37,7 +37,7 @@ async def test_the_service_sends_through_the_configured_platform_and_trusts_its_
     verified = await service.client.get("/webhooks/whatsapp", params={
         "hub.mode": "subscribe", "hub.verify_token": VERIFY, "hub.challenge": "42"})
     assert verified.text == "42"
-    from inbox_actors.platform.simulator import CustomerMessage
+    from inbox_actors.platform.simulator.simulator import CustomerMessage
 
     written = await platform.customer_writes(PHONE, CustomerMessage(phone_number_id=number, text="hello"))
     assert written.delivered_to_service

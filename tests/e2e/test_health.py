@@ -7,7 +7,7 @@ import httpx
 import pytest
 import trio
 
-from inbox_actors.activity_log import wait_recorded
+from inbox_actors.access.activity_log import wait_recorded
 from inbox_actors.runtime import Actor, ActorCrashed, ActorFailed, ActorKind
 from inbox_http.server import build_app, serve_app
 from persistence.database import Database

@@ -14,8 +14,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 import trio
 
-from inbox_actors import accounts, activity_log
-from inbox_actors.sessions import create_session
+from inbox_actors.access import accounts, activity_log
+from inbox_actors.access.sessions import create_session
 from tests import builders
 from tests.e2e.conftest import bearer
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from inbox_actors import accounts, bot
-from inbox_actors.demo import DEMO_ANSWERS
+from inbox_actors.access import accounts
+from inbox_actors.access.demo_workspace import DEMO_ANSWERS
+from inbox_actors.conversations import bot
 from tests import builders
 
 _SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "load_chats.py"

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import httpx
 import pytest
 
-from inbox_actors import templates
+from inbox_actors.platform import templates
 from tests import builders
 from tests.e2e.chat_helpers import customer_writes, eventually, outbox_events, scale_workspace
 from tests.e2e.conftest import bearer

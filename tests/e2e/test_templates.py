@@ -2,7 +2,7 @@
 
 import pytest
 
-from inbox_actors import templates
+from inbox_actors.platform import templates
 from tests import builders
 from tests.e2e.conftest import bearer
 

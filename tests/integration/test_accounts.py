@@ -2,7 +2,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from inbox_actors import accounts
+from inbox_actors.access import accounts
 from inbox_actors.domain.api_keys import hash_key
 from tests import builders
 
@@ -88,7 +88,7 @@ async def test_plan_change(db):
 
 
 async def test_removing_a_member_signs_out_their_sessions_for_good(db):
-    from inbox_actors.sessions import create_session, find_session
+    from inbox_actors.access.sessions import create_session, find_session
 
     workspace_id = await builders.workspace(db)
     member_id = await builders.member(db, workspace_id)

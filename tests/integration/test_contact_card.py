@@ -4,8 +4,7 @@ transaction, the version fences writers (its own queue and other processes'), an
 import msgspec
 import pytest
 
-from inbox_actors.clock import WallClock
-from inbox_actors.contact_card import (
+from inbox_actors.contacts.contact_card import (
     ContactRefusal,
     ContactSaved,
     CreateContact,
@@ -14,6 +13,7 @@ from inbox_actors.contact_card import (
     contact_card_kind,
 )
 from inbox_actors.runtime import ActorSystem
+from inbox_actors.runtime.clock import WallClock
 from persistence.queries import contacts as contact_queries
 from tests import builders
 

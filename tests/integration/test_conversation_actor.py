@@ -8,12 +8,18 @@ from datetime import datetime, timezone
 
 import pytest
 
-from inbox_actors import conversation
-from inbox_actors.clock import WallClock
-from inbox_actors.conversation import ConversationDeps, CustomerWrote, Send, StatusReported, conversation_kind
+from inbox_actors.conversations import conversation
+from inbox_actors.conversations.conversation import (
+    ConversationDeps,
+    CustomerWrote,
+    Send,
+    StatusReported,
+    conversation_kind,
+)
+from inbox_actors.conversations.send_pacer import send_pacer_kind
 from inbox_actors.platform.messages import InboundMessage, SendAccepted, SendRequest, StatusUpdate
 from inbox_actors.runtime import ActorCrashed, ActorSystem
-from inbox_actors.send_pacer import send_pacer_kind
+from inbox_actors.runtime.clock import WallClock
 from tests import builders
 
 _ids = itertools.count(1)
@@ -140,7 +146,7 @@ async def test_a_late_redelivery_of_an_older_message_is_not_the_last_word(db, ch
 
 
 async def test_an_accepted_send_is_recorded_through_a_brief_database_outage(db, chats, monkeypatch):
-    from inbox_actors import conversation_sending
+    from inbox_actors.conversations import sending as conversation_sending
     from persistence.database import DatabaseUnavailable
 
     system, workspace_id, platform = chats

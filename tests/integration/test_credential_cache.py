@@ -1,7 +1,7 @@
 import trio
 
-from inbox_actors import accounts
-from inbox_actors.credentials import CredentialCache
+from inbox_actors.access import accounts
+from inbox_actors.access.credentials import CredentialCache
 from inbox_actors.domain.plans import Plan
 from persistence.database import Database
 from tests import builders

@@ -8,13 +8,21 @@ from datetime import timedelta
 
 import pytest
 
-from inbox_actors.activity_log import RETENTION, prune_expired_activity
-from inbox_actors.clock import TrioWallClock
-from inbox_actors.credentials import CredentialCache
+from inbox_actors.access.activity_log import RETENTION, prune_expired_activity
+from inbox_actors.access.credentials import CredentialCache
+from inbox_actors.access.key_ring import (
+    CreateKey,
+    EditKey,
+    KeyRefusal,
+    RevokeKey,
+    RotateKey,
+    change_keys,
+    key_ring_kind,
+)
 from inbox_actors.domain.access import INVALID_KEY, RoutePolicy, check_access
 from inbox_actors.domain.plans import ApiTier
-from inbox_actors.key_ring import CreateKey, EditKey, KeyRefusal, RevokeKey, RotateKey, change_keys, key_ring_kind
 from inbox_actors.runtime import ActorSystem
+from inbox_actors.runtime.clock import TrioWallClock
 from tests import builders
 
 ANY_CORE = RoutePolicy(tier=ApiTier.CORE)

@@ -18,7 +18,7 @@ from quart_trio import QuartTrio
 from inbox_actors.platform.client import UNREACHABLE_CODE, CloudApiClient, PlatformClient
 from inbox_actors.platform.cloud_api import decode_send_request, encode_send_request
 from inbox_actors.platform.messages import SendAccepted, SendRefused, SendRequest
-from inbox_actors.platform.simulator import Simulator, SimulatorConfig
+from inbox_actors.platform.simulator.simulator import Simulator, SimulatorConfig
 from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateSpec
 from tests.local_http import serve_on_free_port
 

@@ -24,10 +24,10 @@ from quart_trio import QuartTrio
 
 from inbox_actors.platform.envelope import SIGNATURE_HEADER, parse_envelope, verify_signature
 from inbox_actors.platform.messages import InboundMessage, StatusUpdate
-from inbox_actors.platform.simulator import Simulator, SimulatorConfig
-from tests.local_http import serve_on_free_port
-from inbox_actors.platform.simulator_rules import StatusDelays
+from inbox_actors.platform.simulator.rules import StatusDelays
+from inbox_actors.platform.simulator.simulator import Simulator, SimulatorConfig
 from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateSpec
+from tests.local_http import serve_on_free_port
 
 SECRET = "simulator-app-secret"
 TOKEN = "simulator-access-token"

@@ -2,8 +2,10 @@
 
 import pytest
 
-from inbox_actors import accounts, bot, templates
-from inbox_actors.bot import FaqBot, HandOff, Reply
+from inbox_actors.access import accounts
+from inbox_actors.conversations import bot
+from inbox_actors.conversations.bot import FaqBot, HandOff, Reply
+from inbox_actors.platform import templates
 from persistence.queries import templates as template_queries
 from tests import builders
 

@@ -4,7 +4,12 @@ import msgspec
 import pytest
 
 from inbox_actors.domain.access import (
-    ACCOUNT_SUSPENDED_SENTENCE, INVALID_KEY, Credential, ErrorStyle, RoutePolicy, check_access,
+    ACCOUNT_SUSPENDED_SENTENCE,
+    INVALID_KEY,
+    Credential,
+    ErrorStyle,
+    RoutePolicy,
+    check_access,
 )
 from inbox_actors.domain.plans import ApiTier, Plan
 

@@ -8,8 +8,8 @@ from datetime import datetime, timezone
 
 import trio
 
-from inbox_actors import activity_log
-from inbox_actors.activity_log import CallRecord, activity_log_kind, record_call, wait_recorded
+from inbox_actors.access import activity_log
+from inbox_actors.access.activity_log import CallRecord, activity_log_kind, record_call, wait_recorded
 from inbox_actors.runtime import ActorKind, ActorSystem
 from persistence.database import DatabaseUnavailable
 

@@ -5,8 +5,15 @@ import pytest
 import trio
 import trio.testing
 
-from inbox_actors import bot
-from inbox_actors.bot import BOT_HAS_NO_ANSWER, CUSTOMER_ASKED_FOR_PERSON, FaqBot, HandOff, Reply, StoredAnswer
+from inbox_actors.conversations import bot
+from inbox_actors.conversations.bot import (
+    BOT_HAS_NO_ANSWER,
+    CUSTOMER_ASKED_FOR_PERSON,
+    FaqBot,
+    HandOff,
+    Reply,
+    StoredAnswer,
+)
 
 WORKSPACE = 7
 

@@ -2,7 +2,7 @@
 
 import trio
 
-from inbox_actors.rate_bucket import KEY_BUCKET, admit_ip, admit_key, rate_bucket_kinds
+from inbox_actors.access.rate_bucket import KEY_BUCKET, admit_ip, admit_key, rate_bucket_kinds
 from inbox_actors.runtime import ActorSystem
 
 

@@ -7,14 +7,31 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from inbox_actors.platform.messages import SendRequest, StatusUpdate
-from inbox_actors.platform.simulator_rules import (
-    PlannedStatus, StatusDelays, default_read_receipts, planned_statuses, refusal_for, wa_id, within_service_window,
+from inbox_actors.platform.simulator.rules import (
+    PlannedStatus,
+    StatusDelays,
+    default_read_receipts,
+    planned_statuses,
+    refusal_for,
+    wa_id,
+    within_service_window,
 )
-from inbox_actors.platform.simulator_state import (
-    Customers, LruMap, QueuedStatus, SentLog, SentRecord, StatusQueues, StatusSchedule, Throughput, Timeline,
+from inbox_actors.platform.simulator.state import (
+    Customers,
+    LruMap,
+    QueuedStatus,
+    SentLog,
+    SentRecord,
+    StatusQueues,
+    StatusSchedule,
+    Throughput,
+    Timeline,
 )
 from inbox_actors.platform.template_catalog import (
-    InMemoryTemplateCatalog, InvalidTemplateSpec, TemplateSpec, parse_template_spec,
+    InMemoryTemplateCatalog,
+    InvalidTemplateSpec,
+    TemplateSpec,
+    parse_template_spec,
 )
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)

@@ -17,22 +17,34 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from inbox_actors import conversation_events as data
-from inbox_actors.bot import HandOff, Reply, Responder
-from inbox_actors.clock import Clock
-from inbox_actors.conversation_messages import (
-    BotTurn, Changed, Claim, CustomerWrote, MarkRead, NotVisible, Open, Recorded, Refused, Release, Resolve, Send,
-    StatusReported, Transfer,
+from inbox_actors.conversations import events as data
+from inbox_actors.conversations.bot import HandOff, Reply, Responder
+from inbox_actors.conversations.messages import (
+    BotTurn,
+    Changed,
+    Claim,
+    CustomerWrote,
+    MarkRead,
+    NotVisible,
+    Open,
+    Recorded,
+    Refused,
+    Release,
+    Resolve,
+    Send,
+    StatusReported,
+    Transfer,
 )
-from inbox_actors.conversation_sending import SendOutcome, Sender
-from inbox_actors.conversation_team import TeamActions
+from inbox_actors.conversations.sending import Sender, SendOutcome
+from inbox_actors.conversations.team_actions import TeamActions
 from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain import delivery_status, events
 from inbox_actors.domain.conversation_states import IllegalTransition, State
 from inbox_actors.domain.text import storable
-from inbox_actors.platform.messages import InboundMessage, SendRequest, StatusUpdate
 from inbox_actors.platform.client import PlatformClient
+from inbox_actors.platform.messages import InboundMessage, SendRequest, StatusUpdate
 from inbox_actors.runtime import Actor, ActorKind, ActorSystem, MailboxFull
+from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import contacts as contact_queries
 from persistence.queries import conversations as conversation_queries
@@ -46,7 +58,7 @@ __all__ = [
     "Transfer", "ask_conversation", "conversation_key", "conversation_kind",
 ]
 
-log = logging.getLogger("inbox_actors.conversation")
+log = logging.getLogger("inbox_actors.conversations.conversation")
 
 KIND = "conversation"
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import msgspec
 
-from inbox_actors import accounts, bot, templates
+from inbox_actors.access import accounts
+from inbox_actors.conversations import bot
+from inbox_actors.platform import templates
 from persistence.database import Database
 from persistence.queries import api_keys as key_queries
 from persistence.queries import workspaces as workspace_queries

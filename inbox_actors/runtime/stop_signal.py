@@ -7,7 +7,7 @@ import signal
 
 import trio
 
-log = logging.getLogger("inbox_actors.stop_signal")
+log = logging.getLogger("inbox_actors.runtime.stop_signal")
 
 
 async def set_on_stop_signal(stop: trio.Event) -> None:

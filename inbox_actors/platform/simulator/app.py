@@ -22,8 +22,8 @@ from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
 from inbox_actors.platform.cloud_api import encode_accepted, encode_error
-from inbox_actors.platform.simulator import CustomerMessage, InvalidCustomerMessage, Simulator
-from inbox_actors.platform.simulator_rules import Refusal, unknown_path
+from inbox_actors.platform.simulator.rules import Refusal, unknown_path
+from inbox_actors.platform.simulator.simulator import CustomerMessage, InvalidCustomerMessage, Simulator
 
 MAX_BODY_BYTES = 1024 * 1024
 _encoder = msgspec.json.Encoder()

@@ -29,12 +29,11 @@ from typing import Callable, Protocol, Sequence
 import msgspec
 import trio
 
-from inbox_actors.accounts import AccountError
+from inbox_actors.access.accounts import AccountError
 from inbox_actors.domain.conversation_states import BOT_HAS_NO_ANSWER, CUSTOMER_ASKED_FOR_PERSON
 from persistence.database import Database
 from persistence.queries import bot_answers as answer_queries
 from persistence.queries import workspaces as workspace_queries
-
 
 HANDOFF_PHRASES: tuple[str, ...] = (
     "human", "humans", "agent", "agents", "person", "real person", "representative", "operator",

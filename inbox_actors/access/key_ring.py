@@ -14,14 +14,14 @@ from datetime import datetime, timedelta
 
 import msgspec
 
-from inbox_actors.clock import Clock
-from inbox_actors.credentials import CredentialCache
+from inbox_actors.access.credentials import CredentialCache
 from inbox_actors.domain import key_rules
 from inbox_actors.domain.api_keys import generate_key, hash_key
 from inbox_actors.domain.member_ref import MemberRef
 from inbox_actors.domain.plans import Plan
 from inbox_actors.domain.scopes import is_read_only
 from inbox_actors.runtime import Actor, ActorKind, ActorSystem
+from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import api_keys as key_queries
 from persistence.queries import workspaces as workspace_queries

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 
 from inbox_actors.platform.client import TITLE_UNREACHABLE, UNREACHABLE_CODE, UNREACHABLE_MESSAGE, CloudApiClient
 from inbox_actors.platform.messages import SendAccepted, SendRefused, SendRequest
-from inbox_http.settings import Settings
 from persistence.database import Database
 from persistence.queries import workspaces as workspace_queries
 
@@ -29,13 +28,15 @@ class PlatformLink:
     _numbers: dict[str, int] = field(default_factory=dict)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> "PlatformLink":
-        """Real secrets from the settings; random ones for the in-process simulator (only it needs them)."""
+    def with_secrets(cls, *, app_secret: str | None, verify_token: str | None, access_token: str | None,
+                     api_url: str | None) -> "PlatformLink":
+        """The configured secrets; random ones where none is configured (the in-process simulator, the only
+        platform that then needs them, learns them from the link)."""
         return cls(
-            app_secret=settings.whatsapp_app_secret or secrets.token_hex(32),
-            verify_token=settings.whatsapp_verify_token or secrets.token_urlsafe(24),
-            access_token=settings.whatsapp_access_token or secrets.token_urlsafe(32),
-            api_url=settings.whatsapp_api_url,
+            app_secret=app_secret or secrets.token_hex(32),
+            verify_token=verify_token or secrets.token_urlsafe(24),
+            access_token=access_token or secrets.token_urlsafe(32),
+            api_url=api_url,
         )
 
     def attach(self, api_url: str) -> None:

@@ -1,5 +1,5 @@
-"""What the conversation actor understands and answers (its protocol); `inbox_actors.conversation` re-exports
-all of it, so callers import from there."""
+"""What the conversation actor understands and answers (its protocol); `conversations.conversation`
+re-exports all of it, so callers import from there."""
 
 from __future__ import annotations
 

@@ -16,12 +16,13 @@ from datetime import datetime, timedelta
 
 import msgspec
 import trio
-from inbox_actors.clock import Clock
+
 from inbox_actors.runtime import Actor, ActorKind, ActorSystem
+from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, DatabaseUnavailable
 from persistence.queries import api_keys as key_queries
 
-log = logging.getLogger("inbox_actors.activity_log")
+log = logging.getLogger("inbox_actors.access.activity_log")
 
 KIND = "activity_log"
 SINGLE_KEY = "all"

@@ -20,7 +20,7 @@ import re
 
 import msgspec
 
-from inbox_actors.accounts import AccountError
+from inbox_actors.access.accounts import AccountError
 from persistence.database import Database
 from persistence.queries import templates as template_queries
 from persistence.queries import workspaces as workspace_queries

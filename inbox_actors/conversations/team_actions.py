@@ -8,8 +8,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from inbox_actors import conversation_events as data
-from inbox_actors.conversation_messages import Changed, Refused
+from inbox_actors.conversations import events as data
+from inbox_actors.conversations.messages import Changed, Refused
 from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain import events
 from inbox_actors.domain.conversation_states import State
@@ -18,7 +18,7 @@ from persistence.queries import conversations as conversation_queries
 from persistence.queries import workspaces as workspace_queries
 
 if TYPE_CHECKING:
-    from inbox_actors.conversation import Conversation
+    from inbox_actors.conversations.conversation import Conversation
 
 # Repeated opens by one member within this long count once (the spec's views list).
 VIEW_DEDUP = timedelta(minutes=1)

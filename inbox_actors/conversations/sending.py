@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import trio
 
-from inbox_actors import conversation_events as data
-from inbox_actors import send_pacer
+from inbox_actors.conversations import events as data
+from inbox_actors.conversations import send_pacer
+from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain import delivery_status, events
 from inbox_actors.domain.conversation_states import State
-from inbox_actors.domain import conversation_states as states
 from inbox_actors.platform.client import PlatformClient
 from inbox_actors.platform.messages import SendAccepted, SendRefused, SendRequest
 from persistence.database import DatabaseUnavailable, Record
@@ -33,9 +33,9 @@ from persistence.queries import conversations as conversation_queries
 from persistence.queries import messages as message_queries
 
 if TYPE_CHECKING:
-    from inbox_actors.conversation import Conversation, Send
+    from inbox_actors.conversations.conversation import Conversation, Send
 
-log = logging.getLogger("inbox_actors.conversation")
+log = logging.getLogger("inbox_actors.conversations.conversation")
 
 CUSTOMER_WINDOW = timedelta(hours=24)
 # Waits between attempts at recording an accepted send while PostgreSQL is unreachable (then it crashes).

@@ -11,10 +11,10 @@ from datetime import datetime, timedelta, timezone
 
 import msgspec
 
+from inbox_actors.access.key_ring import IssuedKey, issue_key
 from inbox_actors.domain import key_rules
 from inbox_actors.domain import scopes as scope_rules
 from inbox_actors.domain.plans import Plan
-from inbox_actors.key_ring import IssuedKey, issue_key
 from persistence.database import Database
 from persistence.queries import sessions as session_queries
 from persistence.queries import workspaces as workspace_queries

@@ -25,10 +25,10 @@ from typing import Any
 
 import msgspec
 
-from inbox_actors.clock import Clock
 from inbox_actors.domain import contact_fields as fields
 from inbox_actors.domain.events import CONTACT_CREATED, TAG_ADDED, new_correlation_id
 from inbox_actors.runtime import Actor, ActorKind, ActorSystem
+from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import contacts as contact_queries
 from persistence.queries.outbox import append_event

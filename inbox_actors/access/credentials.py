@@ -21,7 +21,7 @@ from inbox_actors.domain.plans import Plan
 from persistence.database import Database, DatabaseUnavailable, Record
 from persistence.queries import api_keys as key_queries
 
-log = logging.getLogger("inbox_actors.credentials")
+log = logging.getLogger("inbox_actors.access.credentials")
 
 ACCESS_CHANGED_CHANNEL = "inbox_access_changed"
 _RECONNECT_FIRST_DELAY = 0.5

@@ -16,15 +16,15 @@ import heapq
 import itertools
 import math
 from collections import OrderedDict, deque
-from datetime import datetime
 from collections.abc import Container, Hashable
+from datetime import datetime
 from typing import Generic, TypeVar
 
 import msgspec
 
 from inbox_actors.domain.rate_window import SlidingWindow
 from inbox_actors.platform.messages import SendRequest, StatusUpdate
-from inbox_actors.platform.simulator_rules import PlannedStatus
+from inbox_actors.platform.simulator.rules import PlannedStatus
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")

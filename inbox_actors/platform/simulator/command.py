@@ -8,10 +8,10 @@ from functools import partial
 
 import trio
 
-from inbox_actors.platform.simulator import DEFAULT_DELAYS, Simulator, SimulatorConfig
-from inbox_actors.platform.simulator_rules import StatusDelays
+from inbox_actors.platform.simulator.rules import StatusDelays
+from inbox_actors.platform.simulator.simulator import DEFAULT_DELAYS, Simulator, SimulatorConfig
 from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateSpec
-from inbox_actors.stop_signal import set_on_stop_signal
+from inbox_actors.runtime.stop_signal import set_on_stop_signal
 
 
 async def run_simulator_command(

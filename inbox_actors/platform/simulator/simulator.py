@@ -34,20 +34,35 @@ import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
 
-from inbox_actors.clock import Clock, WallClock
 from inbox_actors.platform.cloud_api import InvalidSendRequest, decode_send_request
 from inbox_actors.platform.envelope import SIGNATURE_HEADER, build_envelope, sign
 from inbox_actors.platform.messages import MEDIA_TYPES, InboundMessage, StatusUpdate
-from inbox_actors.platform.simulator_rules import (
-    Refusal, StatusDelays, default_read_receipts, invalid_parameter, invalid_token, planned_statuses,
-    refusal_for, throughput_exceeded, wa_id,
+from inbox_actors.platform.simulator.rules import (
+    Refusal,
+    StatusDelays,
+    default_read_receipts,
+    invalid_parameter,
+    invalid_token,
+    planned_statuses,
+    refusal_for,
+    throughput_exceeded,
+    wa_id,
 )
-from inbox_actors.platform.simulator_state import (
-    Customers, QueuedStatus, SentLog, SentRecord, SimulatorStats, StatusQueues, StatusSchedule, Throughput, Timeline,
+from inbox_actors.platform.simulator.state import (
+    Customers,
+    QueuedStatus,
+    SentLog,
+    SentRecord,
+    SimulatorStats,
+    StatusQueues,
+    StatusSchedule,
+    Throughput,
+    Timeline,
 )
 from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateCatalog
+from inbox_actors.runtime.clock import Clock, WallClock
 
-log = logging.getLogger("inbox_actors.platform.simulator")
+log = logging.getLogger("inbox_actors.platform.simulator.simulator")
 
 CUSTOMER_MESSAGE_TYPES = ("text", *MEDIA_TYPES)
 DEFAULT_DELAYS = StatusDelays()
@@ -156,7 +171,7 @@ class Simulator:
 
         Statuses still waiting when it stops are not posted.
         """
-        from inbox_actors.platform.simulator_app import create_simulator_app   # it imports this module
+        from inbox_actors.platform.simulator.app import create_simulator_app  # it imports this module
 
         config = HypercornConfig()
         config.bind = [f"{host}:{port}"]
