@@ -179,6 +179,11 @@ class Sender:
         if row["waiting_since"] is not None:
             latest = await message_queries.latest_customer_message(tx, row["id"])
             answers = latest["id"] if latest is not None else None
+        # The reply's clock (the Reporting API's two clocks): a person's reply is timed from when the customer
+        # began waiting for a person, any other from when the customer began waiting.
+        waited_from = row["waiting_since"]
+        if order.sender_type == "agent" and row["waiting_for_person_since"] is not None:
+            waited_from = row["waiting_for_person_since"]
         return await message_queries.insert_message(
             tx, workspace_id=self._chat.workspace_id, conversation_id=row["id"], direction="outbound",
             sender_type=order.sender_type, actor_id=order.actor_id, sender_label=order.sender_label,
@@ -186,7 +191,7 @@ class Sender:
             template_language=request.template_language,
             template_parameters=list(request.template_parameters) if request.type == "template" else None,
             media_url=request.media_url, filename=request.filename, source=channel, answers_message_id=answers,
-            sent_at=now, status_at=now, **values)
+            waited_from=waited_from, sent_at=now, status_at=now, **values)
 
     @staticmethod
     def _counted(row: Record, order: Send, message: Record, now: datetime) -> dict[str, Any]:

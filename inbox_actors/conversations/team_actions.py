@@ -82,9 +82,15 @@ class TeamActions:
         unread = row["unread_count"]
         async with chat.db.transaction() as tx:
             last = await conversation_queries.last_view_by(tx, row["id"], member_id)
-            if last is None or now - last >= VIEW_DEDUP or unread:
+            repeated = last is not None and now - last["opened_at"] < VIEW_DEDUP
+            if repeated and unread:
+                # Still one view (the spec's views count repeated opens within a minute once), but the
+                # messages it cleared are counted on it and announced as seen.
+                await conversation_queries.add_marked_read(tx, last["id"], unread)
+            elif not repeated:
                 await conversation_queries.insert_view(tx, conversation_id=row["id"], member_id=member_id,
                                                        via=via, at=now, marked_read=unread)
+            if not repeated or unread:
                 names = await conversation_queries.member_names(tx, [member_id])
                 await chat.emit(tx, events.CONVERSATION_SEEN, author,
                                 data.seen_data(chat.phone, member_id, names, unread, now))

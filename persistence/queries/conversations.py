@@ -71,11 +71,18 @@ async def insert_view(tx: UnitOfWork, *, conversation_id: int, member_id: int, v
     )
 
 
-async def last_view_by(tx: UnitOfWork, conversation_id: int, member_id: int) -> datetime | None:
-    return await tx.fetchval(
-        "SELECT max(opened_at) FROM conversation_views WHERE conversation_id = $1 AND member_id = $2",
+async def last_view_by(tx: UnitOfWork, conversation_id: int, member_id: int) -> Record | None:
+    """The member's latest view of the chat (id, opened_at), if any."""
+    return await tx.fetchrow(
+        "SELECT id, opened_at FROM conversation_views WHERE conversation_id = $1 AND member_id = $2"
+        " ORDER BY opened_at DESC, id DESC LIMIT 1",
         conversation_id, member_id,
     )
+
+
+async def add_marked_read(tx: UnitOfWork, view_id: int, marked_read: int) -> None:
+    await tx.execute("UPDATE conversation_views SET marked_read = marked_read + $2 WHERE id = $1",
+                     view_id, marked_read)
 
 
 async def member_names(q: Database | UnitOfWork, member_ids: list[int]) -> dict[int, str]:

@@ -1,0 +1,35 @@
+-- The Reporting API's read model: what the reads need that the writers did not record yet, and the indexes
+-- that keep every read one index walk at a million messages.
+
+-- Substring search on names, phones, tags and message text (`q`, `search`).
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+
+-- For an outbound message: when the wait it answers began, on its own clock (a bot or system reply: when the
+-- customer began waiting; an agent reply: when the customer began waiting for a person). NULL when nobody
+-- was waiting. A reply's response time is sent_at minus this, unless the send failed.
+ALTER TABLE messages ADD COLUMN waited_from timestamptz;
+
+-- Unread messages are a chat's last `unread_count` customer messages in stored order; counting those inside a
+-- window walks this index from the newest.
+CREATE INDEX messages_customer_stored ON messages (conversation_id, id DESC) WHERE sender_type = 'customer';
+-- Outbound messages currently in a status, newest first (`/messages?status=`).
+CREATE INDEX messages_outbound_status ON messages (workspace_id, status, sent_at DESC, id DESC)
+    WHERE direction = 'outbound';
+CREATE INDEX messages_text_trgm ON messages USING gin (text gin_trgm_ops) WHERE text IS NOT NULL;
+
+-- Longest waiting first: chats that wait, oldest wait first, then the rest (keyset on the same expression).
+CREATE INDEX conversations_waiting_order
+    ON conversations (workspace_id, (coalesce(waiting_since, 'infinity'::timestamptz)), id);
+
+CREATE INDEX contacts_name_trgm ON contacts USING gin (name gin_trgm_ops);
+CREATE INDEX contacts_phone_trgm ON contacts USING gin (phone gin_trgm_ops);
+-- Tags are matched as the comma-separated string the contact list shows.
+CREATE FUNCTION tags_text(tags text[]) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN array_to_string(tags, ',');
+CREATE INDEX contacts_tags_trgm ON contacts USING gin (tags_text(tags) gin_trgm_ops);
+-- Contacts without a chat, newest first.
+CREATE INDEX contacts_created ON contacts (workspace_id, created_at DESC, id DESC);
+
+-- Views newest first, with a tiebreak for the keyset.
+DROP INDEX conversation_views_conversation;
+CREATE INDEX conversation_views_conversation ON conversation_views (conversation_id, opened_at DESC, id DESC);
