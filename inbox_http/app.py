@@ -9,7 +9,19 @@ from inbox_http.audit import install_audit
 from inbox_http.converters import IdConverter
 from inbox_http.errors import install_error_handlers, stable_error
 from inbox_http.guard import install_guard
-from inbox_http.routes import contacts, docs, health, inbox, keys, reporting, send_message, templates, whatsapp_webhook
+from inbox_http.routes import (
+    contact_reads,
+    contacts,
+    docs,
+    health,
+    inbox,
+    keys,
+    reporting,
+    reporting_chat,
+    send_message,
+    templates,
+    whatsapp_webhook,
+)
 from inbox_http.services import Services
 
 # No body the API takes comes near this; larger requests are refused before they are read.
@@ -24,7 +36,8 @@ def create_app(services: Services | None) -> QuartTrio:
     app.url_map.converters["id"] = IdConverter
     if services is not None:
         app.extensions["inbox"] = services
-    for module in (reporting, keys, send_message, contacts, templates, inbox, whatsapp_webhook, health, docs):
+    for module in (reporting, reporting_chat, keys, send_message, contact_reads, contacts, templates, inbox,
+                   whatsapp_webhook, health, docs):
         app.register_blueprint(module.blueprint)
     install_error_handlers(app)
     install_guard(app)

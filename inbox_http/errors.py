@@ -8,6 +8,8 @@ from quart import Quart, current_app, request
 from werkzeug.exceptions import HTTPException
 
 from inbox_actors.domain.access import ErrorStyle, Refusal
+from inbox_actors.reporting.chat_lookup import ChatNotFound
+from inbox_actors.reporting.parameters import InvalidParameter
 from inbox_http.encoding import json_response
 
 log = logging.getLogger("inbox_http.errors")
@@ -59,6 +61,16 @@ def install_error_handlers(app: Quart) -> None:
     @app.errorhandler(SentenceError)
     async def sentence(err: SentenceError):
         return sentence_error(err.status, err.sentence)
+
+    @app.errorhandler(InvalidParameter)
+    async def invalid_parameter(err: InvalidParameter):
+        if _route_style() is ErrorStyle.SENTENCE:
+            return sentence_error(400, err.message)
+        return stable_error(400, err.code, err.message)
+
+    @app.errorhandler(ChatNotFound)
+    async def chat_not_found(err: ChatNotFound):
+        return stable_error(404, "not_found", "No such chat in this workspace.")
 
     @app.errorhandler(HTTPException)
     async def http_error(err: HTTPException):

@@ -11,6 +11,7 @@ from datetime import datetime
 import msgspec
 
 from inbox_actors.domain.member_ref import MemberRef
+from inbox_actors.domain.phones import phone_or_none
 from persistence.database import Database, Record
 from persistence.queries import conversations as conversation_queries
 
@@ -100,3 +101,10 @@ async def find_detail(db: Database, workspace_id: int, phone: str, now: datetime
     if row is None or (only_assigned_to is not None and row["assigned_to"] != only_assigned_to):
         return None
     return detail_from_row(row, now)
+
+
+async def find_detail_by_raw_phone(db: Database, workspace_id: int, raw_phone: str, now: datetime,
+                                   only_assigned_to: int | None = None) -> ConversationDetail | None:
+    """As `find_detail`, for a phone as the caller spelt it (None when it is no phone number)."""
+    phone = phone_or_none(raw_phone)
+    return None if phone is None else await find_detail(db, workspace_id, phone, now, only_assigned_to)

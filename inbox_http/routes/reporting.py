@@ -1,15 +1,28 @@
-"""The Reporting API, `/api/reporting/v1`."""
+"""The Reporting API, `/api/reporting/v1`: who the key is, and the workspace-wide reads.
+
+Handlers are thin: `inbox_actors.reporting` reads and shapes; a malformed parameter is raised there as
+`InvalidParameter` and answered 400 with its stable code (see `inbox_http.errors`). The scopes are the spec's:
+chat content needs inbox or contacts, team accountability data inbox, team_management or analytics (each with
+its :read variant).
+"""
 
 from __future__ import annotations
 
 import msgspec
-from quart import Blueprint
+from quart import Blueprint, request
 
+from inbox_actors.domain.access import assigned_only_member
 from inbox_actors.domain.plans import ApiTier
+from inbox_actors.reporting import conversation_lists, outbound_messages, replies
 from inbox_http.encoding import json_response
 from inbox_http.guard import current_credential, guarded, responds
+from inbox_http.services import services
 
 blueprint = Blueprint("reporting", __name__, url_prefix="/api/reporting/v1")
+
+CHAT_CONTENT = ("inbox", "contacts")
+TEAM_DATA = ("inbox", "team_management", "analytics")
+MESSAGE_STATISTICS = ("inbox", "contacts", "analytics")
 
 
 class WhoamiKey(msgspec.Struct, frozen=True):
@@ -42,3 +55,55 @@ async def whoami():
         api_tier=tier.value,
         reporting_api="v1",
     ))
+
+
+@blueprint.get("/conversations")
+@responds(conversation_lists.ConversationPage)
+@guarded(tier=ApiTier.FULL, scopes=CHAT_CONTENT)
+async def conversations():
+    """Chats with activity in the window: unread, needs_reply, state, assigned_to, sla_breached, q, since/to,
+    sort (last_activity | waiting_longest), limit, cursor."""
+    state, credential = services(), current_credential()
+    return json_response(await conversation_lists.conversations(
+        state.db, credential.workspace_id, request.args, state.clock.now(), assigned_only_member(credential)))
+
+
+@blueprint.get("/conversations/unread-summary")
+@responds(conversation_lists.UnreadSummary)
+@guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
+async def unread_summary():
+    """Unread and waiting chats in the window, per assignee and unassigned (aggregates only)."""
+    state, credential = services(), current_credential()
+    return json_response(await conversation_lists.unread_summary(
+        state.db, credential.workspace_id, request.args, state.clock.now(), assigned_only_member(credential)))
+
+
+@blueprint.get("/conversations/unanswered")
+@responds(conversation_lists.UnansweredPage)
+@guarded(tier=ApiTier.FULL, scopes=CHAT_CONTENT)
+async def unanswered():
+    """Chats whose customer has waited longer than older_than (default 30m), longest wait first."""
+    state, credential = services(), current_credential()
+    return json_response(await conversation_lists.unanswered(
+        state.db, credential.workspace_id, request.args, state.clock.now(), assigned_only_member(credential)))
+
+
+@blueprint.get("/replies")
+@responds(replies.ReplyPage)
+@guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
+async def workspace_replies():
+    """Outbound messages in the window (default 7 days), newest first: agent_id, sender_type, phone filters."""
+    state, credential = services(), current_credential()
+    return json_response(await replies.workspace_replies(
+        state.db, credential.workspace_id, request.args, state.clock.now(), assigned_only_member(credential)))
+
+
+@blueprint.get("/messages")
+@responds(outbound_messages.OutboundPage)
+@guarded(tier=ApiTier.FULL, scopes=MESSAGE_STATISTICS)
+async def messages_in_status():
+    """Outbound messages currently in a status (sent, delivered, read, failed), newest first; failed rows carry
+    the error recorded at send time."""
+    state, credential = services(), current_credential()
+    return json_response(await outbound_messages.outbound_messages(
+        state.db, credential.workspace_id, request.args, state.clock.now(), assigned_only_member(credential)))

@@ -1,0 +1,51 @@
+"""Who held a chat: claims, releases, transfers and resolutions, newest first.
+
+Events the conversation actor records are `source: events`, exact from `detailed_since` (when the workspace
+began recording here). `source: audit` rows would be rebuilt from an earlier team audit log; no import of such
+a log exists yet, so there are none.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+from inbox_actors.domain.member_ref import MemberRef
+from inbox_actors.reporting.chat_lookup import find_chat
+from persistence.database import Database
+from persistence.queries.reporting import attention as queries
+
+MAX_EVENTS = 1000
+
+
+class AssignmentEvent(msgspec.Struct, frozen=True, rename={"from_": "from"}):
+    event: str
+    at: datetime
+    from_: MemberRef | None
+    to: MemberRef | None
+    by: MemberRef | None
+    reason: str | None
+    source: str
+
+
+class AssignmentHistory(msgspec.Struct, frozen=True):
+    phone: str
+    data: list[AssignmentEvent]
+    detailed_since: datetime | None
+
+
+def _ref(member_id: int | None, name: str | None) -> MemberRef | None:
+    return MemberRef(member_id, name) if member_id else None
+
+
+async def assignment_history(db: Database, workspace_id: int, raw_phone: str,
+                             only_assigned_to: int | None) -> AssignmentHistory:
+    phone, chat = await find_chat(db, workspace_id, raw_phone, only_assigned_to)
+    rows = await queries.assignment_history(db, chat["id"], MAX_EVENTS)
+    return AssignmentHistory(phone, [
+        AssignmentEvent(row["event"], row["at"], _ref(row["from_member"], row["from_name"]),
+                        _ref(row["to_member"], row["to_name"]), _ref(row["by_member"], row["by_name"]),
+                        row["reason"], row["source"])
+        for row in rows
+    ], chat["recorded_from"])

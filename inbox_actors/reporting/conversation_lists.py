@@ -1,0 +1,195 @@
+"""The chat lists of the Reporting API: conversations, unanswered, and the unread summary.
+
+Each list is one query (see `persistence.queries.reporting.conversations`). A cursor carries the window of
+the walk's first page along with where that page ended, so later pages cover the same window: a walk is
+exact while new messages arrive (a chat keeps the place it had when the walk began).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Mapping
+
+import msgspec
+
+from inbox_actors.domain.conversation_states import State
+from inbox_actors.domain.member_ref import MemberRef
+from inbox_actors.reporting import cursors, parameters
+from inbox_actors.reporting.conversation_detail import Counts, LastMessage, preview
+from inbox_actors.reporting.windows import CHAT_LISTS, Window, older_than, window
+from persistence.database import Database, Record
+from persistence.queries.reporting import conversations as queries
+from persistence.queries.reporting.conversations import ChatFilters
+
+STATES = tuple(state.value for state in State)
+SORTS = ("last_activity", "waiting_longest")
+DEFAULT_LIMIT = 50
+
+
+class Conversation(msgspec.Struct, frozen=True):
+    """The spec's Conversation (list item)."""
+
+    phone: str
+    contact_name: str
+    state: str
+    handover_reason: str | None
+    assigned_to: MemberRef | None
+    claimed_by: MemberRef | None
+    unread_count: int
+    needs_reply: bool
+    last_message: LastMessage | None
+    waiting_since: datetime | None
+    waiting_seconds: int
+    sla_deadline_at: datetime | None
+    sla_breached: bool
+    labels: list[str]
+    counts: Counts
+
+
+class ConversationPage(msgspec.Struct, frozen=True):
+    data: list[Conversation]
+    next_cursor: str | None
+    window: Window
+
+
+class UnansweredPage(msgspec.Struct, frozen=True):
+    data: list[Conversation]
+    next_cursor: str | None
+    window: Window
+    older_than_seconds: int
+
+
+class UnreadCounters(msgspec.Struct, frozen=True):
+    assigned_to: MemberRef | None
+    unread_chats: int
+    unread_messages: int
+    oldest_unread_at: datetime | None
+    waiting_chats: int
+    oldest_waiting_since: datetime | None
+
+
+class UnreadSummary(msgspec.Struct, frozen=True):
+    """The spec's UnreadSummary: aggregates only, no phone number anywhere."""
+
+    window: Window
+    unread_chats: int
+    unread_messages: int
+    oldest_unread_at: datetime | None
+    waiting_chats: int
+    oldest_waiting_since: datetime | None
+    longest_wait_seconds: int | None
+    by_assignee: list[UnreadCounters]
+    unassigned: UnreadCounters
+
+
+Args = Mapping[str, str | None]
+
+
+def conversation_from_row(row: Record, now: datetime) -> Conversation:
+    waiting = row["waiting_since"]
+    deadline = row["sla_deadline_at"]
+    return Conversation(
+        phone=row["phone"], contact_name=row["contact_name"], state=row["state"],
+        handover_reason=row["handover_reason"],
+        assigned_to=MemberRef(row["assigned_to"], row["assigned_to_name"]) if row["assigned_to"] else None,
+        claimed_by=MemberRef(row["claimed_by"], row["claimed_by_name"]) if row["claimed_by"] else None,
+        unread_count=row["window_unread"], needs_reply=waiting is not None,
+        last_message=LastMessage(row["last_platform_message_id"], row["last_sender_type"], row["last_sent_at"],
+                                 preview(row)) if row["last_message_id"] else None,
+        waiting_since=waiting, waiting_seconds=max(0, int((now - waiting).total_seconds())) if waiting else 0,
+        sla_deadline_at=deadline, sla_breached=_breached(row, now),
+        labels=list(row["labels"]),
+        counts=Counts(row["count_messages"], row["count_from_customer"], row["count_from_bot"]),
+    )
+
+
+def _breached(row: Record, now: datetime) -> bool:
+    return row["waiting_for_person_since"] is not None and row["sla_deadline_at"] is not None \
+        and now > row["sla_deadline_at"]
+
+
+def _filters(args: Args, workspace_id: int, span: Window, now: datetime,
+             only_assigned_to: int | None) -> ChatFilters:
+    return ChatFilters(
+        workspace_id=workspace_id, start=span.start, end=span.end, now=now,
+        unread=parameters.boolean(args.get("unread"), "unread"),
+        needs_reply=parameters.boolean(args.get("needs_reply"), "needs_reply"),
+        state=parameters.choice(args.get("state"), "state", STATES),
+        assigned_to=parameters.member_id(args.get("assigned_to"), "assigned_to"),
+        sla_breached=parameters.boolean(args.get("sla_breached"), "sla_breached"),
+        search=parameters.search(args.get("q"), "q"),
+        only_assigned_to=only_assigned_to,
+    )
+
+
+async def conversations(db: Database, workspace_id: int, args: Args, now: datetime,
+                        only_assigned_to: int | None) -> ConversationPage:
+    sort = parameters.choice(args.get("sort"), "sort", SORTS, default="last_activity")
+    limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
+    kind = f"conversations:{sort}"
+    if sort == "last_activity":
+        position = cursors.decode(args.get("cursor"), kind, datetime, datetime, datetime, int)
+    else:
+        position = cursors.decode(args.get("cursor"), kind, datetime, datetime, (datetime, None), int)
+    span = Window(position[0], position[1]) if position else window(args, now, CHAT_LISTS)
+    filters = _filters(args, workspace_id, span, now, only_assigned_to)
+    after = (position[2], position[3]) if position else None
+    if sort == "last_activity":
+        rows = await queries.by_last_activity(db, filters, after, limit + 1)
+    else:
+        rows = await queries.by_waiting(db, filters, after, limit + 1)
+    page, more = rows[:limit], len(rows) > limit
+    next_cursor = cursors.encode(kind, span.start, span.end, page[-1]["sort_at"], page[-1]["id"]) if more else None
+    return ConversationPage([conversation_from_row(row, now) for row in page], next_cursor, span)
+
+
+async def unanswered(db: Database, workspace_id: int, args: Args, now: datetime,
+                     only_assigned_to: int | None) -> UnansweredPage:
+    """Chats whose customer began waiting inside the window and has waited longer than `older_than`."""
+    wait = older_than(args.get("older_than"))
+    limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
+    # The cursor pins the window and the moment "older than" is measured from, so pages agree.
+    position = cursors.decode(args.get("cursor"), "unanswered", datetime, datetime, datetime, datetime, int)
+    span = Window(position[0], position[1]) if position else window(args, now, CHAT_LISTS)
+    measured_at = position[2] if position else now
+    filters = _filters({**args, "unread": None, "needs_reply": None, "sla_breached": None}, workspace_id, span,
+                       now, only_assigned_to)
+    after = (position[3], position[4]) if position else None
+    rows = await queries.unanswered(db, filters, measured_at - wait, after, limit + 1)
+    page, more = rows[:limit], len(rows) > limit
+    next_cursor = cursors.encode("unanswered", span.start, span.end, measured_at, page[-1]["sort_at"],
+                                 page[-1]["id"]) if more else None
+    return UnansweredPage([conversation_from_row(row, now) for row in page], next_cursor, span,
+                          int(wait / timedelta(seconds=1)))
+
+
+async def unread_summary(db: Database, workspace_id: int, args: Args, now: datetime,
+                         only_assigned_to: int | None) -> UnreadSummary:
+    span = window(args, now, CHAT_LISTS)
+    rows = await queries.unread_summary(db, workspace_id, span.start, span.end, only_assigned_to)
+    groups = [_counters(row) for row in rows]
+    unassigned = next((group for group in groups if group.assigned_to is None),
+                      UnreadCounters(None, 0, 0, None, 0, None))
+    oldest_waiting = _earliest(group.oldest_waiting_since for group in groups)
+    return UnreadSummary(
+        window=span,
+        unread_chats=sum(group.unread_chats for group in groups),
+        unread_messages=sum(group.unread_messages for group in groups),
+        oldest_unread_at=_earliest(group.oldest_unread_at for group in groups),
+        waiting_chats=sum(group.waiting_chats for group in groups),
+        oldest_waiting_since=oldest_waiting,
+        longest_wait_seconds=max(0, int((now - oldest_waiting).total_seconds())) if oldest_waiting else None,
+        by_assignee=[group for group in groups if group.assigned_to is not None],
+        unassigned=unassigned,
+    )
+
+
+def _counters(row: Record) -> UnreadCounters:
+    assignee = MemberRef(row["assigned_to"], row["assigned_to_name"]) if row["assigned_to"] else None
+    return UnreadCounters(assignee, row["unread_chats"], int(row["unread_messages"]), row["oldest_unread_at"],
+                          row["waiting_chats"], row["oldest_waiting_since"])
+
+
+def _earliest(values) -> datetime | None:
+    present = [value for value in values if value is not None]
+    return min(present) if present else None

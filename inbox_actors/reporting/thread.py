@@ -1,0 +1,107 @@
+"""One chat's messages (the thread) and the receipts of what was sent in it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Mapping
+
+import msgspec
+
+from inbox_actors.domain.member_ref import MemberRef
+from inbox_actors.reporting import cursors, parameters
+from inbox_actors.reporting.chat_lookup import find_chat
+from inbox_actors.reporting.windows import optional_window
+from persistence.database import Database, Record
+from persistence.queries.reporting import messages as queries
+
+DEFAULT_LIMIT = 100
+ORDERS = ("asc", "desc")
+
+
+class ReceiptEntry(msgspec.Struct, frozen=True):
+    status: str
+    at: datetime
+
+
+class Message(msgspec.Struct, frozen=True, omit_defaults=True):
+    """The spec's Message; `receipts` only with expand=receipts, on outbound messages."""
+
+    id: int
+    message_id: str | None
+    sent_at: datetime
+    sender_type: str
+    actor: MemberRef | None
+    sender_label: str | None
+    type: str
+    text: str | None
+    template_name: str | None
+    media_url: str | None
+    status: str
+    source: str
+    receipts: list[ReceiptEntry] | msgspec.UnsetType = msgspec.UNSET
+
+
+class MessagePage(msgspec.Struct, frozen=True):
+    phone: str
+    data: list[Message]
+    next_cursor: str | None
+
+
+class ReceiptRecord(msgspec.Struct, frozen=True):
+    message_id: str | None
+    sent_at: datetime
+    sender_type: str
+    current_status: str
+    receipts: list[ReceiptEntry]
+
+
+class ReceiptList(msgspec.Struct, frozen=True):
+    phone: str
+    data: list[ReceiptRecord]
+
+
+Args = Mapping[str, str | None]
+
+
+def _actor(row: Record) -> MemberRef | None:
+    return MemberRef(row["actor_id"], row["actor_name"]) if row["actor_id"] else None
+
+
+def _receipts(row: Record) -> list[ReceiptEntry]:
+    return [ReceiptEntry(status, at) for status, at in zip(row["receipt_statuses"], row["receipt_times"])]
+
+
+def _message(row: Record, with_receipts: bool) -> Message:
+    receipts = _receipts(row) if with_receipts and row["direction"] == "outbound" else msgspec.UNSET
+    return Message(
+        id=row["id"], message_id=row["platform_message_id"], sent_at=row["sent_at"],
+        sender_type=row["sender_type"], actor=_actor(row), sender_label=row["sender_label"], type=row["type"],
+        text=row["text"], template_name=row["template_name"], media_url=row["media_url"], status=row["status"],
+        source=row["source"], receipts=receipts,
+    )
+
+
+async def messages(db: Database, workspace_id: int, raw_phone: str, args: Args,
+                   only_assigned_to: int | None) -> MessagePage:
+    order = parameters.choice(args.get("order"), "order", ORDERS, default="asc")
+    expand = parameters.choice(args.get("expand"), "expand", ("receipts",))
+    limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
+    start, end = optional_window(args)
+    kind = f"messages:{order}"
+    after = cursors.decode(args.get("cursor"), kind, datetime, int)
+    phone, chat = await find_chat(db, workspace_id, raw_phone, only_assigned_to)
+    rows = await queries.thread(db, chat["id"], start=start, end=end, descending=order == "desc", after=after,
+                                limit=limit + 1, with_receipts=expand == "receipts")
+    page, more = rows[:limit], len(rows) > limit
+    next_cursor = cursors.encode(kind, page[-1]["sent_at"], page[-1]["id"]) if more else None
+    return MessagePage(phone, [_message(row, expand == "receipts") for row in page], next_cursor)
+
+
+async def receipts(db: Database, workspace_id: int, raw_phone: str, args: Args,
+                   only_assigned_to: int | None) -> ReceiptList:
+    limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
+    start, end = optional_window(args)
+    phone, chat = await find_chat(db, workspace_id, raw_phone, only_assigned_to)
+    rows = await queries.receipts(db, chat["id"], start=start, end=end, limit=limit)
+    return ReceiptList(phone, [ReceiptRecord(row["platform_message_id"], row["sent_at"], row["sender_type"],
+                                             row["status"], _receipts(row)) for row in rows])

@@ -1,0 +1,94 @@
+"""The Reporting API's reads about one chat, `/api/reporting/v1/conversations/{phone}/...`.
+
+A chat that does not exist in the workspace, or is not assigned to a member limited to assigned chats, is
+404 not_found (`ChatNotFound`, answered in `inbox_http.errors`). None of these reads is a view: only a member
+opening the chat in the inbox records one.
+"""
+
+from __future__ import annotations
+
+from quart import Blueprint, request
+
+from inbox_actors.domain.access import assigned_only_member
+from inbox_actors.domain.plans import ApiTier
+from inbox_actors.reporting import assignment_history, attention, conversation_detail, replies, thread
+from inbox_actors.reporting.chat_lookup import ChatNotFound
+from inbox_http.encoding import json_response
+from inbox_http.guard import current_credential, guarded, responds
+from inbox_http.routes.reporting import CHAT_CONTENT, TEAM_DATA
+from inbox_http.services import services
+
+blueprint = Blueprint("reporting_chat", __name__, url_prefix="/api/reporting/v1/conversations")
+
+
+@blueprint.get("/<phone>")
+@responds(conversation_detail.ConversationDetail)
+@guarded(tier=ApiTier.FULL, scopes=CHAT_CONTENT)
+async def detail(phone: str):
+    """One chat over its whole life, with its contact."""
+    state, credential = services(), current_credential()
+    found = await conversation_detail.find_detail_by_raw_phone(
+        state.db, credential.workspace_id, phone, state.clock.now(), assigned_only_member(credential))
+    if found is None:
+        raise ChatNotFound(phone)
+    return json_response(found)
+
+
+@blueprint.get("/<phone>/messages")
+@responds(thread.MessagePage)
+@guarded(tier=ApiTier.FULL, scopes=CHAT_CONTENT)
+async def messages(phone: str):
+    """The chat's messages: since, to, order (asc | desc), expand=receipts, limit (default 100), cursor."""
+    state, credential = services(), current_credential()
+    return json_response(await thread.messages(state.db, credential.workspace_id, phone, request.args,
+                                               assigned_only_member(credential)))
+
+
+@blueprint.get("/<phone>/receipts")
+@responds(thread.ReceiptList)
+@guarded(tier=ApiTier.FULL, scopes=CHAT_CONTENT)
+async def receipts(phone: str):
+    """Outbound messages with their delivery receipts, most recent first: since, to, limit (default 100)."""
+    state, credential = services(), current_credential()
+    return json_response(await thread.receipts(state.db, credential.workspace_id, phone, request.args,
+                                               assigned_only_member(credential)))
+
+
+@blueprint.get("/<phone>/seen-by")
+@responds(attention.SeenBy)
+@guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
+async def seen_by(phone: str):
+    """Which members opened the chat, when, and what they have not seen since."""
+    state, credential = services(), current_credential()
+    return json_response(await attention.seen_by(state.db, credential.workspace_id, phone,
+                                                 assigned_only_member(credential)))
+
+
+@blueprint.get("/<phone>/views")
+@responds(attention.ViewPage)
+@guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
+async def views(phone: str):
+    """Each time a member opened the chat, newest first (repeated opens within a minute count once)."""
+    state, credential = services(), current_credential()
+    return json_response(await attention.views(state.db, credential.workspace_id, phone, request.args,
+                                               assigned_only_member(credential)))
+
+
+@blueprint.get("/<phone>/replies")
+@responds(replies.ChatReplies)
+@guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
+async def chat_replies(phone: str):
+    """The chat's replies with response times on two clocks, and its first (human) response."""
+    state, credential = services(), current_credential()
+    return json_response(await replies.chat_replies(state.db, credential.workspace_id, phone, request.args,
+                                                    assigned_only_member(credential)))
+
+
+@blueprint.get("/<phone>/assignment-history")
+@responds(assignment_history.AssignmentHistory)
+@guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
+async def history(phone: str):
+    """Claims, releases, transfers and resolutions, newest first."""
+    state, credential = services(), current_credential()
+    return json_response(await assignment_history.assignment_history(state.db, credential.workspace_id, phone,
+                                                                      assigned_only_member(credential)))

@@ -1,0 +1,199 @@
+"""Chat lists (conversations, unanswered) and the unread summary.
+
+A chat belongs to a window when it had activity inside it: its last activity, or, for a chat active again
+since the window's end, its last message inside the window. That second rule keeps a walk exact: a cursor
+pins the window's end, and a chat that gets a new message mid-walk keeps the place it had when the walk
+began, so every chat is returned exactly once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from persistence.database import Database, Record
+from persistence.queries.reporting.statement import Statement, contains_pattern, phone_digits
+
+# Unread messages are the chat's last `unread_count` customer messages in stored order (an open resets the
+# count); this counts those sent inside the window.
+_WINDOW_UNREAD = """
+CROSS JOIN LATERAL (
+    SELECT CASE WHEN c.unread_count = 0 THEN 0 ELSE (
+        SELECT count(*) FROM (
+            SELECT u.sent_at FROM messages u
+            WHERE u.conversation_id = c.id AND u.sender_type = 'customer'
+            ORDER BY u.id DESC LIMIT c.unread_count
+        ) unread WHERE unread.sent_at BETWEEN {start} AND {end}
+    ) END AS window_unread,
+    CASE WHEN c.unread_count = 0 THEN NULL ELSE (
+        SELECT min(unread.sent_at) FROM (
+            SELECT u.sent_at FROM messages u
+            WHERE u.conversation_id = c.id AND u.sender_type = 'customer'
+            ORDER BY u.id DESC LIMIT c.unread_count
+        ) unread WHERE unread.sent_at BETWEEN {start} AND {end}
+    ) END AS oldest_unread_at
+) wu
+"""
+
+_COLUMNS = """
+c.id, c.phone, c.state, c.handover_reason, c.assigned_to, c.claimed_by, c.unread_count, c.waiting_since,
+c.waiting_for_person_since, c.sla_deadline_at, c.labels, c.count_messages, c.count_from_customer,
+c.count_from_bot, c.last_message_id, c.last_activity_at, c.handover_at, c.claimed_at, c.resolved_at, c.channel,
+c.version, k.name AS contact_name, a.name AS assigned_to_name, cb.name AS claimed_by_name,
+m.platform_message_id AS last_platform_message_id, m.sender_type AS last_sender_type, m.sent_at AS last_sent_at,
+left(m.text, 200) AS last_text, m.type AS last_type, m.template_name AS last_template_name,
+wu.window_unread, wu.oldest_unread_at
+"""
+
+_JOINS = """
+FROM conversations c
+JOIN contacts k ON k.id = c.contact_id
+LEFT JOIN members a ON a.id = c.assigned_to
+LEFT JOIN members cb ON cb.id = c.claimed_by
+LEFT JOIN messages m ON m.id = c.last_message_id
+"""
+
+
+@dataclass(frozen=True)
+class ChatFilters:
+    workspace_id: int
+    start: datetime
+    end: datetime
+    now: datetime
+    unread: bool | None = None
+    needs_reply: bool | None = None
+    state: str | None = None
+    assigned_to: int | None = None
+    sla_breached: bool | None = None
+    search: str | None = None
+    only_assigned_to: int | None = None
+
+
+def _filter(q: Statement, f: ChatFilters) -> None:
+    """The filters every chat list shares (the window itself is each caller's)."""
+    if f.unread is not None:
+        q.where("wu.window_unread > 0" if f.unread else "wu.window_unread = 0")
+    if f.needs_reply is not None:
+        q.where("c.waiting_since IS NOT NULL" if f.needs_reply else "c.waiting_since IS NULL")
+    if f.state is not None:
+        q.where(f"c.state = {q.arg(f.state)}")
+    if f.assigned_to is not None:
+        q.where(f"c.assigned_to = {q.arg(f.assigned_to)}")
+    if f.only_assigned_to is not None:
+        q.where(f"c.assigned_to = {q.arg(f.only_assigned_to)}")
+    if f.sla_breached is not None:
+        breached = f"(c.waiting_for_person_since IS NOT NULL AND c.sla_deadline_at < {q.arg(f.now)})"
+        q.where(breached if f.sla_breached else f"NOT coalesce({breached}, false)")
+    if f.search is not None:
+        pattern = q.arg(contains_pattern(f.search))
+        digits = phone_digits(f.search)
+        phone = f" OR k.phone LIKE {q.arg(contains_pattern(digits))}" if digits else ""
+        q.where(f"(k.name ILIKE {pattern}{phone})")
+
+
+async def by_last_activity(db: Database, f: ChatFilters, after: tuple[datetime, int] | None,
+                           limit: int) -> list[Record]:
+    """Newest activity first. Two index walks merged: chats whose last activity is inside the window, and chats
+    active again since its end, placed by their last message inside it."""
+    q = Statement()
+    ws, start, end = q.arg(f.workspace_id), q.arg(f.start), q.arg(f.end)
+    unread = _WINDOW_UNREAD.format(start=start, end=end)
+    _filter(q, f)
+    filters = q.clause()
+    keyset_in = keyset_moved = "true"
+    if after is not None:
+        at, chat_id = q.arg(after[0]), q.arg(after[1])
+        keyset_in = f"(c.last_activity_at, c.id) < ({at}, {chat_id})"
+        keyset_moved = f"(h.at, c.id) < ({at}, {chat_id})"
+    n = q.arg(limit)
+    sql = f"""
+    SELECT * FROM (
+        (SELECT {_COLUMNS}, c.last_activity_at AS sort_at {_JOINS} {unread}
+         WHERE c.workspace_id = {ws} AND c.last_activity_at BETWEEN {start} AND {end} AND {keyset_in} AND {filters}
+         ORDER BY c.last_activity_at DESC, c.id DESC LIMIT {n})
+        UNION ALL
+        (SELECT {_COLUMNS}, h.at AS sort_at {_JOINS} {unread}
+         CROSS JOIN LATERAL (SELECT max(mm.sent_at) AS at FROM messages mm
+                             WHERE mm.conversation_id = c.id AND mm.sent_at <= {end}) h
+         WHERE c.workspace_id = {ws} AND c.last_activity_at > {end} AND h.at >= {start} AND {keyset_moved}
+           AND {filters}
+         ORDER BY h.at DESC, c.id DESC LIMIT {n})
+    ) page ORDER BY sort_at DESC, id DESC LIMIT {n}
+    """
+    return await db.fetch(sql, *q.args)
+
+
+_IN_WINDOW = """(c.last_activity_at BETWEEN {start} AND {end} OR (c.last_activity_at > {end} AND EXISTS (
+    SELECT 1 FROM messages mm WHERE mm.conversation_id = c.id AND mm.sent_at BETWEEN {start} AND {end})))"""
+
+
+async def by_waiting(db: Database, f: ChatFilters, after: tuple[datetime | None, int] | None,
+                     limit: int) -> list[Record]:
+    """Longest waiting first (oldest `waiting_since`), then the chats nobody waits in, by id."""
+    q = Statement()
+    ws, start, end = q.arg(f.workspace_id), q.arg(f.start), q.arg(f.end)
+    q.where(_IN_WINDOW.format(start=start, end=end))
+    _filter(q, f)
+    if after is not None:
+        q.where(f"(coalesce(c.waiting_since, 'infinity'::timestamptz), c.id)"
+                f" > (coalesce({q.arg(after[0])}::timestamptz, 'infinity'::timestamptz), {q.arg(after[1])})")
+    sql = f"""
+    SELECT {_COLUMNS}, c.waiting_since AS sort_at {_JOINS} {_WINDOW_UNREAD.format(start=start, end=end)}
+    WHERE c.workspace_id = {ws} AND {q.clause()}
+    ORDER BY coalesce(c.waiting_since, 'infinity'::timestamptz), c.id LIMIT {q.arg(limit)}
+    """
+    return await db.fetch(sql, *q.args)
+
+
+async def unanswered(db: Database, f: ChatFilters, waiting_before: datetime,
+                     after: tuple[datetime, int] | None, limit: int) -> list[Record]:
+    """Chats whose customer began waiting inside the window and before `waiting_before`, longest wait first.
+    A wait's start does not move while it lasts, so a walk is exact."""
+    q = Statement()
+    ws, start, end = q.arg(f.workspace_id), q.arg(f.start), q.arg(f.end)
+    q.where(f"c.waiting_since BETWEEN {start} AND {end}")
+    q.where(f"c.waiting_since <= {q.arg(waiting_before)}")
+    _filter(q, f)
+    if after is not None:
+        q.where(f"(c.waiting_since, c.id) > ({q.arg(after[0])}, {q.arg(after[1])})")
+    sql = f"""
+    SELECT {_COLUMNS}, c.waiting_since AS sort_at {_JOINS} {_WINDOW_UNREAD.format(start=start, end=end)}
+    WHERE c.workspace_id = {ws} AND c.waiting_since IS NOT NULL AND {q.clause()}
+    ORDER BY c.waiting_since, c.id LIMIT {q.arg(limit)}
+    """
+    return await db.fetch(sql, *q.args)
+
+
+async def unread_summary(db: Database, workspace_id: int, start: datetime, end: datetime,
+                         only_assigned_to: int | None) -> list[Record]:
+    """Per assignee (NULL: unassigned): unread chats and messages, oldest unread, waiting chats, oldest wait."""
+    q = Statement()
+    ws, s, e = q.arg(workspace_id), q.arg(start), q.arg(end)
+    q.where(_IN_WINDOW.format(start=s, end=e))
+    if only_assigned_to is not None:
+        q.where(f"c.assigned_to = {q.arg(only_assigned_to)}")
+    sql = f"""
+    SELECT c.assigned_to, a.name AS assigned_to_name,
+           count(*) FILTER (WHERE wu.window_unread > 0) AS unread_chats,
+           coalesce(sum(wu.window_unread), 0) AS unread_messages,
+           min(wu.oldest_unread_at) AS oldest_unread_at,
+           count(*) FILTER (WHERE c.waiting_since IS NOT NULL) AS waiting_chats,
+           min(c.waiting_since) AS oldest_waiting_since
+    FROM conversations c
+    LEFT JOIN members a ON a.id = c.assigned_to
+    {_WINDOW_UNREAD.format(start=s, end=e)}
+    WHERE c.workspace_id = {ws} AND {q.clause()}
+    GROUP BY c.assigned_to, a.name
+    ORDER BY c.assigned_to NULLS FIRST
+    """
+    return await db.fetch(sql, *q.args)
+
+
+async def chat_ref(db: Database, workspace_id: int, phone: str) -> Record | None:
+    """The chat's id, assignee and last customer message, for reads about one chat."""
+    return await db.fetchrow(
+        "SELECT c.id, c.assigned_to, c.last_customer_message_at, w.created_at AS recorded_from"
+        " FROM conversations c JOIN workspaces w ON w.id = c.workspace_id"
+        " WHERE c.workspace_id = $1 AND c.phone = $2",
+        workspace_id, phone,
+    )
