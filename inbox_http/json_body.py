@@ -1,4 +1,8 @@
-"""Request bodies of stable-code routes, read into typed structs (bad input: 400 invalid_body)."""
+"""Request bodies of stable-code routes, read into typed structs (bad input: 400 invalid_body).
+
+A JSON body is UTF-8 (RFC 8259). msgspec checks only the strings it decodes, and a bad one there raises
+UnicodeDecodeError rather than DecodeError, so every JSON body reader checks the whole body first (`is_utf8`).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,17 @@ from inbox_http.errors import ApiError
 
 Body = TypeVar("Body")
 
+NOT_UTF8 = "The request body is not valid UTF-8"
+
+
+def is_utf8(raw: bytes) -> bool:
+    """Whether the body is UTF-8 text, as JSON must be."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
 
 async def read_json_body(kind: type[Body], *, empty_ok: bool = False) -> Body:
     """The request's JSON body as `kind`; with `empty_ok`, no body at all means `kind()` (its defaults)."""
@@ -19,6 +34,8 @@ async def read_json_body(kind: type[Body], *, empty_ok: bool = False) -> Body:
         if empty_ok:
             return kind()
         raise ApiError(400, "invalid_body", "A JSON body is required.")
+    if not is_utf8(raw):
+        raise ApiError(400, "invalid_body", f"{NOT_UTF8}.")
     try:
         return msgspec.json.decode(raw, type=kind)
     except msgspec.ValidationError as err:

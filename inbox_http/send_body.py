@@ -16,6 +16,7 @@ from inbox_actors.domain.phones import InvalidPhone, normalise_phone
 from inbox_actors.domain.text import has_control_characters
 from inbox_actors.platform.messages import MEDIA_TYPES, MESSAGE_TYPES, SendRequest
 from inbox_http.errors import SentenceError
+from inbox_http.json_body import NOT_UTF8, is_utf8
 
 PHONE_REQUIRED = "Phone number is required"
 TEXT_REQUIRED = "Message text is required"
@@ -36,6 +37,8 @@ class SendBody(msgspec.Struct):
 
 def read_send_body(raw: bytes, *, needs_recipient: bool = True) -> tuple[str | None, SendRequest]:
     """(normalised recipient or None, the request without its recipient). Raises SentenceError (400)."""
+    if not is_utf8(raw):
+        raise SentenceError(400, NOT_UTF8)
     try:
         body = msgspec.json.decode(raw or b"null", type=SendBody | None)
     except msgspec.DecodeError:

@@ -33,6 +33,7 @@ from inbox_actors.domain.plans import ApiTier
 from inbox_http.encoding import json_response
 from inbox_http.errors import SentenceError, stable_error
 from inbox_http.guard import current_credential, current_principal, guarded, responds
+from inbox_http.json_body import NOT_UTF8, is_utf8
 from inbox_http.services import services
 
 blueprint = Blueprint("contacts", __name__, url_prefix="/api/contacts")
@@ -290,6 +291,8 @@ async def _body(kind: type, *, empty_ok: bool = False):
         if empty_ok:
             return kind()
         raise SentenceError(400, "A JSON body is required")
+    if not is_utf8(raw):
+        raise SentenceError(400, NOT_UTF8)
     try:
         return msgspec.json.decode(raw, type=kind)
     except msgspec.ValidationError as err:

@@ -21,6 +21,7 @@ from inbox_actors.platform.envelope import InvalidEnvelope, parse_envelope, veri
 from inbox_actors.runtime import ActorError
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
+from inbox_http.json_body import NOT_UTF8, is_utf8
 from inbox_http.services import services
 from persistence.database import DatabaseUnavailable
 from persistence.queries import messages as message_queries
@@ -51,6 +52,8 @@ async def receive():
     body = await request.get_data()
     if not verify_signature(state.platform.app_secret, body, request.headers.get("X-Hub-Signature-256")):
         raise ApiError(401, "invalid_signature", "X-Hub-Signature-256 is missing or does not match the body.")
+    if not is_utf8(body):  # checked after the signature, which covers the raw bytes
+        raise ApiError(400, "invalid_envelope", f"The webhook body is not a WhatsApp envelope: {NOT_UTF8}.")
     try:
         batches = parse_envelope(body)
     except InvalidEnvelope as err:

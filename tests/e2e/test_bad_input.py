@@ -159,3 +159,119 @@ async def test_rate_limit_headers_ride_on_error_answers_too(service):
     assert response.status_code == 404
     assert response.headers["X-RateLimit-Limit"] == "600"
     assert response.headers["X-RateLimit-Remaining"] == "599"
+
+
+# -- bodies that are not UTF-8 -------------------------------------------------------------------------------
+# JSON is UTF-8 (RFC 8259). A body that is not, whether it breaks the JSON at once or hides in a string, is a
+# 400 in the route's own error convention, and nothing is written.
+
+NOT_UTF8 = b"\xff\xfe{"
+CHAT_PHONE = "919844444441"
+
+
+def _json_bodies(valid: bytes) -> list[bytes]:
+    """The brief's raw bytes, and a body that is JSON but for one string that is not UTF-8."""
+    return [NOT_UTF8, valid.replace(b"@", b"\xff\xfe")]
+
+
+def _post(service, method: str, path: str, key: str, content: bytes):
+    return service.client.request(method, path, content=content,
+                                  headers={**bearer(key), "Content-Type": "application/json"})
+
+
+@pytest.mark.parametrize("content", _json_bodies(b'{"phone": "919844444442", "name": "Asha @"}'))
+async def test_a_contact_write_whose_body_is_not_utf8_is_a_sentence_400_and_changes_nothing(service, content):
+    issued = await builders.plaintext_key(service.db, scopes=("contacts",))
+    created = await service.client.post("/api/contacts", headers=bearer(issued.key),
+                                        json={"phone": "919844444443", "name": "Ravi"})
+    assert created.status_code == 201, created.text
+    for method, path in (("POST", "/api/contacts"), ("PUT", "/api/contacts/919844444443/name"),
+                         ("POST", "/api/contacts/919844444443/opt-out")):
+        answer = await _post(service, method, path, issued.key, content.replace(b"919844444442", b"919844444443"))
+        assert answer.status_code == 400, (path, answer.text)
+        assert answer.json() == {"error": "The request body is not valid UTF-8"}
+    rows = await service.db.fetch("SELECT phone, name, opted_out, version FROM contacts")
+    assert [tuple(row) for row in rows] == [("919844444443", "Ravi", False, 1)]
+    await still_serving(service)
+
+
+@pytest.mark.parametrize("content", _json_bodies(b'{"to": "919844444442", "message": "hello @"}'))
+async def test_a_send_whose_body_is_not_utf8_is_a_sentence_400_and_sends_nothing(service, content):
+    from tests.e2e.chat_helpers import scale_workspace
+
+    _, _, _, key = await scale_workspace(service.db)
+    for headers in ({}, {"Idempotency-Key": "not-utf8-1"}):
+        answer = await service.client.post("/api/send-message", content=content, headers={
+            **bearer(key), "Content-Type": "application/json", **headers})
+        assert (answer.status_code, answer.json()) == (400, {"error": "The request body is not valid UTF-8"})
+    assert await service.db.fetchval("SELECT count(*) FROM messages") == 0
+    assert await service.db.fetchval("SELECT count(*) FROM conversations") == 0
+    # The refused body claimed no idempotency key: the same key with a good body is a first send, which reaches
+    # the platform (and is refused there: this number never wrote, so the 24-hour window is closed).
+    retried = await service.client.post("/api/send-message", json={"to": "919844444442", "message": "hello"},
+                                        headers={**bearer(key), "Idempotency-Key": "not-utf8-1"})
+    assert retried.status_code == 500 and retried.json()["errorCode"] == 131047, retried.text
+
+
+@pytest.mark.parametrize("content", _json_bodies(b'{"name": "ops @", "scopes": ["all"]}'))
+async def test_a_key_write_whose_body_is_not_utf8_is_invalid_body_and_changes_nothing(service, content):
+    issued = await builders.plaintext_key(service.db)
+    before = await service.db.fetch("SELECT id, name, expires_at, rate_limit_per_minute, revoked_at,"
+                                    " replaced_by FROM api_keys ORDER BY id")
+    for method, path in (("POST", "/api/keys"), ("PATCH", f"/api/keys/{issued.id}"),
+                         ("POST", f"/api/keys/{issued.id}/rotate")):
+        answer = await _post(service, method, path, issued.key, content)
+        assert answer.status_code == 400, (path, answer.text)
+        assert answer.json() == {"error": "invalid_body", "message": "The request body is not valid UTF-8."}
+    after = await service.db.fetch("SELECT id, name, expires_at, rate_limit_per_minute, revoked_at,"
+                                   " replaced_by FROM api_keys ORDER BY id")
+    assert [tuple(row) for row in after] == [tuple(row) for row in before]
+    await still_serving(service)
+
+
+async def test_an_inbox_action_whose_body_is_not_utf8_is_invalid_body_and_changes_nothing(service):
+    from tests.e2e.chat_helpers import chat, customer_writes, eventually, outbox_events, scale_workspace
+
+    workspace_id, number, admin, key = await scale_workspace(service.db)
+    await customer_writes(service, number, CHAT_PHONE, "hello")  # no bot answer stored: the bot hands off
+
+    async def handed_off():
+        detail = await chat(service, key, CHAT_PHONE)
+        return detail if detail["state"] == "HANDOFF_PENDING" else None
+
+    before = await eventually(handed_off)
+    messages = await service.db.fetchval("SELECT count(*) FROM messages")
+    events = await outbox_events(service.db, workspace_id)
+    for action, valid in (("transfer", b'{"to_user_id": %d, "reason": "@"}' % admin),
+                          ("resolve", b'{"reason": "@"}'), ("reply", b'{"message": "hi @"}')):
+        for content in _json_bodies(valid):
+            answer = await _post(service, "POST", f"/api/inbox/conversations/{CHAT_PHONE}/{action}", key, content)
+            assert answer.status_code == 400, (action, answer.text)
+            assert answer.json()["error"] == "invalid_body" and "UTF-8" in answer.json()["message"]
+    after = await chat(service, key, CHAT_PHONE)
+    assert (after["state"], after["version"], after["claimed_by"]) == ("HANDOFF_PENDING", before["version"], None)
+    assert await service.db.fetchval("SELECT count(*) FROM messages") == messages
+    assert await outbox_events(service.db, workspace_id) == events
+
+
+async def test_a_signed_platform_delivery_that_is_not_utf8_is_refused_and_stores_nothing(service):
+    from datetime import datetime, timezone
+
+    from inbox_actors.platform.envelope import build_envelope, sign
+    from tests.e2e.chat_helpers import scale_workspace
+    from tests.e2e.platform_webhooks import customer_message
+
+    _, number, _, _ = await scale_workspace(service.db)
+    message = customer_message("wamid.notutf8", CHAT_PHONE, "hello @", datetime.now(timezone.utc))
+    body = build_envelope(number, "15550000000", messages=[message]).replace(b"@", b"\xff\xfe")
+    secret = service.app.extensions["inbox"].platform.app_secret
+    for content in (body, NOT_UTF8):
+        # The signature is checked over the raw bytes first: a wrong one is still a 401.
+        unsigned = await service.client.post("/webhooks/whatsapp", content=content, headers={
+            "Content-Type": "application/json", "X-Hub-Signature-256": sign("not the secret", content)})
+        assert unsigned.status_code == 401 and unsigned.json()["error"] == "invalid_signature"
+        signed = await service.client.post("/webhooks/whatsapp", content=content, headers={
+            "Content-Type": "application/json", "X-Hub-Signature-256": sign(secret, content)})
+        assert signed.status_code == 400 and signed.json()["error"] == "invalid_envelope", signed.text
+    assert await service.db.fetchval("SELECT count(*) FROM messages") == 0
+    assert await service.db.fetchval("SELECT count(*) FROM conversations") == 0
