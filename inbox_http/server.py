@@ -22,8 +22,9 @@ from inbox_actors.conversations.bot import FaqBot, Responder
 from inbox_actors.conversations.conversation import ConversationDeps, conversation_kind
 from inbox_actors.conversations.send_pacer import send_pacer_kind
 from inbox_actors.platform.link import PlatformLink
+from inbox_actors.platform.simulator.model import Simulator, SimulatorConfig
 from inbox_actors.platform.simulator.rules import StatusDelays
-from inbox_actors.platform.simulator.simulator import Simulator, SimulatorConfig
+from inbox_actors.platform.simulator.server import serve_simulator
 from inbox_actors.platform.stored_templates import StoredTemplateCatalog
 from inbox_actors.runtime import ActorKind, ActorSystem, repeat_every
 from inbox_actors.runtime.clock import Clock, WallClock
@@ -126,7 +127,7 @@ async def serve_app(
 async def _serve_simulator(simulator: Simulator, port: int, scope: trio.CancelScope, *,
                            task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
     with scope:
-        await simulator.serve("127.0.0.1", port, task_status=task_status)
+        await serve_simulator(simulator, "127.0.0.1", port, task_status=task_status)
 
 
 async def _prune_idempotency(state: Services) -> int:

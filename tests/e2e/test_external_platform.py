@@ -3,12 +3,11 @@ on its own (as `inbox-actors simulator` does), standing in for Meta."""
 
 from __future__ import annotations
 
-from functools import partial
-
 import pytest
 
+from inbox_actors.platform.simulator.model import CustomerMessage, Simulator, SimulatorConfig
 from inbox_actors.platform.simulator.rules import StatusDelays
-from inbox_actors.platform.simulator.simulator import Simulator, SimulatorConfig
+from inbox_actors.platform.simulator.server import serve_simulator
 from tests.e2e.chat_helpers import chat, eventually, scale_workspace
 from tests.e2e.conftest import bearer, with_settings
 
@@ -20,7 +19,7 @@ PHONE = "919844444441"
 async def platform(nursery):
     simulator = Simulator(SimulatorConfig(app_secret=SECRET, access_token=TOKEN,
                                           delays=StatusDelays(sent=0.01, delivered=0.02, read=0.03)))
-    await nursery.start(partial(simulator.serve, "127.0.0.1", 0))
+    await nursery.start(serve_simulator, simulator, "127.0.0.1", 0)
     return simulator
 
 
@@ -37,7 +36,6 @@ async def test_the_service_sends_through_the_configured_platform_and_trusts_its_
     verified = await service.client.get("/webhooks/whatsapp", params={
         "hub.mode": "subscribe", "hub.verify_token": VERIFY, "hub.challenge": "42"})
     assert verified.text == "42"
-    from inbox_actors.platform.simulator.simulator import CustomerMessage
 
     written = await platform.customer_writes(PHONE, CustomerMessage(phone_number_id=number, text="hello"))
     assert written.delivered_to_service

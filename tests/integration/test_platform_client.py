@@ -18,7 +18,8 @@ from quart_trio import QuartTrio
 from inbox_actors.platform.client import UNREACHABLE_CODE, CloudApiClient, PlatformClient
 from inbox_actors.platform.cloud_api import decode_send_request, encode_send_request
 from inbox_actors.platform.messages import SendAccepted, SendRefused, SendRequest
-from inbox_actors.platform.simulator.simulator import Simulator, SimulatorConfig
+from inbox_actors.platform.simulator.model import Simulator, SimulatorConfig
+from inbox_actors.platform.simulator.server import serve_simulator
 from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateSpec
 from tests.local_http import serve_on_free_port
 
@@ -216,7 +217,7 @@ async def test_waiting_for_a_slot_is_not_a_platform_timeout(platform):
 async def test_the_client_and_the_simulator_agree(nursery):
     catalog = InMemoryTemplateCatalog([TemplateSpec("welcome", "en_US", 1)])
     simulator = Simulator(SimulatorConfig(app_secret="s", access_token=TOKEN), catalog=catalog)
-    url = await nursery.start(simulator.serve)
+    url = await nursery.start(serve_simulator, simulator)
     async with CloudApiClient(url, TOKEN) as cloud:
         platform: PlatformClient = cloud
         accepted = await platform.send("111", SendRequest(to="+44 7700 900123", type="template",

@@ -24,8 +24,9 @@ from quart_trio import QuartTrio
 
 from inbox_actors.platform.envelope import SIGNATURE_HEADER, parse_envelope, verify_signature
 from inbox_actors.platform.messages import InboundMessage, StatusUpdate
+from inbox_actors.platform.simulator.model import Simulator, SimulatorConfig
 from inbox_actors.platform.simulator.rules import StatusDelays
-from inbox_actors.platform.simulator.simulator import Simulator, SimulatorConfig
+from inbox_actors.platform.simulator.server import serve_simulator
 from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateSpec
 from tests.local_http import serve_on_free_port
 
@@ -130,7 +131,7 @@ async def simulator(nursery, simulator_config, clock) -> Simulator:
     catalog = InMemoryTemplateCatalog([TemplateSpec("order_update", "en_US", 2, "UTILITY"),
                                        TemplateSpec("spring_sale", "en_US", 0, "MARKETING")])
     running = Simulator(simulator_config, catalog=catalog, clock=clock)
-    await nursery.start(running.serve)
+    await nursery.start(serve_simulator, running)
     return running
 
 
@@ -217,7 +218,7 @@ async def test_marketing_to_997_numbers_is_declined(http):
 async def test_throughput_per_business_number(nursery, simulator_config, clock):
     limited = Simulator(msgspec.structs.replace(simulator_config, throughput_per_second=3),
                         catalog=InMemoryTemplateCatalog([TemplateSpec("hi", "en", 0)]), clock=clock)
-    url = await nursery.start(limited.serve)
+    url = await nursery.start(serve_simulator, limited)
     async with httpx.AsyncClient(base_url=url) as http:
         hi = template(name="hi", language="en", parameters=())
         codes = [(await send(http, **hi)).status_code for _ in range(4)]
@@ -281,7 +282,7 @@ async def test_998_numbers_are_sent_then_fail(http, receiver):
 async def start_simulator(nursery, config: SimulatorConfig, clock, **changes) -> Simulator:
     simulator = Simulator(msgspec.structs.replace(config, **changes), clock=clock,
                           catalog=InMemoryTemplateCatalog([TemplateSpec("order_update", "en_US", 2, "UTILITY")]))
-    await nursery.start(simulator.serve)
+    await nursery.start(serve_simulator, simulator)
     return simulator
 
 

@@ -1,0 +1,1 @@
+"""The built-in WhatsApp Cloud API simulator: model (state and behaviour), rules, state, HTTP app, server, command."""

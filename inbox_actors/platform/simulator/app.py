@@ -2,7 +2,7 @@
 
 Routes:
 - `POST /{phone_number_id}/messages` (also under a version prefix, `/v21.0/{phone_number_id}/messages`, so a
-  Graph-style base URL works unchanged): Meta's answers, see `simulator_rules`.
+  Graph-style base URL works unchanged): Meta's answers, see `rules`.
 - `POST /simulator/customers/{phone}/messages` `{"phone_number_id", "text", "name"?, "type"?}`: the customer
   writes; answers `{"message_id", "delivered_to_service", "service_status"}` once the service has answered.
 - `PUT /simulator/customers/{phone}` `{"read_receipts": bool}`: the customer's read-receipt setting.
@@ -22,8 +22,8 @@ from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
 from inbox_actors.platform.cloud_api import encode_accepted, encode_error
+from inbox_actors.platform.simulator.model import CustomerMessage, InvalidCustomerMessage, Simulator
 from inbox_actors.platform.simulator.rules import Refusal, unknown_path
-from inbox_actors.platform.simulator.simulator import CustomerMessage, InvalidCustomerMessage, Simulator
 
 MAX_BODY_BYTES = 1024 * 1024
 _encoder = msgspec.json.Encoder()

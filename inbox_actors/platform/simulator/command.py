@@ -8,8 +8,9 @@ from functools import partial
 
 import trio
 
+from inbox_actors.platform.simulator.model import DEFAULT_DELAYS, Simulator, SimulatorConfig
 from inbox_actors.platform.simulator.rules import StatusDelays
-from inbox_actors.platform.simulator.simulator import DEFAULT_DELAYS, Simulator, SimulatorConfig
+from inbox_actors.platform.simulator.server import serve_simulator
 from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateSpec
 from inbox_actors.runtime.stop_signal import set_on_stop_signal
 
@@ -26,7 +27,7 @@ async def run_simulator_command(
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(set_on_stop_signal, stop)
-        url = await nursery.start(partial(simulator.serve, host, port, shutdown_trigger=stop.wait))
+        url = await nursery.start(partial(serve_simulator, simulator, host, port, shutdown_trigger=stop.wait))
         ready = {"status": "ready", "url": url, "webhook_url": webhook_url}
         if on_ready is not None:
             on_ready(ready)

@@ -1,10 +1,11 @@
-"""A WhatsApp Cloud API stand-in: a real HTTP server that takes sends and posts signed webhooks back.
+"""The simulated WhatsApp Cloud API: what it does with sends and customers' messages, and the webhooks it posts.
 
-It answers `POST /{phone_number_id}/messages` as the platform does (Meta's success and error bodies, the
-rules in `simulator_rules`), then posts the statuses of each accepted message to `webhook_url` after the
-configured delays, signed with the app secret. Simulated customers write through `POST
-/simulator/customers/{phone}/messages` (see `simulator_app` for the control routes), which opens their 24-hour
-window. Time for the window comes from a `Clock`, so tests can move it; the status delays are trio time.
+`app` is its HTTP face and `server` puts the two on a socket; neither is imported here. It answers
+`POST /{phone_number_id}/messages` as the platform does (Meta's success and error bodies, the rules in
+`rules`), then posts the statuses of each accepted message to `webhook_url` after the configured delays,
+signed with the app secret. Simulated customers write through `POST /simulator/customers/{phone}/messages`
+(see `app` for the control routes), which opens their 24-hour window. Time for the window comes from a
+`Clock`, so tests can move it; the status delays are trio time.
 
 Statuses go out batched, as Meta sends them: one task (the schedule, a heap of due times) wakes when the
 earliest status is due and moves everything due to its business number's bounded queue; flushers post a
@@ -24,15 +25,13 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
-from functools import partial
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Self
 
 import httpx
 import msgspec
 import trio
-from hypercorn.config import Config as HypercornConfig
-from hypercorn.trio import serve
 
 from inbox_actors.platform.cloud_api import InvalidSendRequest, decode_send_request
 from inbox_actors.platform.envelope import SIGNATURE_HEADER, build_envelope, sign
@@ -62,7 +61,7 @@ from inbox_actors.platform.simulator.state import (
 from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateCatalog
 from inbox_actors.runtime.clock import Clock, WallClock
 
-log = logging.getLogger("inbox_actors.platform.simulator.simulator")
+log = logging.getLogger("inbox_actors.platform.simulator.model")
 
 CUSTOMER_MESSAGE_TYPES = ("text", *MEDIA_TYPES)
 DEFAULT_DELAYS = StatusDelays()
@@ -138,7 +137,7 @@ class WebhookLane:
 
 
 class Simulator:
-    """The simulated platform's state and behaviour; `serve` puts it on a socket."""
+    """The simulated platform's state and behaviour; `server.serve_simulator` puts it on a socket."""
 
     def __init__(self, config: SimulatorConfig, *, catalog: TemplateCatalog | None = None,
                  clock: Clock | None = None) -> None:
@@ -146,39 +145,29 @@ class Simulator:
         self.webhook_url = config.webhook_url
         self.catalog: TemplateCatalog = catalog if catalog is not None else InMemoryTemplateCatalog()
         self.clock: Clock = clock or WallClock()
-        self.url: str | None = None          # the base URL, once serving
+        self.url: str | None = None          # the base URL, set by `serve_simulator` once listening
         self.stats = SimulatorStats()
         self.customers = Customers(config.max_customers)
         self.throughput = Throughput(config.throughput_per_second, config.max_numbers)
         self.sent_log = SentLog(config.history_per_number, config.max_numbers)
         self._status_lane: WebhookLane | None = None
         self._customer_lane: WebhookLane | None = None
-        self._timelines: trio.Nursery | None = None      # the schedule and the flushers, while serving
+        self._timelines: trio.Nursery | None = None      # the schedule and the flushers, while running
         self._schedule = StatusSchedule()
         self._queues = StatusQueues(config.max_queued_statuses)
         self._flushers: dict[str, int] = {}              # business number -> its flushers running
         self._in_flight: set[str] = set()                # messages with a status in an unsettled envelope
         self._wake: trio.CancelScope | None = None       # the schedule's sleep, moved earlier by `_await_next`
 
-    # -- serving ----------------------------------------------------------------------------------------------
+    # -- running --------------------------------------------------------------------------------------------
 
-    async def serve(
-        self, host: str = "127.0.0.1", port: int = 0, *,
-        shutdown_trigger: Callable[[], Awaitable[None]] | None = None,
-        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
-    ) -> None:
-        """Serve until cancelled (or `shutdown_trigger` returns); reports the base URL once listening.
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Self]:
+        """The background work of a serving simulator: its webhook lanes, the status schedule and flushers.
 
-        Statuses still waiting when it stops are not posted.
+        `serve_simulator` (in `server`) holds it around the HTTP server. Statuses still waiting when it ends are
+        not posted; outside it, accepted sends get no statuses and customer messages are not posted.
         """
-        from inbox_actors.platform.simulator.app import create_simulator_app  # it imports this module
-
-        config = HypercornConfig()
-        config.bind = [f"{host}:{port}"]
-        config.accesslog = None
-        config.errorlog = logging.getLogger("hypercorn.error")
-        config.graceful_timeout = 2.0
-        app = create_simulator_app(self)
         timeout = self.config.webhook_timeout
         async with WebhookLane(self.config.webhook_concurrency, timeout) as status_lane, \
                 WebhookLane(self.config.customer_webhook_concurrency, timeout) as customer_lane, \
@@ -186,12 +175,9 @@ class Simulator:
             self._status_lane, self._customer_lane, self._timelines = status_lane, customer_lane, timelines
             timelines.start_soon(self._run_schedule)
             try:
-                async with trio.open_nursery() as server:
-                    binds = await server.start(partial(serve, app, config, shutdown_trigger=shutdown_trigger))
-                    self.url = binds[0]
-                    task_status.started(self.url)
+                yield self
             finally:
-                # Hypercorn has returned (or is cancelled): statuses still to come are not waited for.
+                # The server has returned (or is cancelled): statuses still to come are not waited for.
                 self._stop_statuses()
                 timelines.cancel_scope.cancel()
 
