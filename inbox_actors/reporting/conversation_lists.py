@@ -127,19 +127,21 @@ async def conversations(db: Database, workspace_id: int, args: Args, now: dateti
     sort = parameters.choice(args.get("sort"), "sort", SORTS, default="last_activity")
     limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
     kind = f"conversations:{sort}"
-    if sort == "last_activity":
-        position = cursors.decode(args.get("cursor"), kind, datetime, datetime, datetime, int)
-    else:
-        position = cursors.decode(args.get("cursor"), kind, datetime, datetime, (datetime, None), int)
+    # A cursor: the window, the walk's snapshot (newest message id when it began), where the page ended.
+    sort_type = datetime if sort == "last_activity" else (datetime, None)
+    position = cursors.decode(args.get("cursor"), kind, datetime, datetime, int, sort_type, int)
     span = Window(position[0], position[1]) if position else window(args, now, CHAT_LISTS)
     filters = _filters(args, workspace_id, span, now, only_assigned_to)
-    after = (position[2], position[3]) if position else None
+    after = (position[3], position[4]) if position else None
     if sort == "last_activity":
-        rows = await queries.by_last_activity(db, filters, after, limit + 1)
+        snapshot = position[2] if position else await queries.newest_message_id(db)
+        rows = await queries.by_last_activity(db, filters, snapshot, after, limit + 1)
     else:
+        snapshot = 0
         rows = await queries.by_waiting(db, filters, after, limit + 1)
     page, more = rows[:limit], len(rows) > limit
-    next_cursor = cursors.encode(kind, span.start, span.end, page[-1]["sort_at"], page[-1]["id"]) if more else None
+    next_cursor = cursors.encode(kind, span.start, span.end, snapshot, page[-1]["sort_at"], page[-1]["id"]) \
+        if more else None
     return ConversationPage([conversation_from_row(row, now) for row in page], next_cursor, span)
 
 

@@ -21,6 +21,9 @@ CREATE INDEX messages_customer_stored ON messages (conversation_id, id DESC) WHE
 CREATE INDEX messages_outbound_status ON messages (workspace_id, status, sent_at DESC, id DESC)
     WHERE direction = 'outbound';
 
+-- A walk's chats with messages stored since it began (see persistence/queries/reporting/conversations.py).
+CREATE INDEX conversations_last_message ON conversations (workspace_id, last_message_id);
+
 -- Longest waiting first: chats that wait, oldest wait first, then the rest (keyset on the same expression).
 CREATE INDEX conversations_waiting_order
     ON conversations (workspace_id, (coalesce(waiting_since, 'infinity'::timestamptz)), id);

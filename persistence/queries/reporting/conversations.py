@@ -2,8 +2,9 @@
 
 A chat belongs to a window when it had activity inside it: its last activity, or, for a chat active again
 since the window's end, its last message inside the window. That second rule keeps a walk exact: a cursor
-pins the window's end, and a chat that gets a new message mid-walk keeps the place it had when the walk
-began, so every chat is returned exactly once.
+pins the window's end and the newest message stored when the walk began, and a chat with a message stored
+since keeps the place it had then, so every chat is returned exactly once. (Stored order, not time, tells
+"since": the platform's timestamps have whole seconds.)
 """
 
 from __future__ import annotations
@@ -91,12 +92,18 @@ def _filter(q: Statement, f: ChatFilters) -> None:
         q.where(f"(k.name ILIKE {pattern}{phone})")
 
 
-async def by_last_activity(db: Database, f: ChatFilters, after: tuple[datetime, int] | None,
+async def newest_message_id(db: Database) -> int:
+    """The id of the newest message stored so far (any workspace): a walk's snapshot."""
+    return await db.fetchval("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM messages_id_seq")
+
+
+async def by_last_activity(db: Database, f: ChatFilters, snapshot: int, after: tuple[datetime, int] | None,
                            limit: int) -> list[Record]:
-    """Newest activity first. Two index walks merged: chats whose last activity is inside the window, and chats
-    active again since its end, placed by their last message inside it."""
+    """Newest activity first, as of the walk's snapshot. Two index walks merged: chats with nothing stored
+    since the snapshot, by their last activity inside the window; and chats with messages since, placed by
+    their last message inside the window that was stored by then."""
     q = Statement()
-    ws, start, end = q.arg(f.workspace_id), q.arg(f.start), q.arg(f.end)
+    ws, start, end, stored = q.arg(f.workspace_id), q.arg(f.start), q.arg(f.end), q.arg(snapshot)
     unread = _WINDOW_UNREAD.format(start=start, end=end)
     _filter(q, f)
     filters = q.clause()
@@ -109,14 +116,15 @@ async def by_last_activity(db: Database, f: ChatFilters, after: tuple[datetime, 
     sql = f"""
     SELECT * FROM (
         (SELECT {_COLUMNS}, c.last_activity_at AS sort_at {_JOINS} {unread}
-         WHERE c.workspace_id = {ws} AND c.last_activity_at BETWEEN {start} AND {end} AND {keyset_in} AND {filters}
+         WHERE c.workspace_id = {ws} AND c.last_activity_at BETWEEN {start} AND {end}
+           AND coalesce(c.last_message_id, 0) <= {stored} AND {keyset_in} AND {filters}
          ORDER BY c.last_activity_at DESC, c.id DESC LIMIT {n})
         UNION ALL
         (SELECT {_COLUMNS}, h.at AS sort_at {_JOINS} {unread}
          CROSS JOIN LATERAL (SELECT max(mm.sent_at) AS at FROM messages mm
-                             WHERE mm.conversation_id = c.id AND mm.sent_at <= {end}) h
-         WHERE c.workspace_id = {ws} AND c.last_activity_at > {end} AND h.at >= {start} AND {keyset_moved}
-           AND {filters}
+                             WHERE mm.conversation_id = c.id AND mm.sent_at <= {end} AND mm.id <= {stored}) h
+         WHERE c.workspace_id = {ws} AND (c.last_activity_at > {end} OR c.last_message_id > {stored})
+           AND h.at >= {start} AND {keyset_moved} AND {filters}
          ORDER BY h.at DESC, c.id DESC LIMIT {n})
     ) page ORDER BY sort_at DESC, id DESC LIMIT {n}
     """
