@@ -1,10 +1,12 @@
 """The conversation actor: one per (workspace, customer phone), the single writer of that chat.
 
-It owns the chat's state, the contact's creation on first contact, messages, statuses and receipts, unread
-counters, views and assignment. Every change is committed (conversation row version-checked, webhook events
-appended to the outbox in the same transaction) before the actor replies. Expected refusals (illegal
-transition, chat not visible, consent, window) are reply values; a version conflict or a database failure
-crashes the actor, whose restart reloads the row.
+It owns the chat: the contact's creation on first contact, messages, statuses and receipts, unread counters,
+views and assignment. Its protocol is messages.py (re-exported here, so callers import from this module);
+the chat's state lives in one `ChatState` (chat_state.py), which this actor, its `Sender` (sending.py) and
+its `TeamActions` (team_actions.py) change only through `ChatState.commit`. Every change is committed
+(conversation row version-checked, webhook events appended to the outbox in the same transaction) before
+the actor replies. Expected refusals (illegal transition, chat not visible, consent, window) are reply
+values; a version conflict or a database failure crashes the actor, whose restart reloads the row.
 
 The bot speaks after the customer's message is committed and acknowledged: the actor queues a `BotTurn` to
 itself, so the platform's webhook is answered without waiting for the bot's send.
@@ -14,11 +16,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import Any
 
 from inbox_actors.conversations import events as data
 from inbox_actors.conversations.bot import HandOff, Reply, Responder
+from inbox_actors.conversations.chat_state import ChatState, WebhookEvent
 from inbox_actors.conversations.messages import (
     BotTurn,
     Changed,
@@ -32,10 +34,11 @@ from inbox_actors.conversations.messages import (
     Release,
     Resolve,
     Send,
+    SendOutcome,
     StatusReported,
     Transfer,
 )
-from inbox_actors.conversations.sending import Sender, SendOutcome
+from inbox_actors.conversations.sending import Sender
 from inbox_actors.conversations.team_actions import TeamActions
 from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain import delivery_status, events
@@ -46,11 +49,7 @@ from inbox_actors.platform.messages import InboundMessage, SendRequest, StatusUp
 from inbox_actors.runtime import Actor, ActorKind, ActorSystem, MailboxFull
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
-from persistence.queries import contacts as contact_queries
-from persistence.queries import conversations as conversation_queries
 from persistence.queries import messages as message_queries
-from persistence.queries import outbox
-from persistence.queries import workspaces as workspace_queries
 
 __all__ = [
     "KIND", "BotTurn", "Changed", "Claim", "Conversation", "ConversationDeps", "CustomerWrote", "MarkRead",
@@ -79,18 +78,14 @@ class ConversationDeps:
 class Conversation(Actor):
     def __init__(self, key: str, deps: ConversationDeps) -> None:
         super().__init__(key)
-        workspace, _, phone = key.partition(":")
-        self.workspace_id, self.phone = int(workspace), phone
         self.deps, self.db, self.clock = deps, deps.db, deps.clock
-        self.row: Record | None = None
-        self.workspace: Record | None = None
-        self.team = TeamActions(self)
+        self.chat = ChatState(key, deps.db, deps.clock)
+        self.workspace_id, self.phone = self.chat.workspace_id, self.chat.phone
+        self.team = TeamActions(self.chat)
+        self.sender = Sender(self.chat, self.team, deps)
 
     async def on_start(self) -> None:
-        self.workspace = await workspace_queries.find_workspace_profile(self.db, self.workspace_id)
-        if self.workspace is None:
-            raise LookupError(f"no workspace {self.workspace_id}")
-        self.row = await conversation_queries.find_conversation(self.db, self.workspace_id, self.phone)
+        await self.chat.load()
 
     async def receive(self, message: object) -> object:
         match message:
@@ -102,21 +97,22 @@ class Conversation(Actor):
                 return await self._bot_turn()
             case Send():
                 return await self._send(message)
-        if not self._visible(getattr(message, "only_assigned_to", None)):
+        chat = self.chat
+        if not chat.visible(getattr(message, "only_assigned_to", None)):
             return NotVisible()
         try:
             match message:
                 case Claim():
-                    return await self.team.assign(states.claim(self.state, self.row["assigned_to"], message.member_id),
+                    return await self.team.assign(states.claim(chat.state, chat.row["assigned_to"], message.member_id),
                                                   by=message.member_id, reason=None, author=message.author)
                 case Release():
-                    return await self.team.assign(states.release(self.state, self.row["assigned_to"]),
+                    return await self.team.assign(states.release(chat.state, chat.row["assigned_to"]),
                                                   by=message.by_member, reason=message.reason, author=message.author)
                 case Transfer():
                     return await self.team.transfer(message.to_member, by=message.by_member, reason=message.reason,
                                                     author=message.author)
                 case Resolve():
-                    return await self.team.assign(states.resolve(self.state), by=message.by_member,
+                    return await self.team.assign(states.resolve(chat.state), by=message.by_member,
                                                   reason=message.reason, author=message.author)
                 case Open():
                     return await self.team.open(message.member_id, via=message.via, author=message.author)
@@ -133,8 +129,9 @@ class Conversation(Actor):
         if existing is not None:
             return Recorded(existing["id"], duplicate=True)
         now = self.clock.now()
-        async with self.db.transaction() as tx:
-            row = await self.ensure_chat(tx, profile_name=storable(inbound.profile_name) or "", at=inbound.at,
+        chat = self.chat
+        async with chat.transaction() as tx:
+            row = await chat.ensure_chat(tx, profile_name=storable(inbound.profile_name) or "", at=inbound.at,
                                          author="customer")
             message = await message_queries.insert_message(
                 tx, workspace_id=self.workspace_id, conversation_id=row["id"],
@@ -155,20 +152,20 @@ class Conversation(Actor):
                 if row["waiting_since"] is None:
                     changes["waiting_since"] = inbound.at
                 if row["state"] != State.AI_ONLY.value and row["waiting_for_person_since"] is None:
-                    changes.update(self.waiting_for_person(inbound.at))
-            await self.emit(tx, events.MESSAGE_RECEIVED, "customer", data.message_data(self.phone, message, {}))
-            updated = await conversation_queries.update_conversation(tx, row, changes, now)
-        self.row = updated
-        if latest_word and states.bot_may_answer(self.state) and self.deps.responder is not None:
+                    changes.update(chat.waiting_for_person(inbound.at))
+            received = WebhookEvent(events.MESSAGE_RECEIVED, "customer", data.message_data(self.phone, message, {}))
+            await chat.commit(tx, changes, [received], now)
+        if latest_word and states.bot_may_answer(chat.state) and self.deps.responder is not None:
             self._queue_bot_turn()
         return Recorded(message["id"])
 
     async def _status_reported(self, update: StatusUpdate) -> Recorded:
         now = self.clock.now()
-        async with self.db.transaction() as tx:
+        chat = self.chat
+        async with chat.transaction() as tx:
             message = await message_queries.find_by_platform_id(tx, self.workspace_id, update.message_id)
-            if message is None or message["direction"] != "outbound" or self.row is None \
-                    or message["conversation_id"] != self.row["id"]:
+            if message is None or message["direction"] != "outbound" or chat.row is None \
+                    or message["conversation_id"] != chat.row["id"]:
                 log.info("status %s for a message not sent from chat %s (%s) ignored", update.status, self.key,
                          update.message_id)
                 return Recorded(None)
@@ -178,21 +175,20 @@ class Conversation(Actor):
             error_text = storable(update.error_title) if update.status == delivery_status.FAILED else None
             message = await message_queries.set_status(tx, message["id"], update.status, update.at,
                                                        error_code=update.error_code, error_text=error_text)
+            reported: list[WebhookEvent] = []
             if update.status != delivery_status.SENT:
-                await self.emit(tx, events.MESSAGE_STATUS, "platform", data.status_data(
+                reported.append(WebhookEvent(events.MESSAGE_STATUS, "platform", data.status_data(
                     self.phone, message, update.status, update.at, update.error_code, storable(update.error_title),
-                    now))
+                    now)))
             changes = await self._answered_by(tx, message) if delivery_status.reached_phone(update.status) else {}
-            updated = await conversation_queries.update_conversation(tx, self.row, changes, now) if changes else None
-        if updated is not None:
-            self.row = updated
+            await chat.commit(tx, changes, reported, now)
         return Recorded(message["id"])
 
     async def _answered_by(self, tx: UnitOfWork, message: Record) -> dict[str, Any]:
         """A reply reached the phone: unless the customer has written since it was sent, they no longer wait
         (for a person too, if a person replied). "Since" compares the order the customer's last word and the
         reply were stored, not their timestamps: the platform's clock and ours need not agree."""
-        row = self.row
+        row = self.chat.row
         if row is None or row["waiting_since"] is None and row["waiting_for_person_since"] is None:
             return {}
         latest = await message_queries.latest_customer_message(tx, row["id"])
@@ -215,8 +211,8 @@ class Conversation(Actor):
             log.warning("conversation %s: mailbox full, bot turn skipped", self.key)
 
     async def _bot_turn(self) -> Recorded | None:
-        row = self.row
-        if row is None or not states.bot_may_answer(self.state) or self.deps.responder is None:
+        row = self.chat.row
+        if row is None or not states.bot_may_answer(self.chat.state) or self.deps.responder is None:
             return None
         latest = await message_queries.latest_customer_message(self.db, row["id"])
         if latest is None or row["last_message_id"] != latest["id"]:
@@ -225,70 +221,36 @@ class Conversation(Actor):
         if isinstance(answer, HandOff):
             return await self._hand_off(answer.reason)
         assert isinstance(answer, Reply)
-        outcome = await self._sender().send(Send(request=SendRequest(to=self.phone, text=answer.text),
-                                                 sender_type="bot", author="bot", sender_label="bot"))
+        outcome = await self.sender.send(Send(request=SendRequest(to=self.phone, text=answer.text),
+                                              sender_type="bot", author="bot", sender_label="bot"))
         return Recorded(outcome.message_row["id"] if outcome.message_row is not None else None)
 
     async def _hand_off(self, reason: str) -> Recorded:
         now = self.clock.now()
-        states.hand_off(self.state)
+        chat = self.chat
+        states.hand_off(chat.state)
         changes: dict[str, Any] = {"state": State.HANDOFF_PENDING.value, "handover_reason": reason,
                                    "handover_at": now}
-        if self.row["waiting_since"] is not None and self.row["waiting_for_person_since"] is None:
-            changes.update(self.waiting_for_person(now))
-        async with self.db.transaction() as tx:
-            await self.emit(tx, events.HANDOFF, "bot", data.handoff_data(self.phone, reason, now))
-            updated = await conversation_queries.update_conversation(tx, self.row, changes, now)
-        self.row = updated
+        if chat.row["waiting_since"] is not None and chat.row["waiting_for_person_since"] is None:
+            changes.update(chat.waiting_for_person(now))
+        handed_off = WebhookEvent(events.HANDOFF, "bot", data.handoff_data(self.phone, reason, now))
+        async with chat.transaction() as tx:
+            await chat.commit(tx, changes, [handed_off], now)
         return Recorded(None)
 
     # -- sending -------------------------------------------------------------------------------------------
 
-    def _sender(self) -> Sender:
-        return Sender(self, self.deps.platform)
-
     async def _send(self, request: Send) -> SendOutcome | NotVisible | Refused:
-        if request.only_assigned_to is not None and not self._visible(request.only_assigned_to):
+        chat = self.chat
+        if request.only_assigned_to is not None and not chat.visible(request.only_assigned_to):
             return NotVisible()
-        if request.sender_type == "agent" and self.row is None:
+        if request.sender_type == "agent" and chat.row is None:
             return NotVisible()  # a member replies in a chat; a first message to a number is an API send
-        if request.sender_type == "agent" and self.row is not None:
-            if self.state is State.HUMAN_ACTIVE and self.row["assigned_to"] != request.actor_id:
+        if request.sender_type == "agent" and chat.row is not None:
+            if chat.state is State.HUMAN_ACTIVE and chat.row["assigned_to"] != request.actor_id:
                 return Refused(409, "invalid_transition", "Another member has claimed this chat; "
-                               "it must be transferred before you reply.", self.state.value)
-        return await self._sender().send(request)
-
-    # -- shared with conversation_sending and conversation_team -------------------------------------------
-
-    @property
-    def state(self) -> State:
-        return State(self.row["state"]) if self.row is not None else State.AI_ONLY
-
-    def _visible(self, only_assigned_to: int | None) -> bool:
-        if self.row is None:
-            return False
-        return only_assigned_to is None or self.row["assigned_to"] == only_assigned_to
-
-    def waiting_for_person(self, since: datetime) -> dict[str, Any]:
-        sla = self.workspace["sla_seconds"]
-        deadline = since + timedelta(seconds=sla) if sla else None
-        return {"waiting_for_person_since": since, "sla_deadline_at": deadline}
-
-    async def ensure_chat(self, tx: UnitOfWork, *, profile_name: str, at: datetime, author: str) -> Record:
-        """The chat's row, creating the contact (first contact) and the conversation as needed; `author` is
-        whoever made first contact (the customer, or the key that sent)."""
-        if self.row is not None:
-            return self.row
-        contact, created = await contact_queries.insert_contact_if_absent(tx, self.workspace_id, self.phone,
-                                                                          profile_name)
-        if created:
-            await self.emit(tx, events.CONTACT_CREATED, author, contact_queries.contact_event_data(contact))
-        return await conversation_queries.insert_conversation(tx, workspace_id=self.workspace_id, phone=self.phone,
-                                                              contact_id=contact["id"], at=at)
-
-    async def emit(self, tx: UnitOfWork, event: str, author: str, payload: dict[str, Any]) -> None:
-        await outbox.append_event(tx, workspace_id=self.workspace_id, event=event, actor=author, data=payload,
-                                  correlation_id=events.new_correlation_id())
+                               "it must be transferred before you reply.", chat.state.value)
+        return await self.sender.send(request)
 
 
 def conversation_key(workspace_id: int, phone: str) -> str:
@@ -302,5 +264,5 @@ def conversation_kind(deps: ConversationDeps, *, idle_timeout: float = 300.0) ->
 
 
 async def ask_conversation(actors: ActorSystem, workspace_id: int, phone: str, message: object) -> object:
-    """Ask the chat's actor; its reply (one of the reply structs above, or a SendOutcome)."""
+    """Ask the chat's actor; its reply (one of the reply structs of messages.py, or a SendOutcome)."""
     return await actors.ref(KIND, conversation_key(workspace_id, phone)).ask(message)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import msgspec
 
-from inbox_actors.platform.messages import InboundMessage, SendRequest, StatusUpdate
+from inbox_actors.platform.messages import InboundMessage, SendRefused, SendRequest, StatusUpdate
+from persistence.database import Record
 
 # -- messages ------------------------------------------------------------------------------------------------
 
@@ -99,3 +100,19 @@ class Refused(msgspec.Struct, frozen=True):
     code: str
     message: str
     state: str | None = None
+
+
+class SendOutcome(msgspec.Struct, frozen=True):
+    """What became of a `Send`. Exactly one of: accepted (`failure` and `refused_status` None), failed at the
+    platform or the window (`failure`: the spec's HTTP 500 body), refused before sending (`refused_*`)."""
+
+    channel: str
+    message_row: Record | None = None
+    platform_message_id: str | None = None
+    failure: SendRefused | None = None
+    refused_status: int | None = None
+    refused_sentence: str | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.failure is None and self.refused_status is None

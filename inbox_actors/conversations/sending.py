@@ -1,7 +1,9 @@
 """Sending from a conversation: the rules checked before the platform is asked, the call, and the record.
 
-Runs inside the conversation actor (its `Sender` borrows the actor's row and writes through it), so a chat's
-sends are serialised and a status webhook for a send waits in the mailbox until the send is recorded.
+Runs inside the conversation actor, so a chat's sends are serialised and a status webhook for a send waits
+in the mailbox until the send is recorded. The `Sender` reads the chat and records through its `ChatState`
+(the message, then the row and the `message_sent` event, committed together); it answers a `SendOutcome`
+(messages.py).
 
 Order of the rules: consent (an opted-out contact: nothing sent, 403), channel (a web-client chat takes only
 text, 400), the 24-hour customer window for text and media (the platform's 131047, answered without asking
@@ -13,27 +15,27 @@ error, when the chat exists; it is never a reply.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import msgspec
 import trio
 
 from inbox_actors.conversations import events as data
 from inbox_actors.conversations import send_pacer
+from inbox_actors.conversations.chat_state import ChatState, WebhookEvent
+from inbox_actors.conversations.messages import Send, SendOutcome
+from inbox_actors.conversations.team_actions import TeamActions
 from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain import delivery_status, events
 from inbox_actors.domain.conversation_states import State
 from inbox_actors.platform.client import PlatformClient
 from inbox_actors.platform.messages import SendAccepted, SendRefused, SendRequest
-from persistence.database import DatabaseUnavailable, Record
+from inbox_actors.runtime import ActorSystem
+from persistence.database import DatabaseUnavailable, Record, UnitOfWork
 from persistence.queries import contacts as contact_queries
 from persistence.queries import conversations as conversation_queries
 from persistence.queries import messages as message_queries
-
-if TYPE_CHECKING:
-    from inbox_actors.conversations.conversation import Conversation, Send
 
 log = logging.getLogger("inbox_actors.conversations.conversation")
 
@@ -63,31 +65,23 @@ OPTED_OUT_SENTENCE = "This contact has opted out of messages; they must opt in b
 WEB_CLIENT_TEXT_ONLY_SENTENCE = "Only text messages can be sent to a chat imported from a web-client session."
 
 
-@dataclass(frozen=True)
-class SendOutcome:
-    """What became of a send. Exactly one of: accepted (`failure` and `refused_status` None), failed at the
-    platform or the window (`failure`: the spec's HTTP 500 body), refused before sending (`refused_*`)."""
-
-    channel: str
-    message_row: Record | None = None
-    platform_message_id: str | None = None
-    failure: SendRefused | None = None
-    refused_status: int | None = None
-    refused_sentence: str | None = None
-
-    @property
-    def accepted(self) -> bool:
-        return self.failure is None and self.refused_status is None
-
-
 def window_open(last_customer_message_at: datetime | None, now: datetime) -> bool:
     return last_customer_message_at is not None and now - last_customer_message_at <= CUSTOMER_WINDOW
 
 
+class SendingDeps(Protocol):
+    """What sending needs of the conversation's dependencies (`ConversationDeps` has it)."""
+
+    platform: PlatformClient
+    sends_per_second: int
+    actors: ActorSystem | None       # None: no send pacer (every send goes at once)
+
+
 class Sender:
-    def __init__(self, conversation: Conversation, platform: PlatformClient) -> None:
-        self._chat = conversation
-        self._platform = platform
+    def __init__(self, chat: ChatState, team: TeamActions, deps: SendingDeps) -> None:
+        self._chat = chat
+        self._team = team
+        self._deps = deps
 
     async def send(self, order: Send) -> SendOutcome:
         chat = self._chat
@@ -104,8 +98,8 @@ class Sender:
             return await self._record_failure(order, WINDOW_CLOSED, channel)
         if order.sender_type == "agent" and chat.state is not State.HUMAN_ACTIVE and row is not None:
             # Replying takes the chat: the reply and the claim are one person's decision.
-            await chat.team.assign(states.claim(chat.state, row["assigned_to"], order.actor_id), by=order.actor_id,
-                               reason="replied", author=order.author)
+            await self._team.assign(states.claim(chat.state, row["assigned_to"], order.actor_id), by=order.actor_id,
+                                    reason="replied", author=order.author)
         result = await self._send_paced(chat.workspace["phone_number_id"], request)
         if isinstance(result, SendRefused):
             return await self._record_failure(order, result, channel)
@@ -123,10 +117,10 @@ class Sender:
     async def _send_in_slot(self, phone_number_id: str, request: SendRequest) -> SendAccepted | SendRefused:
         if not await self._wait_for_slot(phone_number_id):
             return SATURATED
-        return await self._platform.send(phone_number_id, request)
+        return await self._deps.platform.send(phone_number_id, request)
 
     async def _wait_for_slot(self, phone_number_id: str) -> bool:
-        deps = self._chat.deps
+        deps = self._deps
         if deps.actors is None:
             return True
         return await send_pacer.wait_for_slot(deps.actors, phone_number_id, deps.sends_per_second)
@@ -147,15 +141,13 @@ class Sender:
     async def _write_sent(self, order: Send, platform_message_id: str, channel: str) -> SendOutcome:
         chat = self._chat
         now = chat.clock.now()
-        async with chat.db.transaction() as tx:
+        async with chat.transaction() as tx:
             row = await chat.ensure_chat(tx, profile_name="", at=now, author=order.author)
             message = await self._insert(tx, row, order, channel, now, platform_message_id=platform_message_id,
                                          status=delivery_status.SENT)
             names = await conversation_queries.member_names(tx, [order.actor_id] if order.actor_id else [])
-            await chat.emit(tx, events.MESSAGE_SENT, order.author, data.message_data(chat.phone, message, names))
-            updated = await conversation_queries.update_conversation(tx, row, self._counted(row, order, message, now),
-                                                                     now)
-        chat.row = updated
+            sent = WebhookEvent(events.MESSAGE_SENT, order.author, data.message_data(chat.phone, message, names))
+            await chat.commit(tx, self._counted(row, order, message, now), [sent], now)
         return SendOutcome(channel, message_row=message, platform_message_id=platform_message_id)
 
     async def _record_failure(self, order: Send, failure: SendRefused, channel: str) -> SendOutcome:
@@ -164,16 +156,15 @@ class Sender:
         if row is None:
             return SendOutcome(channel, failure=failure)  # no chat to record it in: nothing was ever said here
         now = chat.clock.now()
-        async with chat.db.transaction() as tx:
+        async with chat.transaction() as tx:
             message = await self._insert(tx, row, order, channel, now, platform_message_id=None,
                                          status=delivery_status.FAILED, error_code=failure.code,
                                          error_text=failure.details or failure.message)
-            updated = await conversation_queries.update_conversation(tx, row, self._counted(row, order, message, now),
-                                                                     now)
-        chat.row = updated
+            await chat.commit(tx, self._counted(row, order, message, now), [], now)
         return SendOutcome(channel, message_row=message, failure=failure)
 
-    async def _insert(self, tx, row: Record, order: Send, channel: str, now: datetime, **values: Any) -> Record:
+    async def _insert(self, tx: UnitOfWork, row: Record, order: Send, channel: str, now: datetime,
+                      **values: Any) -> Record:
         request = order.request
         answers = None
         if row["waiting_since"] is not None:

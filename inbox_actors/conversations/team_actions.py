@@ -1,32 +1,30 @@
 """The team's actions on a chat, for the conversation actor: claim, release, transfer, resolve (through the
-state machine), a member opening the chat, a key marking it read. Each writes the row (version-checked), the
-assignment event or the view, and the webhook event in one transaction before the actor replies.
+state machine), a member opening the chat, a key marking it read. Each writes through the chat's
+`ChatState`: the assignment event or the view, then the row (version-checked) and the webhook event, in one
+transaction committed before the actor replies.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from datetime import timedelta
+from typing import Any
 
 from inbox_actors.conversations import events as data
+from inbox_actors.conversations.chat_state import ChatState, WebhookEvent
 from inbox_actors.conversations.messages import Changed, Refused
 from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain import events
 from inbox_actors.domain.conversation_states import State
-from persistence.database import UnitOfWork
 from persistence.queries import conversations as conversation_queries
 from persistence.queries import workspaces as workspace_queries
-
-if TYPE_CHECKING:
-    from inbox_actors.conversations.conversation import Conversation
 
 # Repeated opens by one member within this long count once (the spec's views list).
 VIEW_DEDUP = timedelta(minutes=1)
 
 
 class TeamActions:
-    def __init__(self, conversation: Conversation) -> None:
-        self._chat = conversation
+    def __init__(self, chat: ChatState) -> None:
+        self._chat = chat
 
     async def transfer(self, to_member: int, *, by: int, reason: str | None, author: str) -> Changed | Refused:
         chat = self._chat
@@ -37,7 +35,7 @@ class TeamActions:
         return await self.assign(assignment, by=by, reason=reason, author=author)
 
     async def assign(self, assignment: states.Assignment, *, by: int, reason: str | None, author: str) -> Changed:
-        """Apply a claim, release, transfer or resolve: the row, the assignment event, the webhook event."""
+        """Apply a claim, release, transfer or resolve: the assignment event, the row, the webhook event."""
         chat = self._chat
         if assignment.event is None:
             return Changed(chat.row["state"], chat.row["version"])
@@ -57,30 +55,23 @@ class TeamActions:
             changes.update(claimed_by=None, resolved_at=now, waiting_for_person_since=None, sla_deadline_at=None)
         involved = [member for member in (previous, assignment.assignee, by) if member is not None]
         names = await conversation_queries.member_names(chat.db, involved)
-        async with chat.db.transaction() as tx:
-            await self._record_assignment(tx, assignment.event, assignment.state, previous, assignment.assignee,
-                                          by, reason, names, author, now)
-            updated = await conversation_queries.update_conversation(tx, row, changes, now)
-        chat.row = updated
-        return Changed(updated["state"], updated["version"])
-
-    async def _record_assignment(self, tx: UnitOfWork, event: str, state: State, previous: int | None,
-                                 assignee: int | None, by: int | None, reason: str | None, names: dict[int, str],
-                                 author: str, now: datetime) -> None:
-        chat = self._chat
-        await conversation_queries.insert_assignment_event(
-            tx, conversation_id=chat.row["id"], event=event, at=now, from_member=previous, to_member=assignee,
-            by_member=by, reason=reason)
-        kind = events.CONVERSATION_RESOLVED if event == "resolved" else events.CONVERSATION_ASSIGNED
-        await chat.emit(tx, kind, author, data.assignment_data(
-            chat.phone, event, state.value, previous, assignee, by, reason, names, now))
+        kind = events.CONVERSATION_RESOLVED if assignment.event == "resolved" else events.CONVERSATION_ASSIGNED
+        announced = WebhookEvent(kind, author, data.assignment_data(
+            chat.phone, assignment.event, assignment.state.value, previous, assignment.assignee, by, reason, names,
+            now))
+        async with chat.transaction() as tx:
+            await conversation_queries.insert_assignment_event(
+                tx, conversation_id=row["id"], event=assignment.event, at=now, from_member=previous,
+                to_member=assignment.assignee, by_member=by, reason=reason)
+            await chat.commit(tx, changes, [announced], now)
+        return Changed(chat.row["state"], chat.row["version"])
 
     async def open(self, member_id: int, *, via: str, author: str) -> Changed:
         chat = self._chat
         now = chat.clock.now()
         row = chat.row
         unread = row["unread_count"]
-        async with chat.db.transaction() as tx:
+        async with chat.transaction() as tx:
             last = await conversation_queries.last_view_by(tx, row["id"], member_id)
             repeated = last is not None and now - last["opened_at"] < VIEW_DEDUP
             if repeated and unread:
@@ -90,20 +81,17 @@ class TeamActions:
             elif not repeated:
                 await conversation_queries.insert_view(tx, conversation_id=row["id"], member_id=member_id,
                                                        via=via, at=now, marked_read=unread)
+            seen: list[WebhookEvent] = []
             if not repeated or unread:
                 names = await conversation_queries.member_names(tx, [member_id])
-                await chat.emit(tx, events.CONVERSATION_SEEN, author,
-                                data.seen_data(chat.phone, member_id, names, unread, now))
-            if unread:
-                row = await conversation_queries.update_conversation(tx, row, {"unread_count": 0}, now)
-        chat.row = row
-        return Changed(row["state"], row["version"])
+                seen.append(WebhookEvent(events.CONVERSATION_SEEN, author,
+                                         data.seen_data(chat.phone, member_id, names, unread, now)))
+            await chat.commit(tx, {"unread_count": 0} if unread else {}, seen, now)
+        return Changed(chat.row["state"], chat.row["version"])
 
     async def mark_read(self) -> Changed:
         chat = self._chat
         if chat.row["unread_count"]:
-            async with chat.db.transaction() as tx:
-                updated = await conversation_queries.update_conversation(tx, chat.row, {"unread_count": 0},
-                                                                         chat.clock.now())
-            chat.row = updated
+            async with chat.transaction() as tx:
+                await chat.commit(tx, {"unread_count": 0}, [], chat.clock.now())
         return Changed(chat.row["state"], chat.row["version"])

@@ -15,7 +15,7 @@ import msgspec
 from quart import Blueprint, request
 
 from inbox_actors.conversations import conversation
-from inbox_actors.conversations.sending import SendOutcome
+from inbox_actors.conversations.conversation import SendOutcome
 from inbox_actors.domain.access import assigned_only_member
 from inbox_actors.domain.phones import phone_or_none
 from inbox_actors.domain.plans import ApiTier

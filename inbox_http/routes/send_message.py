@@ -12,7 +12,7 @@ import msgspec
 from quart import Blueprint, request
 
 from inbox_actors.conversations import conversation
-from inbox_actors.conversations.sending import SendOutcome
+from inbox_actors.conversations.conversation import SendOutcome
 from inbox_actors.domain.access import ErrorStyle, assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_http import idempotency

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 import pytest
 
 from inbox_actors.conversations import conversation
+from inbox_actors.conversations.chat_state import ChatState, WebhookEvent
 from inbox_actors.conversations.conversation import (
     ConversationDeps,
     CustomerWrote,
@@ -164,3 +165,54 @@ async def test_an_accepted_send_is_recorded_through_a_brief_database_outage(db, 
     assert outcome.accepted and len(platform.sent) == 1  # sent once, recorded on the second try
     assert await db.fetchval("SELECT count(*) FROM messages WHERE platform_message_id = $1",
                              outcome.platform_message_id) == 1
+
+
+async def test_a_first_template_to_a_number_is_recorded_through_a_brief_database_outage(db, chats, monkeypatch):
+    """The outage hits after the chat and its contact were written in the same transaction: the retry creates
+    them again (nothing of the rolled-back attempt is taken as the chat), once."""
+    from inbox_actors.conversations import sending as conversation_sending
+    from persistence.database import DatabaseUnavailable
+
+    system, workspace_id, platform = chats
+    phone = "919800000019"
+    real_insert, failures = conversation_sending.message_queries.insert_message, ["connection lost"]
+
+    async def flaky_insert(tx, **values):
+        if failures:
+            raise DatabaseUnavailable(failures.pop())
+        return await real_insert(tx, **values)
+
+    monkeypatch.setattr(conversation_sending.message_queries, "insert_message", flaky_insert)
+    template = Send(request=SendRequest(to="", type="template", template_name="hello", template_language="en"),
+                    sender_type="system", author="test")
+    assert (await conversation.ask_conversation(system, workspace_id, phone, template)).accepted
+    assert (await conversation.ask_conversation(system, workspace_id, phone, template)).accepted
+    assert len(platform.sent) == 2
+    assert await db.fetchval("SELECT count_messages FROM conversations WHERE workspace_id = $1 AND phone = $2",
+                             workspace_id, phone) == 2
+    assert await db.fetchval("SELECT count(*) FROM webhook_outbox WHERE workspace_id = $1 AND event = $2",
+                             workspace_id, "contact_created") == 1
+
+
+async def test_a_chat_change_that_rolls_back_leaves_the_chat_as_committed(db):
+    workspace_id = await builders.workspace(db)
+    chat = ChatState(f"{workspace_id}:919800000020", db, WallClock())
+    await chat.load()
+    now = datetime.now(timezone.utc)
+    async with chat.transaction() as tx:
+        await chat.ensure_chat(tx, profile_name="", at=now, author="test")
+    created = chat.row
+    assert created is not None
+
+    with pytest.raises(RuntimeError, match="crash before commit"):
+        async with chat.transaction() as tx:
+            await chat.commit(tx, {"unread_count": 3}, [WebhookEvent("conversation_seen", "test", {})], now)
+            raise RuntimeError("crash before commit")
+    assert chat.row == created
+    assert await db.fetchval("SELECT count(*) FROM webhook_outbox WHERE workspace_id = $1 AND event = $2",
+                             workspace_id, "conversation_seen") == 0
+
+    async with chat.transaction() as tx:
+        await chat.commit(tx, {"unread_count": 3}, [], now)
+    assert (chat.row["unread_count"], chat.row["version"]) == (3, created["version"] + 1)
+    assert await db.fetchval("SELECT version FROM conversations WHERE id = $1", created["id"]) == chat.row["version"]

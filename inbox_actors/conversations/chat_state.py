@@ -1,0 +1,144 @@
+"""A chat's state in one home: the workspace profile it needs and its conversation row, and the one way to
+change them.
+
+The conversation actor, its `Sender` and its `TeamActions` read the row here and write it only through a
+unit of work:
+
+    async with chat.transaction() as tx:
+        ...                                              # messages, receipts, views, assignment events
+        await chat.commit(tx, changes, [WebhookEvent(...)], now)
+
+`commit` writes the changes only if the row is still at the version it was read at
+(`update_conversation`; a `VersionConflict` crashes the actor, whose restart reloads the row), then appends
+the webhook events to the outbox in the same transaction. The written row becomes the chat's row only once
+the transaction has committed, so a write that rolled back (a crash, a lost connection the sender retries)
+leaves the chat as PostgreSQL has it.
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
+from typing import Any, AsyncIterator, Sequence
+
+import msgspec
+
+from inbox_actors.domain import events
+from inbox_actors.domain.conversation_states import State
+from inbox_actors.runtime.clock import Clock
+from persistence.database import Database, Record, UnitOfWork
+from persistence.queries import contacts as contact_queries
+from persistence.queries import conversations as conversation_queries
+from persistence.queries import outbox
+from persistence.queries import workspaces as workspace_queries
+
+
+class WebhookEvent(msgspec.Struct, frozen=True):
+    """One event for the outbox: its name, the envelope's actor, its data (conversations/events.py)."""
+
+    name: str
+    author: str
+    data: dict[str, Any]
+
+
+class ChatState:
+    """The state of the chat with `phone` in workspace `workspace_id` (the actor's key, "workspace:phone")."""
+
+    def __init__(self, key: str, db: Database, clock: Clock) -> None:
+        workspace, _, phone = key.partition(":")
+        self.key, self.workspace_id, self.phone = key, int(workspace), phone
+        self.db, self.clock = db, clock
+        self._workspace: Record | None = None
+        self._row: Record | None = None
+        self._open: UnitOfWork | None = None       # the unit of work under way, if any
+        self._written: Record | None = None        # the row as written in it, until it commits
+
+    async def load(self) -> None:
+        """Read the workspace profile and the row (none until the chat's first message)."""
+        workspace = await workspace_queries.find_workspace_profile(self.db, self.workspace_id)
+        if workspace is None:
+            raise LookupError(f"no workspace {self.workspace_id}")
+        self._workspace = workspace
+        self._row = await conversation_queries.find_conversation(self.db, self.workspace_id, self.phone)
+
+    # -- reading -------------------------------------------------------------------------------------------
+
+    @property
+    def workspace(self) -> Record:
+        """What the chat needs of its workspace: plan, number, SLA target, whether sending is on."""
+        assert self._workspace is not None, "ChatState.load() first"
+        return self._workspace
+
+    @property
+    def row(self) -> Record | None:
+        """The conversation row as last committed; None while the chat does not exist."""
+        return self._row
+
+    @property
+    def state(self) -> State:
+        return State(self._row["state"]) if self._row is not None else State.AI_ONLY
+
+    def visible(self, only_assigned_to: int | None) -> bool:
+        """Whether the chat exists for a caller who sees every chat (None) or only those assigned to them."""
+        if self._row is None:
+            return False
+        return only_assigned_to is None or self._row["assigned_to"] == only_assigned_to
+
+    def waiting_for_person(self, since: datetime) -> dict[str, Any]:
+        """The changes that start the customer's wait for a person, and its SLA deadline, at `since`."""
+        sla = self.workspace["sla_seconds"]
+        deadline = since + timedelta(seconds=sla) if sla else None
+        return {"waiting_for_person_since": since, "sla_deadline_at": deadline}
+
+    # -- writing -------------------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[UnitOfWork]:
+        """One unit of work on the chat; the row `ensure_chat` or `commit` wrote in it replaces the chat's row
+        once it has committed, and not before."""
+        if self._open is not None:
+            raise RuntimeError(f"chat {self.key}: a transaction is already under way")
+        try:
+            async with self.db.transaction() as tx:
+                self._open, self._written = tx, None
+                yield tx
+            if self._written is not None:
+                self._row = self._written
+        finally:
+            self._open = self._written = None
+
+    async def ensure_chat(self, tx: UnitOfWork, *, profile_name: str, at: datetime, author: str) -> Record:
+        """The chat's row, creating the contact (first contact) and the conversation as needed; `author` is
+        whoever made first contact (the customer, or the key that sent)."""
+        row = self._current(tx)
+        if row is not None:
+            return row
+        contact, created = await contact_queries.insert_contact_if_absent(tx, self.workspace_id, self.phone,
+                                                                          profile_name)
+        if created:
+            await self._append(tx, WebhookEvent(events.CONTACT_CREATED, author,
+                                                contact_queries.contact_event_data(contact)))
+        self._written = await conversation_queries.insert_conversation(
+            tx, workspace_id=self.workspace_id, phone=self.phone, contact_id=contact["id"], at=at)
+        return self._written
+
+    async def commit(self, tx: UnitOfWork, changes: dict[str, Any], emitted: Sequence[WebhookEvent],
+                     now: datetime) -> None:
+        """Write `changes` to the row, version-checked (no changes: the row and its version stay), then append
+        `emitted` to the outbox, all in `tx`; the new row is the chat's once `tx` commits."""
+        row = self._current(tx)
+        if changes:
+            if row is None:
+                raise LookupError(f"chat {self.key}: no conversation to change (ensure_chat first)")
+            self._written = await conversation_queries.update_conversation(tx, row, changes, now)
+        for event in emitted:
+            await self._append(tx, event)
+
+    def _current(self, tx: UnitOfWork) -> Record | None:
+        if tx is not self._open:
+            raise RuntimeError(f"chat {self.key}: write inside ChatState.transaction()")
+        return self._written if self._written is not None else self._row
+
+    async def _append(self, tx: UnitOfWork, event: WebhookEvent) -> None:
+        await outbox.append_event(tx, workspace_id=self.workspace_id, event=event.name, actor=event.author,
+                                  data=event.data, correlation_id=events.new_correlation_id())
