@@ -261,8 +261,3 @@ async def change_keys(actors: ActorSystem, workspace_id: int,
                       request: CreateKey | EditKey | RotateKey | RevokeKey) -> object:
     """Send a key change to the workspace's key ring; returns its reply (a view, or a KeyRefusal)."""
     return await actors.ref(KIND, str(workspace_id)).ask(request)
-
-
-async def list_keys(db: Database, workspace_id: int, now: datetime) -> list[KeyView]:
-    """Reads go straight to PostgreSQL, the read model."""
-    return [key_view(row, now) for row in await key_queries.list_keys(db, workspace_id)]

@@ -129,9 +129,17 @@ async def list_templates(db: Database, *, workspace_id: int, status_name: str | 
     """The workspace's templates by name, then language (an unknown workspace is an error)."""
     if await workspace_queries.find_workspace(db, workspace_id) is None:
         raise TemplateError(f"no workspace {workspace_id}")
-    rows = await template_queries.list_templates(
-        db, workspace_id, status=status(status_name) if status_name is not None else None, name=name,
+    return await workspace_templates(
+        db, workspace_id, status_name=status(status_name) if status_name is not None else None, name=name,
         language=language)
+
+
+async def workspace_templates(db: Database, workspace_id: int, *, status_name: str | None = None,
+                              name: str | None = None, language: str | None = None) -> list[Template]:
+    """The templates of a workspace known to exist, by name, then language; each filter given must match
+    exactly (`status_name` as stored: upper case)."""
+    rows = await template_queries.list_templates(db, workspace_id, status=status_name, name=name,
+                                                 language=language)
     return [template_view(row) for row in rows]
 
 

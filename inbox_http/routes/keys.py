@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 from quart import Blueprint, request
 
-from inbox_actors.access import key_ring
+from inbox_actors.access import key_reads, key_ring
 from inbox_actors.domain import key_rules
 from inbox_actors.domain.access import AdminRule
 from inbox_actors.domain.plans import ApiTier
@@ -25,7 +25,6 @@ from inbox_http.errors import ApiError
 from inbox_http.guard import current_principal, guarded, responds
 from inbox_http.json_body import read_json_body
 from inbox_http.services import services
-from persistence.queries import api_keys as key_queries
 
 blueprint = Blueprint("keys", __name__, url_prefix="/api/keys")
 
@@ -89,7 +88,7 @@ async def create_key():
 async def list_keys():
     """Every key of the workspace, newest first (never a plaintext or a hash)."""
     state = services()
-    keys = await key_ring.list_keys(state.db, current_principal().workspace_id, state.clock.now())
+    keys = await key_reads.list_keys(state.db, current_principal().workspace_id, state.clock.now())
     wanted = request.args.get("status")
     if wanted is not None and wanted not in key_rules.KEY_STATUSES:
         raise ApiError(400, "invalid_status", f"status must be one of {', '.join(key_rules.KEY_STATUSES)}.")
@@ -104,10 +103,10 @@ async def list_keys():
 async def show_key(key_id: int):
     """One key."""
     state = services()
-    row = await key_queries.find_key(state.db, current_principal().workspace_id, key_id)
-    if row is None:
+    key = await key_reads.find_key(state.db, current_principal().workspace_id, key_id, state.clock.now())
+    if key is None:
         raise ApiError(404, "not_found", f"No key {key_id} in this workspace.")
-    return json_response(key_ring.key_view(row, state.clock.now()))
+    return json_response(key)
 
 
 @blueprint.patch("/<id:key_id>")
@@ -158,16 +157,16 @@ async def key_activity(key_id: int):
     if not 1 <= limit <= 200:
         raise ApiError(400, "invalid_limit", "limit must be 1 to 200.")
     before_id = _decode_cursor(request.args.get("cursor"))
-    if await key_queries.find_key(state.db, current_principal().workspace_id, key_id) is None:
+    calls = await key_reads.key_activity(state.db, current_principal().workspace_id, key_id,
+                                         since=state.clock.now() - timedelta(days=days), before_id=before_id,
+                                         limit=limit + 1)
+    if calls is None:
         raise ApiError(404, "not_found", f"No key {key_id} in this workspace.")
-    rows = await key_queries.read_activity(state.db, key_id, since=state.clock.now() - timedelta(days=days),
-                                           before_id=before_id, limit=limit + 1)
-    page = rows[:limit]
-    next_cursor = _encode_cursor(page[-1]["id"]) if len(rows) > limit else None
+    page = calls[:limit]
+    next_cursor = _encode_cursor(page[-1].id) if len(calls) > limit else None
     return json_response(ActivityPage(
         key_id=key_id, days=days, next_cursor=next_cursor,
-        data=[ActivityItem(method=r["method"], path=r["path"], status=r["status"], ip=r["ip"], at=r["at"])
-              for r in page]))
+        data=[ActivityItem(method=c.method, path=c.path, status=c.status, ip=c.ip, at=c.at) for c in page]))
 
 
 # -- helpers -------------------------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
 from inbox_http.guard import current_principal, guarded, responds
 from inbox_http.services import services
-from persistence.queries import templates as template_queries
 
 blueprint = Blueprint("templates", __name__, url_prefix="/api/templates")
 
@@ -30,7 +29,7 @@ async def list_templates():
         if status.upper() not in templates.STATUSES:
             raise ApiError(400, "invalid_status", f"status must be one of {', '.join(templates.STATUSES)}.")
         status = status.upper()
-    rows = await template_queries.list_templates(
-        services().db, current_principal().workspace_id, status=status, name=request.args.get("name"),
+    found = await templates.workspace_templates(
+        services().db, current_principal().workspace_id, status_name=status, name=request.args.get("name"),
         language=request.args.get("language"))
-    return json_response(TemplateList(data=[templates.template_view(row) for row in rows]))
+    return json_response(TemplateList(data=found))

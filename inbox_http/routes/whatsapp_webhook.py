@@ -16,6 +16,7 @@ import trio
 from quart import Blueprint, Response, request
 
 from inbox_actors.conversations import conversation
+from inbox_actors.conversations.chat_lookup import chats_of_messages
 from inbox_actors.domain.phones import platform_phone
 from inbox_actors.platform.envelope import InvalidEnvelope, parse_envelope, verify_signature
 from inbox_actors.runtime import ActorError
@@ -24,7 +25,6 @@ from inbox_http.errors import ApiError
 from inbox_http.json_body import NOT_UTF8, is_utf8
 from inbox_http.services import services
 from persistence.database import DatabaseUnavailable
-from persistence.queries import messages as message_queries
 
 log = logging.getLogger("inbox_http.whatsapp_webhook")
 
@@ -68,8 +68,7 @@ async def receive():
             _add(work, workspace_id, message.from_phone, conversation.CustomerWrote(message))
         # A status goes to the chat its message was sent from, whatever spelling of the number the platform
         # reports back (its WhatsApp id can differ from the number a send used).
-        chats = await message_queries.conversation_phones(state.db, workspace_id,
-                                                          [status.message_id for status in batch.statuses])
+        chats = await chats_of_messages(state.db, workspace_id, [status.message_id for status in batch.statuses])
         for status in batch.statuses:
             phone = chats.get(status.message_id, status.recipient_phone)
             _add(work, workspace_id, phone, conversation.StatusReported(status))
