@@ -51,10 +51,10 @@ async def seen_by(db: Database, workspace_id: int, raw_phone: str, only_assigned
     rows = await queries.seen_by(db, chat["id"])
     seers = [Seer(row["member_id"], row["member_name"], row["first_opened_at"], row["last_opened_at"],
                   row["opens"], row["unseen_customer_messages"]) for row in rows]
-    last_word = chat["last_customer_message_at"]
-    # Seen: someone opened the chat after the customer's last message (or at all, if the customer never wrote).
-    seen = any(last_word is None or seer.last_opened_at >= last_word for seer in seers)
-    return SeenBy(phone, last_word, seen, seers, chat["recorded_from"])
+    # Seen: someone has opened the chat since the customer's last message was stored (or at all, if the
+    # customer never wrote).
+    seen = any(seer.unseen_customer_messages == 0 for seer in seers)
+    return SeenBy(phone, chat["last_customer_message_at"], seen, seers, chat["recorded_from"])
 
 
 async def views(db: Database, workspace_id: int, raw_phone: str, args: Mapping[str, str | None],

@@ -42,6 +42,10 @@ END $$;
 -- Contacts without a chat, newest first.
 CREATE INDEX contacts_created ON contacts (workspace_id, created_at DESC, id DESC);
 
+-- What an open had seen: the newest message of the chat stored when it happened. Seen-by judges "since the
+-- last open" by stored order (the platform stamps customer messages in whole seconds, our clock does not).
+ALTER TABLE conversation_views ADD COLUMN seen_through_message_id bigint;
+
 -- Views newest first, with a tiebreak for the keyset.
 DROP INDEX conversation_views_conversation;
 CREATE INDEX conversation_views_conversation ON conversation_views (conversation_id, opened_at DESC, id DESC);

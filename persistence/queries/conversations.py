@@ -64,9 +64,11 @@ async def insert_assignment_event(tx: UnitOfWork, *, conversation_id: int, event
 
 async def insert_view(tx: UnitOfWork, *, conversation_id: int, member_id: int, via: str, at: datetime,
                       marked_read: int) -> None:
+    """Record an open; it has seen every message stored so far (judged by stored order, not timestamps)."""
     await tx.execute(
-        "INSERT INTO conversation_views (conversation_id, member_id, via, opened_at, marked_read)"
-        " VALUES ($1, $2, $3, $4, $5)",
+        "INSERT INTO conversation_views (conversation_id, member_id, via, opened_at, marked_read,"
+        " seen_through_message_id) VALUES ($1, $2, $3, $4, $5,"
+        " (SELECT coalesce(max(id), 0) FROM messages WHERE conversation_id = $1))",
         conversation_id, member_id, via, at, marked_read,
     )
 
@@ -81,8 +83,12 @@ async def last_view_by(tx: UnitOfWork, conversation_id: int, member_id: int) -> 
 
 
 async def add_marked_read(tx: UnitOfWork, view_id: int, marked_read: int) -> None:
-    await tx.execute("UPDATE conversation_views SET marked_read = marked_read + $2 WHERE id = $1",
-                     view_id, marked_read)
+    """A repeated open within the view's minute: its messages count on that view, which now has seen them."""
+    await tx.execute(
+        "UPDATE conversation_views SET marked_read = marked_read + $2, seen_through_message_id ="
+        " (SELECT coalesce(max(id), 0) FROM messages WHERE conversation_id = conversation_views.conversation_id)"
+        " WHERE id = $1",
+        view_id, marked_read)
 
 
 async def member_names(q: Database | UnitOfWork, member_ids: list[int]) -> dict[int, str]:

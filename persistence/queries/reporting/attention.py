@@ -23,13 +23,15 @@ async def views(db: Database, conversation_id: int, after: tuple[datetime, int] 
 
 
 async def seen_by(db: Database, conversation_id: int) -> list[Record]:
-    """Per member who opened the chat: first and last open, opens, customer messages sent since the last."""
+    """Per member who opened the chat: first and last open, opens, and the customer messages stored after
+    the newest message their opens had seen."""
     return await db.fetch(
         f"""SELECT seen.*, (SELECT count(*) FROM messages cm
                             WHERE cm.conversation_id = $1 AND cm.sender_type = 'customer'
-                              AND cm.sent_at > seen.last_opened_at) AS unseen_customer_messages
+                              AND cm.id > seen.seen_through) AS unseen_customer_messages
             FROM (SELECT v.member_id, mb.name AS member_name, min(v.opened_at) AS first_opened_at,
-                         max(v.opened_at) AS last_opened_at, count(*) AS opens
+                         max(v.opened_at) AS last_opened_at, count(*) AS opens,
+                         coalesce(max(v.seen_through_message_id), 0) AS seen_through
                   FROM conversation_views v LEFT JOIN members mb ON mb.id = v.member_id
                   WHERE v.conversation_id = $1 AND {_PERSON_LOOKING} AND v.member_id IS NOT NULL
                   GROUP BY v.member_id, mb.name) seen
