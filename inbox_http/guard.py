@@ -200,6 +200,16 @@ def responds(response_type: type, status: int = 200) -> Callable[[Handler], Hand
     return decorate
 
 
+def accepts(parameters: tuple) -> Callable[[Handler], Handler]:
+    """Declare the query parameters a handler reads (`QueryParameter`s; read by the OpenAPI document)."""
+
+    def decorate(view: Handler) -> Handler:
+        view.query_parameters = parameters  # type: ignore[attr-defined]
+        return view
+
+    return decorate
+
+
 def current_credential() -> Credential:
     return g.credential
 

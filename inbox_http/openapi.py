@@ -42,7 +42,11 @@ def build_document(app: Quart) -> dict:
     for row in route_table(app):
         view = app.view_functions[row["endpoint"]]
         success = (getattr(view, "response_status", 200), schema_of.get(response_types.get(row["endpoint"])))
-        paths.setdefault(row["path"], {})[row["method"].lower()] = _operation(row, *success)
+        operation = _operation(row, *success)
+        query = [parameter.openapi() for parameter in getattr(view, "query_parameters", ())]
+        if query:
+            operation["parameters"] = operation.get("parameters", []) + query
+        paths.setdefault(row["path"], {})[row["method"].lower()] = operation
     components["StableError"] = _STABLE_ERROR
     components["SentenceError"] = _SENTENCE_ERROR
     return {

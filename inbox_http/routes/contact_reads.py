@@ -11,9 +11,10 @@ from quart import Blueprint, request
 from inbox_actors.domain.access import ErrorStyle, assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.reporting import contact_list
+from inbox_actors.reporting import parameter_catalog as catalog
 from inbox_http.encoding import json_response
 from inbox_http.errors import SentenceError
-from inbox_http.guard import current_credential, guarded, responds
+from inbox_http.guard import accepts, current_credential, guarded, responds
 from inbox_http.services import services
 
 blueprint = Blueprint("contact_reads", __name__, url_prefix="/api/contacts")
@@ -24,6 +25,7 @@ _POLICY = dict(tier=ApiTier.FULL, scopes=("contacts",), errors=ErrorStyle.SENTEN
 @blueprint.get("/paginated")
 @responds(contact_list.ContactPage)
 @guarded(**_POLICY)
+@accepts(catalog.CONTACTS)
 async def paginated():
     """Contacts, newest activity first: page (from 1), limit (1 to 200, default 50), search (name, phone, tags,
     message text)."""

@@ -14,8 +14,9 @@ from quart import Blueprint, request
 from inbox_actors.domain.access import assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.reporting import conversation_lists, outbound_messages, replies
+from inbox_actors.reporting import parameter_catalog as catalog
 from inbox_http.encoding import json_response
-from inbox_http.guard import current_credential, guarded, responds
+from inbox_http.guard import accepts, current_credential, guarded, responds
 from inbox_http.services import services
 
 blueprint = Blueprint("reporting", __name__, url_prefix="/api/reporting/v1")
@@ -60,6 +61,7 @@ async def whoami():
 @blueprint.get("/conversations")
 @responds(conversation_lists.ConversationPage)
 @guarded(tier=ApiTier.FULL, scopes=CHAT_CONTENT)
+@accepts(catalog.CONVERSATIONS)
 async def conversations():
     """Chats with activity in the window: unread, needs_reply, state, assigned_to, sla_breached, q, since/to,
     sort (last_activity | waiting_longest), limit, cursor."""
@@ -71,6 +73,7 @@ async def conversations():
 @blueprint.get("/conversations/unread-summary")
 @responds(conversation_lists.UnreadSummary)
 @guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
+@accepts(catalog.WINDOW_ONLY)
 async def unread_summary():
     """Unread and waiting chats in the window, per assignee and unassigned (aggregates only)."""
     state, credential = services(), current_credential()
@@ -81,6 +84,7 @@ async def unread_summary():
 @blueprint.get("/conversations/unanswered")
 @responds(conversation_lists.UnansweredPage)
 @guarded(tier=ApiTier.FULL, scopes=CHAT_CONTENT)
+@accepts(catalog.UNANSWERED)
 async def unanswered():
     """Chats whose customer has waited longer than older_than (default 30m), longest wait first."""
     state, credential = services(), current_credential()
@@ -91,6 +95,7 @@ async def unanswered():
 @blueprint.get("/replies")
 @responds(replies.ReplyPage)
 @guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
+@accepts(catalog.REPLIES)
 async def workspace_replies():
     """Outbound messages in the window (default 7 days), newest first: agent_id, sender_type, phone filters."""
     state, credential = services(), current_credential()
@@ -101,6 +106,7 @@ async def workspace_replies():
 @blueprint.get("/messages")
 @responds(outbound_messages.OutboundPage)
 @guarded(tier=ApiTier.FULL, scopes=MESSAGE_STATISTICS)
+@accepts(catalog.OUTBOUND_MESSAGES)
 async def messages_in_status():
     """Outbound messages currently in a status (sent, delivered, read, failed), newest first; failed rows carry
     the error recorded at send time."""

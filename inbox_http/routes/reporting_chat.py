@@ -12,9 +12,10 @@ from quart import Blueprint, request
 from inbox_actors.domain.access import assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.reporting import assignment_history, attention, conversation_detail, replies, thread
+from inbox_actors.reporting import parameter_catalog as catalog
 from inbox_actors.reporting.chat_lookup import ChatNotFound
 from inbox_http.encoding import json_response
-from inbox_http.guard import current_credential, guarded, responds
+from inbox_http.guard import accepts, current_credential, guarded, responds
 from inbox_http.routes.reporting import CHAT_CONTENT, TEAM_DATA
 from inbox_http.services import services
 
@@ -37,6 +38,7 @@ async def detail(phone: str):
 @blueprint.get("/<phone>/messages")
 @responds(thread.MessagePage)
 @guarded(tier=ApiTier.FULL, scopes=CHAT_CONTENT)
+@accepts(catalog.THREAD)
 async def messages(phone: str):
     """The chat's messages: since, to, order (asc | desc), expand=receipts, limit (default 100), cursor."""
     state, credential = services(), current_credential()
@@ -47,6 +49,7 @@ async def messages(phone: str):
 @blueprint.get("/<phone>/receipts")
 @responds(thread.ReceiptList)
 @guarded(tier=ApiTier.FULL, scopes=CHAT_CONTENT)
+@accepts(catalog.RECEIPTS)
 async def receipts(phone: str):
     """Outbound messages with their delivery receipts, most recent first: since, to, limit (default 100)."""
     state, credential = services(), current_credential()
@@ -67,6 +70,7 @@ async def seen_by(phone: str):
 @blueprint.get("/<phone>/views")
 @responds(attention.ViewPage)
 @guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
+@accepts(catalog.VIEWS)
 async def views(phone: str):
     """Each time a member opened the chat, newest first (repeated opens within a minute count once)."""
     state, credential = services(), current_credential()
@@ -77,6 +81,7 @@ async def views(phone: str):
 @blueprint.get("/<phone>/replies")
 @responds(replies.ChatReplies)
 @guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
+@accepts(catalog.WINDOW_ONLY)
 async def chat_replies(phone: str):
     """The chat's replies with response times on two clocks, and its first (human) response."""
     state, credential = services(), current_credential()

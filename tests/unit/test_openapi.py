@@ -22,3 +22,23 @@ def test_document_carries_the_spec_version_and_the_whoami_shape():
     assert schema == {"$ref": "#/components/schemas/Whoami"}
     assert set(document["components"]["schemas"]["Whoami"]["required"]) == {
         "workspace_id", "auth", "key", "api_access", "api_tier", "reporting_api"}
+
+
+def test_every_read_of_the_reporting_api_is_documented_with_its_query_parameters():
+    document = build_document(create_app(None))
+    paths = document["paths"]
+    reads = [path for path in paths if path.startswith("/api/reporting/v1/") and "get" in paths[path]]
+    assert len(reads) == 13
+    assert all(paths[path]["get"]["x-documented"] for path in reads)
+    names = {path: [p["name"] for p in paths[path]["get"].get("parameters", []) if p["in"] == "query"]
+             for path in reads}
+    assert names["/api/reporting/v1/conversations"] == [
+        "unread", "needs_reply", "state", "assigned_to", "sla_breached", "q", "since", "to", "sort", "limit",
+        "cursor"]
+    assert names["/api/reporting/v1/conversations/unanswered"][0] == "older_than"
+    assert names["/api/reporting/v1/conversations/{phone}/messages"] == [
+        "since", "to", "order", "expand", "limit", "cursor"]
+    assert names["/api/reporting/v1/replies"] == ["since", "to", "agent_id", "sender_type", "phone", "limit", "cursor"]
+    contacts = paths["/api/contacts/paginated"]["get"]
+    assert contacts["x-documented"] and contacts["x-error-convention"] == "sentence"
+    assert [p["name"] for p in contacts["parameters"]] == ["page", "limit", "search"]
