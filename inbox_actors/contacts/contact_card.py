@@ -25,6 +25,7 @@ from typing import Any
 
 import msgspec
 
+from inbox_actors.contacts.events import contact_event_data, tag_event_data
 from inbox_actors.domain import contact_fields as fields
 from inbox_actors.domain.events import CONTACT_CREATED, TAG_ADDED, new_correlation_id
 from inbox_actors.runtime import Actor, ActorKind, ActorSystem
@@ -190,7 +191,7 @@ class ContactCard(Actor):
                     custom_attributes=fields.merge_attributes({}, attributes or {}), now=now,
                 )
                 if row is not None:
-                    await self._emit(tx, request.actor, CONTACT_CREATED, contact_queries.contact_event_data(row))
+                    await self._emit(tx, request.actor, CONTACT_CREATED, contact_event_data(row))
                     await self._emit_tags(tx, request.actor, row, tags, now)
                     return ContactSaved(contact_view(row), created=True)
                 # Created in between by another writer (a customer's first message): update it instead.
@@ -236,7 +237,7 @@ class ContactCard(Actor):
     async def _emit_tags(self, tx: UnitOfWork, actor: str, row: Record, tags: tuple[str, ...], now: datetime
                          ) -> None:
         for tag in tags:
-            await self._emit(tx, actor, TAG_ADDED, contact_queries.tag_event_data(row, tag, now))
+            await self._emit(tx, actor, TAG_ADDED, tag_event_data(row, tag, now))
 
     async def _emit(self, tx: UnitOfWork, actor: str, event: str, data: dict[str, Any]) -> None:
         await append_event(tx, workspace_id=self.workspace_id, event=event, actor=actor, data=data,

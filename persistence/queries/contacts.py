@@ -1,18 +1,16 @@
-"""Contacts: one row per (workspace, phone). Edits go through the contact card actor
-(`inbox_actors/contact_card.py`); every UPDATE here is fenced by the row's `version`, so a writer in another
-process holding a stale version changes nothing.
+"""Contacts: one row per (workspace, phone). Edits go through the contact card actor; every UPDATE here is
+fenced by the row's `version`, so a writer in another process holding a stale version changes nothing.
 
 `custom_attributes` is jsonb, which asyncpg hands over as text: `contact_attributes(row)` decodes it.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 import msgspec
 
-from inbox_actors.domain.events import iso
 from persistence.database import Database, Record, UnitOfWork
 
 
@@ -72,7 +70,9 @@ def contact_attributes(row: Record) -> dict[str, Any]:
 
 
 def contact_event_data(row: Record) -> dict[str, Any]:
-    """The `data` of a `contact_created` webhook event."""
+    """Deprecated, to be deleted with `_iso`: webhook payloads are built above persistence, this one by the
+    contacts area's `events.contact_event_data`. This identical copy remains only until the conversation
+    area's `chat_state.py` calls that one instead (tests/unit/test_contact_events.py keeps the two equal)."""
     return {
         "phone": row["phone"],
         "name": row["name"],
@@ -82,20 +82,13 @@ def contact_event_data(row: Record) -> dict[str, Any]:
         "tags": list(row["tags"] or []),
         "custom_attributes": contact_attributes(row),
         "opted_out": row["opted_out"],
-        "created_at": iso(row["created_at"]),
-        "at": iso(row["created_at"]),
+        "created_at": _iso(row["created_at"]),
+        "at": _iso(row["created_at"]),
     }
 
 
-def tag_event_data(row: Record, tag: str, at: datetime) -> dict[str, Any]:
-    """The `data` of a `tag_added` webhook event: the tag, and the contact's tags after the change."""
-    return {
-        "phone": row["phone"],
-        "name": row["name"],
-        "tag": tag,
-        "tags": list(row["tags"] or []),
-        "at": iso(at),
-    }
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
 def _json(value: dict[str, Any]) -> str:
