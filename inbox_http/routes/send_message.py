@@ -8,11 +8,10 @@ assigned to its creator (others: 404 Contact not found). The send itself is the 
 
 from __future__ import annotations
 
-import msgspec
 from quart import Blueprint, request
 
 from inbox_actors.conversations import conversation
-from inbox_actors.conversations.conversation import SendOutcome
+from inbox_actors.conversations.send_answers import SendRefusal, SendSuccess, send_answer
 from inbox_actors.domain.access import ErrorStyle, assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_http import idempotency
@@ -22,22 +21,6 @@ from inbox_http.send_body import read_send_body
 from inbox_http.services import services
 
 blueprint = Blueprint("send_message", __name__)
-
-CONTACT_NOT_FOUND = "Contact not found"
-
-
-class SendSuccess(msgspec.Struct, frozen=True):
-    success: bool
-    messageId: str
-    channel: str
-
-
-class SendFailure(msgspec.Struct, frozen=True):
-    error: str
-    errorCode: int
-    errorTitle: str
-    errorSubcode: int | None
-    errorDetails: str | None
 
 
 @blueprint.post("/api/send-message")
@@ -54,28 +37,15 @@ async def send_message():
     state = services()
 
     async def send() -> tuple[int, object]:
+        """(status, body) to remember for a send that reached a verdict; raises for refusals that sent nothing."""
         order = conversation.Send(
             request=send_request, sender_type="system", author=f"api_key:{credential.key_id}",
             sender_label=credential.key_name, only_assigned_to=assigned_only_member(credential))
-        reply = await conversation.ask_conversation(state.actors, credential.workspace_id, phone, order)
-        return outcome_answer(reply)
+        answer = send_answer(await conversation.ask_conversation(state.actors, credential.workspace_id, phone, order))
+        if isinstance(answer, SendRefusal):
+            raise SentenceError(answer.status, answer.sentence)
+        return answer.status, answer.body
 
     return await idempotency.answer_once(state.db, credential.workspace_id, key,
                                          idempotency.request_hash(request.method, request.path, raw), send,
                                          now=state.clock.now())
-
-
-def outcome_answer(reply: object) -> tuple[int, object]:
-    """(status, body) to remember for a send that reached a verdict; raises for refusals that sent nothing."""
-    if isinstance(reply, conversation.NotVisible):
-        raise SentenceError(404, CONTACT_NOT_FOUND)
-    if isinstance(reply, conversation.Refused):
-        raise SentenceError(reply.status, reply.message)
-    assert isinstance(reply, SendOutcome), reply
-    if reply.refused_status is not None:
-        raise SentenceError(reply.refused_status, reply.refused_sentence or "The message was not sent")
-    if reply.failure is not None:
-        failure = reply.failure
-        return 500, SendFailure(error=failure.message, errorCode=failure.code, errorTitle=failure.title,
-                                errorSubcode=failure.subcode, errorDetails=failure.details)
-    return 200, SendSuccess(success=True, messageId=reply.platform_message_id or "", channel=reply.channel)
