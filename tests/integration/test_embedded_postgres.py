@@ -9,8 +9,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import trio
 
-from persistence.embedded import EmbeddedPostgres
+from persistence.database import Database
+from persistence.embedded import EmbeddedPostgres, EmbeddedPostgresError
 
 
 @pytest.fixture
@@ -56,3 +58,45 @@ def test_a_server_left_by_a_dead_process_is_reused_and_then_stopped(data_dir):
     assert survivor.start().started_here is False
     assert survivor.release() is True
     assert not running(data_dir)
+
+
+@pytest.fixture
+async def superuser_db(data_dir, asyncio_loop):
+    """A connection to a fresh embedded server as its superuser, who may create any extension."""
+    server = EmbeddedPostgres(data_dir, durable=False)
+    running_server = await trio.to_thread.run_sync(server.start)
+    db = await Database.connect(running_server.url("postgres"), min_size=1, max_size=1)
+    yield db
+    await db.close()
+    await trio.to_thread.run_sync(server.release)
+
+
+async def test_the_server_has_the_trigram_extension_for_fuzzy_search(superuser_db):
+    db = superuser_db
+    await db.execute("CREATE EXTENSION pg_trgm")
+    await db.execute("CREATE TABLE contacts (name text)")
+    await db.execute("INSERT INTO contacts VALUES ('Maria Souza'), ('Mario Santos'), ('John Smith')")
+    assert await db.fetchval("SELECT similarity('Maria Souza', 'maria sousa')") > 0.5
+    # `%` is "similar enough" (similarity above pg_trgm.similarity_threshold, 0.3 by default): a misspelt
+    # search finds the contact and leaves out the others.
+    rows = await db.fetch("SELECT name FROM contacts WHERE name % $1", "maria sousa")
+    assert [row["name"] for row in rows] == ["Maria Souza"]
+
+
+async def test_the_server_tracks_statements_for_pg_stat_statements(superuser_db):
+    db = superuser_db
+    await db.execute("CREATE EXTENSION pg_stat_statements")
+    await db.fetchval("SELECT 1 AS tracked_statement")
+    # The view refuses to answer unless the module was loaded at server start; constants are normalised
+    # away in its text, the alias is kept.
+    calls = await db.fetchval("SELECT sum(calls) FROM pg_stat_statements WHERE query LIKE '%tracked_statement%'")
+    assert calls >= 1
+
+
+def test_a_cluster_of_another_major_version_is_refused_and_left_alone(data_dir):
+    # What a data directory made by the earlier PostgreSQL 16 wheel holds.
+    (data_dir / "pg").mkdir()
+    (data_dir / "pg" / "PG_VERSION").write_text("16\n")
+    with pytest.raises(EmbeddedPostgresError, match="made by PostgreSQL 16, which PostgreSQL 18 cannot open"):
+        EmbeddedPostgres(data_dir, durable=False).start()
+    assert (data_dir / "pg" / "PG_VERSION").read_text() == "16\n"
