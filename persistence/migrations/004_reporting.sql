@@ -1,13 +1,9 @@
 -- The Reporting API's read model: what the reads need that the writers did not record yet, and the indexes
 -- that keep every read one index walk at a million messages.
 
--- Substring search on names, phones, tags and message text (`q`, `search`): trigram indexes, below.
--- TEMPORARY until the embedded server bundles contrib: skipped where pg_trgm is not installed.
-DO $$ BEGIN
-    IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm') THEN
-        CREATE EXTENSION IF NOT EXISTS pg_trgm;
-    END IF;
-END $$;
+-- Substring search on names, phones, tags and message text (`q`, `search`): trigram indexes, below. A
+-- production DATABASE_URL server needs the extension available (every major managed PostgreSQL has it).
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
 
 -- For an outbound message: when the wait it answers began, on its own clock (a bot or system reply: when the
 -- customer began waiting; an agent reply: when the customer began waiting for a person). NULL when nobody
@@ -31,16 +27,10 @@ CREATE INDEX conversations_waiting_order
 -- Tags are matched as the comma-separated string the contact list shows.
 CREATE FUNCTION tags_text(tags text[]) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN array_to_string(tags, ',');
-DO $$ BEGIN
-    IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
-        CREATE INDEX messages_text_trgm ON messages USING gin (text gin_trgm_ops) WHERE text IS NOT NULL;
-        CREATE INDEX contacts_name_trgm ON contacts USING gin (name gin_trgm_ops);
-        CREATE INDEX contacts_phone_trgm ON contacts USING gin (phone gin_trgm_ops);
-        CREATE INDEX contacts_tags_trgm ON contacts USING gin (tags_text(tags) gin_trgm_ops);
-    END IF;
-END $$;
--- Contacts without a chat, newest first.
-CREATE INDEX contacts_created ON contacts (workspace_id, created_at DESC, id DESC);
+CREATE INDEX messages_text_trgm ON messages USING gin (text gin_trgm_ops) WHERE text IS NOT NULL;
+CREATE INDEX contacts_name_trgm ON contacts USING gin (name gin_trgm_ops);
+CREATE INDEX contacts_phone_trgm ON contacts USING gin (phone gin_trgm_ops);
+CREATE INDEX contacts_tags_trgm ON contacts USING gin (tags_text(tags) gin_trgm_ops);
 
 -- What an open had seen: the newest message of the chat stored when it happened. Seen-by judges "since the
 -- last open" by stored order (the platform stamps customer messages in whole seconds, our clock does not).
