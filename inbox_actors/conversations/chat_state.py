@@ -23,6 +23,7 @@ from typing import Any, AsyncIterator, Sequence
 
 import msgspec
 
+from inbox_actors.contacts.events import contact_event_data
 from inbox_actors.domain import events
 from inbox_actors.domain.conversation_states import State
 from inbox_actors.runtime.clock import Clock
@@ -117,7 +118,7 @@ class ChatState:
                                                                           profile_name)
         if created:
             await self._append(tx, WebhookEvent(events.CONTACT_CREATED, author,
-                                                contact_queries.contact_event_data(contact)))
+                                                contact_event_data(contact)))
         self._written = await conversation_queries.insert_conversation(
             tx, workspace_id=self.workspace_id, phone=self.phone, contact_id=contact["id"], at=at)
         return self._written

@@ -6,7 +6,7 @@ fenced by the row's `version`, so a writer in another process holding a stale ve
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 import msgspec
@@ -67,28 +67,6 @@ def contact_attributes(row: Record) -> dict[str, Any]:
     if isinstance(value, (str, bytes)):
         return msgspec.json.decode(value)
     return dict(value or {})
-
-
-def contact_event_data(row: Record) -> dict[str, Any]:
-    """Deprecated, to be deleted with `_iso`: webhook payloads are built above persistence, this one by the
-    contacts area's `events.contact_event_data`. This identical copy remains only until the conversation
-    area's `chat_state.py` calls that one instead (tests/unit/test_contact_events.py keeps the two equal)."""
-    return {
-        "phone": row["phone"],
-        "name": row["name"],
-        "email": row["email"],
-        "company": row["company"],
-        "status": row["status"],
-        "tags": list(row["tags"] or []),
-        "custom_attributes": contact_attributes(row),
-        "opted_out": row["opted_out"],
-        "created_at": _iso(row["created_at"]),
-        "at": _iso(row["created_at"]),
-    }
-
-
-def _iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
 def _json(value: dict[str, Any]) -> str:

@@ -2,10 +2,7 @@
 
 from datetime import datetime, timedelta, timezone
 
-import pytest
-
 from inbox_actors.contacts.events import contact_event_data, tag_event_data
-from persistence.queries import contacts as contact_queries
 
 IST = timezone(timedelta(hours=5, minutes=30))
 CREATED = datetime(2025, 3, 1, 15, 30, tzinfo=IST)
@@ -28,10 +25,3 @@ def test_tag_added_carries_the_tag_and_the_tags_after_the_change():
     data = tag_event_data(contact_row(tags=["vip", "lead"]), "lead", CREATED + timedelta(minutes=5))
     assert data == {"phone": "919876543210", "name": "Asha", "tag": "lead", "tags": ["vip", "lead"],
                     "at": "2025-03-01T10:05:00Z"}
-
-
-@pytest.mark.parametrize("row", [contact_row(), contact_row(tags=["a"], custom_attributes={"x": None}),
-                                 contact_row(created_at=CREATED.astimezone(timezone.utc), opted_out=True)])
-def test_the_copy_persistence_keeps_for_the_conversation_actor_builds_the_same_payload(row):
-    # Delete with persistence's deprecated contact_event_data, once chat_state.py uses the contacts area's.
-    assert contact_queries.contact_event_data(row) == contact_event_data(row)
