@@ -36,6 +36,18 @@ CROSS JOIN LATERAL (
 ) wu
 """
 
+# The same two figures from one walk of the chat's unread messages, for the unread summary: it aggregates
+# every chat in the window, so each chat is probed once (the lists probe only the rows of their page).
+_WINDOW_UNREAD_ONCE = """
+CROSS JOIN LATERAL (
+    SELECT count(*) AS window_unread, min(unread.sent_at) AS oldest_unread_at FROM (
+        SELECT u.sent_at FROM messages u
+        WHERE u.conversation_id = c.id AND u.sender_type = 'customer'
+        ORDER BY u.id DESC LIMIT c.unread_count
+    ) unread WHERE unread.sent_at BETWEEN {start} AND {end}
+) wu
+"""
+
 _COLUMNS = """
 c.id, c.phone, c.state, c.handover_reason, c.assigned_to, c.claimed_by, c.unread_count, c.waiting_since,
 c.waiting_for_person_since, c.sla_deadline_at, c.labels, c.count_messages, c.count_from_customer,
@@ -189,7 +201,7 @@ async def unread_summary(db: Database, workspace_id: int, start: datetime, end: 
            min(c.waiting_since) AS oldest_waiting_since
     FROM conversations c
     LEFT JOIN members a ON a.id = c.assigned_to
-    {_WINDOW_UNREAD.format(start=s, end=e)}
+    {_WINDOW_UNREAD_ONCE.format(start=s, end=e)}
     WHERE c.workspace_id = {ws} AND {q.clause()}
     GROUP BY c.assigned_to, a.name
     ORDER BY c.assigned_to NULLS FIRST
