@@ -173,6 +173,7 @@ class Chat:
         self.claimed_at = self.handover_at = self.handover_reason = self.resolved_at = None
         self.waiting_since = self.waiting_for_person_since = None
         self.unread = 0
+        self.unread_since: float | None = None
         self.last_customer: int | None = None
         self.last_view: dict[int, float] = {}
         self.never_skimmed = self.rng.random() < 0.3   # nobody opens it while the bot handles it
@@ -192,6 +193,8 @@ class Chat:
         body = text or (None if kind == "image" and rng.random() < 0.5 else sim.line(CUSTOMER_LINES, self.contact))
         self.msgs.append([t, "customer", None, None, kind, body, None, media, "received", t, None, None, None, None,
                           (), True])
+        if not self.unread:
+            self.unread_since = t
         self.unread += 1
         self.last_customer = len(self.msgs) - 1
         if self.waiting_since is None:
@@ -248,6 +251,7 @@ class Chat:
             self.views.append((member, via, t, self.unread))
             self.last_view[member] = t
             self.unread = 0
+            self.unread_since = None
 
     def event(self, event: str, to: int | None, by: int | None, reason: str | None = None,
               low: float = 5, high: float = 60) -> float:
@@ -453,7 +457,7 @@ CONTACT_COLUMNS = ("id", "workspace_id", "phone", "name", "email", "company", "s
 CONVERSATION_COLUMNS = (
     "id", "workspace_id", "phone", "contact_id", "state", "channel", "handover_reason", "handover_at",
     "assigned_to", "claimed_by", "claimed_at", "resolved_at", "last_customer_message_at", "waiting_since",
-    "waiting_for_person_since", "sla_deadline_at", "unread_count", "labels", "count_messages",
+    "waiting_for_person_since", "sla_deadline_at", "unread_count", "unread_since", "labels", "count_messages",
     "count_from_customer", "count_from_bot", "last_message_id", "last_activity_at", "version", "created_at",
     "updated_at")
 MESSAGE_COLUMNS = (
@@ -543,7 +547,8 @@ def table_rows(sim: Simulation, chats: list[Chat]) -> dict[str, tuple[tuple[str,
             "web_client" if rng.random() < 0.01 else "whatsapp", chat.handover_reason, at(chat.handover_at),
             chat.assigned, chat.claimed_by, at(chat.claimed_at), at(chat.resolved_at), at(customer_last),
             at(chat.waiting_since), at(person_since), at(person_since + SLA_SECONDS if person_since else None),
-            chat.unread, rng.sample(LABELS, rng.randint(1, 2)) if rng.random() < 0.2 else [], len(chat.msgs),
+            chat.unread, at(chat.unread_since),
+            rng.sample(LABELS, rng.randint(1, 2)) if rng.random() < 0.2 else [], len(chat.msgs),
             counts[0], counts[1], chat.ids[-1], at(last[0]), len(chat.msgs) * 2 + len(chat.events),
             at(chat.msgs[0][0]),
             at(max([last[0], *(e[1] for e in chat.events[-1:]), *(v[2] for v in chat.views[-1:])]))))

@@ -143,6 +143,7 @@ class Conversation(Actor):
             latest_word = row["last_customer_message_at"] is None or inbound.at >= row["last_customer_message_at"]
             changes: dict[str, Any] = {
                 "unread_count": row["unread_count"] + 1,
+                "unread_since": min(row["unread_since"] or inbound.at, inbound.at),
                 "count_messages": row["count_messages"] + 1,
                 "count_from_customer": row["count_from_customer"] + 1,
             }

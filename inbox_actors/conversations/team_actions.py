@@ -86,12 +86,12 @@ class TeamActions:
                 names = await conversation_queries.member_names(tx, [member_id])
                 seen.append(WebhookEvent(events.CONVERSATION_SEEN, author,
                                          data.seen_data(chat.phone, member_id, names, unread, now)))
-            await chat.commit(tx, {"unread_count": 0} if unread else {}, seen, now)
+            await chat.commit(tx, {"unread_count": 0, "unread_since": None} if unread else {}, seen, now)
         return Changed(chat.row["state"], chat.row["version"])
 
     async def mark_read(self) -> Changed:
         chat = self._chat
         if chat.row["unread_count"]:
             async with chat.transaction() as tx:
-                await chat.commit(tx, {"unread_count": 0}, [], chat.clock.now())
+                await chat.commit(tx, {"unread_count": 0, "unread_since": None}, [], chat.clock.now())
         return Changed(chat.row["state"], chat.row["version"])

@@ -10,6 +10,10 @@ CREATE EXTENSION IF NOT EXISTS pg_trgm;
 -- was waiting. A reply's response time is sent_at minus this, unless the send failed.
 ALTER TABLE messages ADD COLUMN waited_from timestamptz;
 
+-- The earliest platform time among a chat's unread messages (NULL when none are unread): with it a window that
+-- holds all of them counts them without walking them.
+ALTER TABLE conversations ADD COLUMN unread_since timestamptz;
+
 -- Unread messages are a chat's last `unread_count` customer messages in stored order; counting those inside a
 -- window walks this index from the newest, reading sent_at from the index alone (the unread summary probes
 -- every chat of the window; without sent_at here each probe sorted all the chat's customer messages).

@@ -16,37 +16,31 @@ from persistence.database import Database, Record
 from persistence.queries.reporting.statement import Statement, contains_pattern, phone_digits
 
 # Unread messages are the chat's last `unread_count` customer messages in stored order (an open resets the
-# count); this counts those sent inside the window.
-_WINDOW_UNREAD = """
+# count). When the window holds all of them (from `unread_since`, the earliest, to the customer's last word)
+# the figures are on the row; otherwise the chat's unread messages are walked, newest first, reading their
+# times from the index alone (messages_customer_stored), stopping after `unread_count`.
+_ALL_UNREAD_INSIDE = "(c.unread_since >= {start} AND c.last_customer_message_at <= {end})"
+_UNREAD_WALK = """(
+        SELECT {aggregate} FROM (
+            SELECT u.sent_at FROM messages u
+            WHERE u.conversation_id = c.id AND u.sender_type = 'customer'
+            ORDER BY u.id DESC LIMIT c.unread_count
+        ) unread WHERE unread.sent_at BETWEEN {start} AND {end})"""
+
+
+def _window_unread(start: str, end: str) -> str:
+    inside = _ALL_UNREAD_INSIDE.format(start=start, end=end)
+    count = _UNREAD_WALK.format(aggregate="count(*)", start=start, end=end)
+    oldest = _UNREAD_WALK.format(aggregate="min(unread.sent_at)", start=start, end=end)
+    return f"""
 CROSS JOIN LATERAL (
-    SELECT CASE WHEN c.unread_count = 0 THEN 0 ELSE (
-        SELECT count(*) FROM (
-            SELECT u.sent_at FROM messages u
-            WHERE u.conversation_id = c.id AND u.sender_type = 'customer'
-            ORDER BY u.id DESC LIMIT c.unread_count
-        ) unread WHERE unread.sent_at BETWEEN {start} AND {end}
-    ) END AS window_unread,
-    CASE WHEN c.unread_count = 0 THEN NULL ELSE (
-        SELECT min(unread.sent_at) FROM (
-            SELECT u.sent_at FROM messages u
-            WHERE u.conversation_id = c.id AND u.sender_type = 'customer'
-            ORDER BY u.id DESC LIMIT c.unread_count
-        ) unread WHERE unread.sent_at BETWEEN {start} AND {end}
-    ) END AS oldest_unread_at
+    SELECT CASE WHEN c.unread_count = 0 THEN 0 WHEN {inside} THEN c.unread_count ELSE {count} END
+               AS window_unread,
+           CASE WHEN c.unread_count = 0 THEN NULL WHEN {inside} THEN c.unread_since ELSE {oldest} END
+               AS oldest_unread_at
 ) wu
 """
 
-# The same two figures from one walk of the chat's unread messages, for the unread summary: it aggregates
-# every chat in the window, so each chat is probed once (the lists probe only the rows of their page).
-_WINDOW_UNREAD_ONCE = """
-CROSS JOIN LATERAL (
-    SELECT count(*) AS window_unread, min(unread.sent_at) AS oldest_unread_at FROM (
-        SELECT u.sent_at FROM messages u
-        WHERE u.conversation_id = c.id AND u.sender_type = 'customer'
-        ORDER BY u.id DESC LIMIT c.unread_count
-    ) unread WHERE unread.sent_at BETWEEN {start} AND {end}
-) wu
-"""
 
 _COLUMNS = """
 c.id, c.phone, c.state, c.handover_reason, c.assigned_to, c.claimed_by, c.unread_count, c.waiting_since,
@@ -116,7 +110,7 @@ async def by_last_activity(db: Database, f: ChatFilters, snapshot: int, after: t
     their last message inside the window that was stored by then."""
     q = Statement()
     ws, start, end, stored = q.arg(f.workspace_id), q.arg(f.start), q.arg(f.end), q.arg(snapshot)
-    unread = _WINDOW_UNREAD.format(start=start, end=end)
+    unread = _window_unread(start, end)
     _filter(q, f)
     filters = q.clause()
     keyset_in = keyset_moved = "true"
@@ -158,7 +152,7 @@ async def by_waiting(db: Database, f: ChatFilters, after: tuple[datetime | None,
         q.where(f"(coalesce(c.waiting_since, 'infinity'::timestamptz), c.id)"
                 f" > (coalesce({q.arg(after[0])}::timestamptz, 'infinity'::timestamptz), {q.arg(after[1])})")
     sql = f"""
-    SELECT {_COLUMNS}, c.waiting_since AS sort_at {_JOINS} {_WINDOW_UNREAD.format(start=start, end=end)}
+    SELECT {_COLUMNS}, c.waiting_since AS sort_at {_JOINS} {_window_unread(start, end)}
     WHERE c.workspace_id = {ws} AND {q.clause()}
     ORDER BY coalesce(c.waiting_since, 'infinity'::timestamptz), c.id LIMIT {q.arg(limit)}
     """
@@ -177,7 +171,7 @@ async def unanswered(db: Database, f: ChatFilters, waiting_before: datetime,
     if after is not None:
         q.where(f"(c.waiting_since, c.id) > ({q.arg(after[0])}, {q.arg(after[1])})")
     sql = f"""
-    SELECT {_COLUMNS}, c.waiting_since AS sort_at {_JOINS} {_WINDOW_UNREAD.format(start=start, end=end)}
+    SELECT {_COLUMNS}, c.waiting_since AS sort_at {_JOINS} {_window_unread(start, end)}
     WHERE c.workspace_id = {ws} AND c.waiting_since IS NOT NULL AND {q.clause()}
     ORDER BY c.waiting_since, c.id LIMIT {q.arg(limit)}
     """
@@ -201,7 +195,7 @@ async def unread_summary(db: Database, workspace_id: int, start: datetime, end: 
            min(c.waiting_since) AS oldest_waiting_since
     FROM conversations c
     LEFT JOIN members a ON a.id = c.assigned_to
-    {_WINDOW_UNREAD_ONCE.format(start=s, end=e)}
+    {_window_unread(s, e)}
     WHERE c.workspace_id = {ws} AND {q.clause()}
     GROUP BY c.assigned_to, a.name
     ORDER BY c.assigned_to NULLS FIRST
