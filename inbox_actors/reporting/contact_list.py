@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 import msgspec
 
+from inbox_actors.contacts.contact_card import ContactView, contact_view
 from inbox_actors.domain.phones import phone_or_none
 from inbox_actors.reporting import parameters
 from persistence.database import Database, Record
@@ -51,26 +52,13 @@ class ContactPage(msgspec.Struct, frozen=True):
     meta: Meta
 
 
-class ContactView(msgspec.Struct, frozen=True):
-    """One contact: the list item's fields plus consent, version and times."""
+class ContactWithChat(ContactView, frozen=True):
+    """One contact: as the contact writes answer it, plus its chat's status and who claimed it."""
 
-    phone: str
-    name: str
-    email: str | None
-    company: str | None
-    status: str
-    tags: list[str]
-    notes: str | None
     chat_status: str | None
-    custom_attributes: dict[str, Any]
     last_msg_time: datetime | None
     claimed_by: int | None
     claimed_by_name: str | None
-    opted_out: bool
-    opted_out_at: datetime | None
-    version: int
-    created_at: datetime
-    updated_at: datetime
 
 
 class ContactNotFound(LookupError):
@@ -97,16 +85,12 @@ async def contact_page(db: Database, workspace_id: int, args: Mapping[str, str |
                        Meta(total=total, page=page, limit=limit, hasMore=page * limit < total))
 
 
-async def one_contact(db: Database, workspace_id: int, raw_phone: str, only_assigned_to: int | None) -> ContactView:
+async def one_contact(db: Database, workspace_id: int, raw_phone: str,
+                      only_assigned_to: int | None) -> ContactWithChat:
     phone = phone_or_none(raw_phone)
     row = await queries.one_contact(db, workspace_id, phone) if phone is not None else None
     if row is None or (only_assigned_to is not None and row["assigned_to"] != only_assigned_to):
         raise ContactNotFound(raw_phone)
-    return ContactView(
-        phone=row["phone"], name=row["name"], email=row["email"], company=row["company"], status=row["status"],
-        tags=list(row["tags"]), notes=row["notes"], chat_status=row["chat_status"],
-        custom_attributes=contact_attributes(row), last_msg_time=row["last_msg_time"],
-        claimed_by=row["claimed_by"], claimed_by_name=row["claimed_by_name"], opted_out=row["opted_out"],
-        opted_out_at=row["opted_out_at"], version=row["version"], created_at=row["created_at"],
-        updated_at=row["updated_at"],
-    )
+    return ContactWithChat(**msgspec.structs.asdict(contact_view(row)), chat_status=row["chat_status"],
+                           last_msg_time=row["last_msg_time"], claimed_by=row["claimed_by"],
+                           claimed_by_name=row["claimed_by_name"])

@@ -39,7 +39,9 @@ class ContactSummary(msgspec.Struct, frozen=True):
     tags: list[str]
 
 
-class ConversationDetail(msgspec.Struct, frozen=True):
+class Conversation(msgspec.Struct, frozen=True):
+    """The spec's Conversation (a list item, and the base of the detail)."""
+
     phone: str
     contact_name: str
     state: str
@@ -55,6 +57,11 @@ class ConversationDetail(msgspec.Struct, frozen=True):
     sla_breached: bool
     labels: list[str]
     counts: Counts
+
+
+class ConversationDetail(Conversation, frozen=True):
+    """The spec's ConversationDetail: the chat over its whole life, with its contact."""
+
     handover_at: datetime | None
     claimed_at: datetime | None
     resolved_at: datetime | None
@@ -71,15 +78,17 @@ def preview(row: Record) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
 
-def detail_from_row(row: Record, now: datetime) -> ConversationDetail:
+def conversation_fields(row: Record, now: datetime, unread_count: int) -> dict:
+    """The Conversation's fields from a chat row (with its contact's name, assignees' names and last message);
+    `unread_count` as counted for the read (a list counts inside its window)."""
     waiting = row["waiting_since"]
     deadline = row["sla_deadline_at"]
-    return ConversationDetail(
+    return dict(
         phone=row["phone"], contact_name=row["contact_name"], state=row["state"],
         handover_reason=row["handover_reason"],
         assigned_to=MemberRef(row["assigned_to"], row["assigned_to_name"]) if row["assigned_to"] else None,
         claimed_by=MemberRef(row["claimed_by"], row["claimed_by_name"]) if row["claimed_by"] else None,
-        unread_count=row["unread_count"], needs_reply=waiting is not None,
+        unread_count=unread_count, needs_reply=waiting is not None,
         last_message=LastMessage(row["last_platform_message_id"], row["last_sender_type"], row["last_sent_at"],
                                  preview(row)) if row["last_message_id"] else None,
         waiting_since=waiting, waiting_seconds=max(0, int((now - waiting).total_seconds())) if waiting else 0,
@@ -87,6 +96,12 @@ def detail_from_row(row: Record, now: datetime) -> ConversationDetail:
         sla_breached=row["waiting_for_person_since"] is not None and deadline is not None and now > deadline,
         labels=list(row["labels"]),
         counts=Counts(row["count_messages"], row["count_from_customer"], row["count_from_bot"]),
+    )
+
+
+def detail_from_row(row: Record, now: datetime) -> ConversationDetail:
+    return ConversationDetail(
+        **conversation_fields(row, now, row["unread_count"]),
         handover_at=row["handover_at"], claimed_at=row["claimed_at"], resolved_at=row["resolved_at"],
         contact=ContactSummary(row["contact_name"], row["contact_email"], row["contact_company"],
                                row["contact_status"], list(row["contact_tags"])),

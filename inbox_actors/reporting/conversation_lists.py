@@ -15,7 +15,7 @@ import msgspec
 from inbox_actors.domain.conversation_states import State
 from inbox_actors.domain.member_ref import MemberRef
 from inbox_actors.reporting import cursors, parameters
-from inbox_actors.reporting.conversation_detail import Counts, LastMessage, preview
+from inbox_actors.reporting.conversation_detail import Conversation, conversation_fields
 from inbox_actors.reporting.windows import CHAT_LISTS, Window, older_than, window
 from persistence.database import Database, Record
 from persistence.queries.reporting import conversations as queries
@@ -24,26 +24,6 @@ from persistence.queries.reporting.conversations import ChatFilters
 STATES = tuple(state.value for state in State)
 SORTS = ("last_activity", "waiting_longest")
 DEFAULT_LIMIT = 50
-
-
-class Conversation(msgspec.Struct, frozen=True):
-    """The spec's Conversation (list item)."""
-
-    phone: str
-    contact_name: str
-    state: str
-    handover_reason: str | None
-    assigned_to: MemberRef | None
-    claimed_by: MemberRef | None
-    unread_count: int
-    needs_reply: bool
-    last_message: LastMessage | None
-    waiting_since: datetime | None
-    waiting_seconds: int
-    sla_deadline_at: datetime | None
-    sla_breached: bool
-    labels: list[str]
-    counts: Counts
 
 
 class ConversationPage(msgspec.Struct, frozen=True):
@@ -86,26 +66,7 @@ Args = Mapping[str, str | None]
 
 
 def conversation_from_row(row: Record, now: datetime) -> Conversation:
-    waiting = row["waiting_since"]
-    deadline = row["sla_deadline_at"]
-    return Conversation(
-        phone=row["phone"], contact_name=row["contact_name"], state=row["state"],
-        handover_reason=row["handover_reason"],
-        assigned_to=MemberRef(row["assigned_to"], row["assigned_to_name"]) if row["assigned_to"] else None,
-        claimed_by=MemberRef(row["claimed_by"], row["claimed_by_name"]) if row["claimed_by"] else None,
-        unread_count=row["window_unread"], needs_reply=waiting is not None,
-        last_message=LastMessage(row["last_platform_message_id"], row["last_sender_type"], row["last_sent_at"],
-                                 preview(row)) if row["last_message_id"] else None,
-        waiting_since=waiting, waiting_seconds=max(0, int((now - waiting).total_seconds())) if waiting else 0,
-        sla_deadline_at=deadline, sla_breached=_breached(row, now),
-        labels=list(row["labels"]),
-        counts=Counts(row["count_messages"], row["count_from_customer"], row["count_from_bot"]),
-    )
-
-
-def _breached(row: Record, now: datetime) -> bool:
-    return row["waiting_for_person_since"] is not None and row["sla_deadline_at"] is not None \
-        and now > row["sla_deadline_at"]
+    return Conversation(**conversation_fields(row, now, row["window_unread"]))
 
 
 def _filters(args: Args, workspace_id: int, span: Window, now: datetime,

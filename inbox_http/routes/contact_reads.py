@@ -35,7 +35,7 @@ async def paginated():
 
 
 @blueprint.get("/<phone>")
-@responds(contact_list.ContactView)
+@responds(contact_list.ContactWithChat)
 @guarded(**_POLICY)
 async def one(phone: str):
     """One contact with its chat's status and who claimed it."""
