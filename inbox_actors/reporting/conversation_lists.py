@@ -95,12 +95,11 @@ async def conversations(db: Database, workspace_id: int, args: Args, now: dateti
     filters = _filters(args, workspace_id, span, now, only_assigned_to)
     after = (position[3], position[4]) if position else None
     if sort == "last_activity":
-        snapshot = position[2] if position else await queries.newest_message_id(db)
-        rows = await queries.by_last_activity(db, filters, snapshot, after, limit + 1)
+        rows = await queries.by_last_activity(db, filters, position[2] if position else None, after, limit + 1)
     else:
-        snapshot = 0
         rows = await queries.by_waiting(db, filters, after, limit + 1)
     page, more = rows[:limit], len(rows) > limit
+    snapshot = page[-1]["snapshot"] if sort == "last_activity" and page else 0
     next_cursor = cursors.encode(kind, span.start, span.end, snapshot, page[-1]["sort_at"], page[-1]["id"]) \
         if more else None
     return ConversationPage([conversation_from_row(row, now) for row in page], next_cursor, span)

@@ -98,18 +98,16 @@ def _filter(q: Statement, f: ChatFilters) -> None:
         q.where(f"(k.name ILIKE {pattern}{phone})")
 
 
-async def newest_message_id(db: Database) -> int:
-    """The id of the newest message stored so far (any workspace): a walk's snapshot."""
-    return await db.fetchval("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM messages_id_seq")
-
-
-async def by_last_activity(db: Database, f: ChatFilters, snapshot: int, after: tuple[datetime, int] | None,
+async def by_last_activity(db: Database, f: ChatFilters, snapshot: int | None, after: tuple[datetime, int] | None,
                            limit: int) -> list[Record]:
     """Newest activity first, as of the walk's snapshot. Two index walks merged: chats with nothing stored
     since the snapshot, by their last activity inside the window; and chats with messages since, placed by
-    their last message inside the window that was stored by then."""
+    their last message inside the window that was stored by then. A walk's first page (`snapshot` None)
+    takes the newest message id stored so far, in any workspace, and answers it on each row (`snapshot`)."""
     q = Statement()
-    ws, start, end, stored = q.arg(f.workspace_id), q.arg(f.start), q.arg(f.end), q.arg(snapshot)
+    ws, start, end = q.arg(f.workspace_id), q.arg(f.start), q.arg(f.end)
+    stored = f"""coalesce({q.arg(snapshot)}::bigint,
+        (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM messages_id_seq))"""
     unread = _window_unread(start, end)
     _filter(q, f)
     filters = q.clause()
@@ -119,17 +117,19 @@ async def by_last_activity(db: Database, f: ChatFilters, snapshot: int, after: t
         keyset_in = f"(c.last_activity_at, c.id) < ({at}, {chat_id})"
         keyset_moved = f"(h.at, c.id) < ({at}, {chat_id})"
     n = q.arg(limit)
+    snap = "(SELECT snapshot FROM walk)"
     sql = f"""
-    SELECT * FROM (
+    WITH walk AS MATERIALIZED (SELECT {stored} AS snapshot)
+    SELECT page.*, walk.snapshot FROM walk, (
         (SELECT {_COLUMNS}, c.last_activity_at AS sort_at {_JOINS} {unread}
          WHERE c.workspace_id = {ws} AND c.last_activity_at BETWEEN {start} AND {end}
-           AND coalesce(c.last_message_id, 0) <= {stored} AND {keyset_in} AND {filters}
+           AND coalesce(c.last_message_id, 0) <= {snap} AND {keyset_in} AND {filters}
          ORDER BY c.last_activity_at DESC, c.id DESC LIMIT {n})
         UNION ALL
         (SELECT {_COLUMNS}, h.at AS sort_at {_JOINS} {unread}
          CROSS JOIN LATERAL (SELECT max(mm.sent_at) AS at FROM messages mm
-                             WHERE mm.conversation_id = c.id AND mm.sent_at <= {end} AND mm.id <= {stored}) h
-         WHERE c.workspace_id = {ws} AND (c.last_activity_at > {end} OR c.last_message_id > {stored})
+                             WHERE mm.conversation_id = c.id AND mm.sent_at <= {end} AND mm.id <= {snap}) h
+         WHERE c.workspace_id = {ws} AND (c.last_activity_at > {end} OR c.last_message_id > {snap})
            AND h.at >= {start} AND {keyset_moved} AND {filters}
          ORDER BY h.at DESC, c.id DESC LIMIT {n})
     ) page ORDER BY sort_at DESC, id DESC LIMIT {n}

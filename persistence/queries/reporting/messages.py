@@ -18,15 +18,38 @@ _RECEIPTS = """
 """
 
 
-async def thread(db: Database, conversation_id: int, *, start: datetime | None, end: datetime | None,
-                 descending: bool, after: tuple[datetime, int] | None, limit: int,
-                 with_receipts: bool) -> list[Record]:
+def _chat_messages(conversation_id: int, start: datetime | None, end: datetime | None, *,
+                   outbound_only: bool) -> Statement:
+    """One chat's messages, inside the window's bounds that are given."""
     q = Statement()
     q.where(f"m.conversation_id = {q.arg(conversation_id)}")
+    if outbound_only:
+        q.where("m.direction = 'outbound'")
     if start is not None:
         q.where(f"m.sent_at >= {q.arg(start)}")
     if end is not None:
         q.where(f"m.sent_at <= {q.arg(end)}")
+    return q
+
+
+def _workspace_outbound(workspace_id: int, start: datetime, end: datetime, only_assigned_to: int | None,
+                        after: tuple[datetime, int] | None) -> Statement:
+    """The workspace's outbound messages in the window, after a newest-first cursor (`c` is the chat)."""
+    q = Statement()
+    q.where(f"m.workspace_id = {q.arg(workspace_id)}")
+    q.where("m.direction = 'outbound'")
+    q.where(f"m.sent_at BETWEEN {q.arg(start)} AND {q.arg(end)}")
+    if only_assigned_to is not None:
+        q.where(f"c.assigned_to = {q.arg(only_assigned_to)}")
+    if after is not None:
+        q.where(f"(m.sent_at, m.id) < ({q.arg(after[0])}, {q.arg(after[1])})")
+    return q
+
+
+async def thread(db: Database, conversation_id: int, *, start: datetime | None, end: datetime | None,
+                 descending: bool, after: tuple[datetime, int] | None, limit: int,
+                 with_receipts: bool) -> list[Record]:
+    q = _chat_messages(conversation_id, start, end, outbound_only=False)
     if after is not None:
         q.where(f"(m.sent_at, m.id) {'<' if descending else '>'} ({q.arg(after[0])}, {q.arg(after[1])})")
     order = "DESC" if descending else "ASC"
@@ -45,13 +68,7 @@ async def thread(db: Database, conversation_id: int, *, start: datetime | None, 
 async def receipts(db: Database, conversation_id: int, *, start: datetime | None, end: datetime | None,
                    limit: int) -> list[Record]:
     """Outbound messages, most recent first, each with its receipts."""
-    q = Statement()
-    q.where(f"m.conversation_id = {q.arg(conversation_id)}")
-    q.where("m.direction = 'outbound'")
-    if start is not None:
-        q.where(f"m.sent_at >= {q.arg(start)}")
-    if end is not None:
-        q.where(f"m.sent_at <= {q.arg(end)}")
+    q = _chat_messages(conversation_id, start, end, outbound_only=True)
     return await db.fetch(
         f"""SELECT m.platform_message_id, m.sent_at, m.sender_type, m.status, {_RECEIPTS}
             FROM messages m WHERE {q.clause()}
@@ -69,13 +86,7 @@ m.status, m.waited_from
 async def chat_replies(db: Database, conversation_id: int, *, start: datetime | None, end: datetime | None,
                        limit: int) -> list[Record]:
     """A chat's outbound messages in the window, oldest first, with the customer message each answers."""
-    q = Statement()
-    q.where(f"m.conversation_id = {q.arg(conversation_id)}")
-    q.where("m.direction = 'outbound'")
-    if start is not None:
-        q.where(f"m.sent_at >= {q.arg(start)}")
-    if end is not None:
-        q.where(f"m.sent_at <= {q.arg(end)}")
+    q = _chat_messages(conversation_id, start, end, outbound_only=True)
     return await db.fetch(
         f"""SELECT {_REPLY_COLUMNS}, answered.platform_message_id AS answers_message_id
             FROM messages m
@@ -101,20 +112,13 @@ async def workspace_replies(db: Database, workspace_id: int, *, start: datetime,
                             only_assigned_to: int | None, after: tuple[datetime, int] | None,
                             limit: int) -> list[Record]:
     """Outbound messages across the workspace, newest first (the outbound index, walked backwards)."""
-    q = Statement()
-    q.where(f"m.workspace_id = {q.arg(workspace_id)}")
-    q.where("m.direction = 'outbound'")
-    q.where(f"m.sent_at BETWEEN {q.arg(start)} AND {q.arg(end)}")
+    q = _workspace_outbound(workspace_id, start, end, only_assigned_to, after)
     if agent_id is not None:
         q.where(f"m.actor_id = {q.arg(agent_id)}")
     if sender_type is not None:
         q.where(f"m.sender_type = {q.arg(sender_type)}")
     if phone is not None:
         q.where(f"c.phone = {q.arg(phone)}")
-    if only_assigned_to is not None:
-        q.where(f"c.assigned_to = {q.arg(only_assigned_to)}")
-    if after is not None:
-        q.where(f"(m.sent_at, m.id) < ({q.arg(after[0])}, {q.arg(after[1])})")
     return await db.fetch(
         f"""SELECT {_REPLY_COLUMNS}, c.phone
             FROM messages m
@@ -130,15 +134,8 @@ async def outbound_in_status(db: Database, workspace_id: int, *, status: str, st
                              only_assigned_to: int | None, after: tuple[datetime, int] | None,
                              limit: int) -> list[Record]:
     """Outbound messages whose current status is `status`, newest first."""
-    q = Statement()
-    q.where(f"m.workspace_id = {q.arg(workspace_id)}")
-    q.where("m.direction = 'outbound'")
+    q = _workspace_outbound(workspace_id, start, end, only_assigned_to, after)
     q.where(f"m.status = {q.arg(status)}")
-    q.where(f"m.sent_at BETWEEN {q.arg(start)} AND {q.arg(end)}")
-    if only_assigned_to is not None:
-        q.where(f"c.assigned_to = {q.arg(only_assigned_to)}")
-    if after is not None:
-        q.where(f"(m.sent_at, m.id) < ({q.arg(after[0])}, {q.arg(after[1])})")
     return await db.fetch(
         f"""SELECT m.id, m.platform_message_id, c.phone, m.sent_at, m.status, m.status_at, m.sender_type,
                    m.actor_id, a.name AS actor_name, m.sender_label, m.type, left(m.text, 200) AS text,
