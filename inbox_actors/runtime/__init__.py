@@ -13,6 +13,7 @@ from .errors import (
 from .ref import ActorRef
 from .statistics import ActorStatistics, KindCounts, SystemSummary
 from .system import ActorSystem
+from .tasks import ActorTasks
 from .timer import repeat_every
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "ActorStatistics",
     "ActorSystem",
     "ActorSystemStopping",
+    "ActorTasks",
     "AskTimeout",
     "KindCounts",
     "MailboxFull",

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .tasks import ActorTasks
+
 
 class Actor:
     """One instance owns the state of one key. Subclass per kind and override the hooks.
@@ -12,6 +14,10 @@ class Actor:
     The runtime never reuses an instance after a crash: it builds a fresh one with the kind's factory and
     calls on_start again, so state lives in the store and is reloaded, never carried over in memory.
     """
+
+    tasks: ActorTasks
+    """Long work beside the message loop (set by the runtime before on_start): a task that raises crashes the
+    actor; the instance's end cancels its tasks; while one runs the actor does not passivate."""
 
     def __init__(self, key: str) -> None:
         self.key = key

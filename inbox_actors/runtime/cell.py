@@ -17,6 +17,7 @@ import trio
 from .actor import Actor, ActorKind
 from .errors import ActivationFailed, ActorCrashed, ActorError, ActorFailed, ActorSystemStopping
 from .statistics import ActorStatistics
+from .tasks import ActorTasks
 
 logger = logging.getLogger("inbox_actors.runtime")
 
@@ -102,6 +103,10 @@ class Cell:
         self.mailbox, self._inbox = trio.open_memory_channel[Envelope](kind.mailbox_capacity)
         self.status = "starting"
         self._actor: Actor | None = None
+        self._tasks: ActorTasks | None = None
+        # Cancelled when one of the instance's tasks crashes, to stop its message loop; the crash is kept here.
+        self._loop_scope: trio.CancelScope | None = None
+        self._task_crash: Exception | None = None
         self._in_flight: list[Envelope] = []
         self._activated = False
         self._activation_cause: Exception | None = None
@@ -162,6 +167,7 @@ class Cell:
             started_at=self.started_at,
             started_at_wall=self.started_at_wall,
             messages_dropped=self.messages_dropped,
+            tasks_running=self._tasks.running if self._tasks is not None else 0,
         )
 
     # -- the task ----------------------------------------------------------------------------------
@@ -171,20 +177,29 @@ class Cell:
             if self._predecessor is not None:
                 await self._predecessor.exited.wait()
                 self._predecessor = None
-            try:
-                self._actor = self.kind.factory(self.key)
-                await self._actor.on_start()
-            except trio.Cancelled:
-                raise
-            except Exception as exc:
-                raise self._fail_activation(exc) from exc
-            self.status = "running"
-            self._activated = True
-            self._registry.note_started(self)
-            self.ready.set()
-            task_status.started()
-            await self._serve()
-        except trio.Cancelled:
+            # The instances' tasks (ActorTasks) run here, beside the message loop, for as long as the cell.
+            activation_failure: Exception | None = None
+            async with trio.open_nursery() as tasks_nursery:
+                try:
+                    await self._start_instance(tasks_nursery)
+                except trio.Cancelled:
+                    raise
+                except Exception as exc:
+                    activation_failure = exc
+                    assert self._tasks is not None
+                    self._tasks.cancel_all()
+                else:
+                    self.status = "running"
+                    self._activated = True
+                    self._registry.note_started(self)
+                    self.ready.set()
+                    task_status.started()
+                    await self._serve(tasks_nursery)
+            # Raised outside the nursery, so the activator sees ActivationFailed itself, not a group holding it.
+            if activation_failure is not None:
+                raise self._fail_activation(activation_failure) from activation_failure
+        except* trio.Cancelled:
+            # except*: a cancellation leaving the tasks nursery arrives wrapped in a group.
             self._abort()
             raise
         finally:
@@ -192,7 +207,37 @@ class Cell:
             self.exited.set()
             self._registry.note_exited(self)
 
-    async def _serve(self) -> None:
+    async def _start_instance(self, tasks_nursery: trio.Nursery) -> None:
+        """A fresh Actor from the factory, with a fresh task set, loaded by on_start."""
+        self._tasks = ActorTasks(tasks_nursery, self._task_crashed, f"{self.kind.name}/{self.key}")
+        self._actor = self.kind.factory(self.key)
+        self._actor.tasks = self._tasks
+        await self._actor.on_start()
+
+    def _task_crashed(self, exc: Exception) -> None:
+        # Only the first failure counts; the loop's cancellation makes it a crash of the whole instance.
+        if self._task_crash is None:
+            self._task_crash = exc
+            if self._loop_scope is not None:
+                self._loop_scope.cancel()
+
+    async def _serve(self, tasks_nursery: trio.Nursery) -> None:
+        """The message loop, restarted after a crash of one of the instance's tasks."""
+        while True:
+            with trio.CancelScope() as self._loop_scope:
+                if self._task_crash is None:  # a task may have failed before the loop began
+                    await self._handle_messages(tasks_nursery)
+                    return
+            crash, self._task_crash = self._task_crash, None
+            assert crash is not None, "only a task crash cancels the message loop"
+            batch, self._in_flight = self._in_flight, []
+            self.messages_dropped += len(batch)
+            for failed in batch:
+                failed.fail(self._crashed(crash))
+            if not await self._recover(crash, tasks_nursery):
+                return
+
+    async def _handle_messages(self, tasks_nursery: trio.Nursery) -> None:
         while True:
             envelope = await self._next_envelope()
             if envelope is None:
@@ -221,7 +266,7 @@ class Cell:
                 self.messages_dropped += len(batch)
                 for failed in batch:
                     failed.fail(self._crashed(exc))
-                if not await self._recover(exc):
+                if not await self._recover(exc, tasks_nursery):
                     return
                 continue
             self._in_flight = []
@@ -257,11 +302,15 @@ class Cell:
 
     async def _next_envelope(self) -> Envelope | None:
         """The next message, or None when the actor should stop (mailbox closed, or idle: passivated)."""
-        with trio.move_on_after(self.kind.idle_timeout):
-            try:
-                return await self._inbox.receive()
-            except trio.EndOfChannel:
-                return None
+        while True:
+            with trio.move_on_after(self.kind.idle_timeout):
+                try:
+                    return await self._inbox.receive()
+                except trio.EndOfChannel:
+                    return None
+            # Long work under way (the actor's tasks) is activity, though no message came.
+            if self._tasks is None or not self._tasks.running:
+                break
         # A sender may have queued right as the idle timer fired; serve it rather than strand it.
         try:
             return self._inbox.receive_nowait()
@@ -277,7 +326,8 @@ class Cell:
 
     async def _stop_cleanly(self) -> None:
         self.status = "stopping"
-        assert self._actor is not None
+        assert self._actor is not None and self._tasks is not None
+        await self._tasks.cancel_and_wait()
         try:
             await self._actor.on_stop()
         except trio.Cancelled:
@@ -288,7 +338,7 @@ class Cell:
 
     # -- supervision -------------------------------------------------------------------------------
 
-    async def _recover(self, exc: Exception) -> bool:
+    async def _recover(self, exc: Exception, tasks_nursery: trio.Nursery) -> bool:
         """Restart after a crash; False when the cell must end instead (escalated or shutting down)."""
         while True:
             if self._note_crash(exc):
@@ -301,8 +351,7 @@ class Cell:
             self.status = "restarting"
             self.restarts += 1
             try:
-                self._actor = self.kind.factory(self.key)
-                await self._actor.on_start()
+                await self._start_instance(tasks_nursery)
             except trio.Cancelled:
                 raise
             except Exception as restart_exc:
@@ -316,6 +365,8 @@ class Cell:
         """Record a crash and fail what was queued behind it; True if the restart intensity is exceeded."""
         now = trio.current_time()
         self._actor = None
+        if self._tasks is not None:
+            self._tasks.cancel_all()
         self._last_crash = exc
         self.last_error = _describe(exc)
         self.last_error_at = now
@@ -358,6 +409,8 @@ class Cell:
         self.last_error = _describe(exc)
         self.last_error_at = trio.current_time()
         self._actor = None
+        if self._tasks is not None:
+            self._tasks.cancel_all()
         self._registry.forget(self)
 
         def activation_failed() -> ActorError:

@@ -27,6 +27,8 @@ class ActorStatistics(msgspec.Struct, frozen=True):
     messages_dropped: int = 0
     """Messages taken out of the mailbox unhandled: lost to a crash, an escalation or a forced stop, or
     asks whose caller had already given up."""
+    tasks_running: int = 0
+    """Long work the actor runs beside its message loop (ActorTasks)."""
 
 
 class KindCounts(msgspec.Struct, frozen=True):

@@ -1,0 +1,71 @@
+"""ActorTasks: long work an actor runs beside its message loop (a delivery pump, a retry schedule).
+
+The tasks belong to one actor instance, as an Erlang process's linked workers do: a task that raises crashes
+the actor (the runtime restarts it with its state reloaded, under the kind's restart intensity), and a crash,
+a stop or a passivation of the instance cancels all of its tasks. While any task runs the actor is not idle,
+so it does not passivate. The tasks run in the cell's nursery: an actor holds no nursery of its own.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import trio
+
+logger = logging.getLogger("inbox_actors.runtime")
+
+
+class ActorTasks:
+    def __init__(self, nursery: trio.Nursery, on_crash: Callable[[Exception], None], owner: str) -> None:
+        self._nursery = nursery
+        self._on_crash = on_crash
+        self._owner = owner
+        self._scopes: set[trio.CancelScope] = set()
+        self._closed = False
+        self._none_running = trio.Event()
+        self._none_running.set()
+
+    @property
+    def running(self) -> int:
+        return len(self._scopes)
+
+    def start_soon(self, job: Callable[..., Awaitable[Any]], *args: Any, name: str | None = None) -> None:
+        """Run `job(*args)` beside the message loop until it returns, raises (crashing the actor) or the
+        instance ends. Refused once the instance has ended."""
+        if self._closed:
+            raise RuntimeError(f"{self._owner}: the actor instance has ended; it starts no more tasks")
+        # Registered before it runs, so a cancel_all() between now and its first step still reaches it.
+        scope = trio.CancelScope()
+        self._scopes.add(scope)
+        if self._none_running.is_set():
+            self._none_running = trio.Event()
+        self._nursery.start_soon(self._run, scope, job, args, name=name or f"{self._owner} task")
+
+    def cancel_all(self) -> None:
+        """End the instance's tasks (crash, stop, passivation); a late failure of one is no longer a crash."""
+        self._closed = True
+        for scope in self._scopes:
+            scope.cancel()
+
+    async def cancel_and_wait(self) -> None:
+        """cancel_all(), then wait until every task has unwound (so on_stop may release what they used)."""
+        self.cancel_all()
+        await self._none_running.wait()
+
+    async def _run(self, scope: trio.CancelScope, job: Callable[..., Awaitable[Any]], args: tuple) -> None:
+        try:
+            with scope:
+                await job(*args)
+        except trio.Cancelled:
+            raise
+        except Exception as exc:
+            if not self._closed:
+                self._on_crash(exc)
+            else:
+                logger.info("%s: a task failed after its actor ended: %r", self._owner, exc)
+        finally:
+            self._scopes.discard(scope)
+            if not self._scopes:
+                self._none_running.set()
