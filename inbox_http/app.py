@@ -20,6 +20,7 @@ from inbox_http.routes import (
     reporting_chat,
     send_message,
     templates,
+    webhooks,
     whatsapp_webhook,
 )
 from inbox_http.services import Services
@@ -37,7 +38,7 @@ def create_app(services: Services | None) -> QuartTrio:
     if services is not None:
         app.extensions["inbox"] = services
     for module in (reporting, reporting_chat, keys, send_message, contact_reads, contacts, templates, inbox,
-                   whatsapp_webhook, health, docs):
+                   webhooks, whatsapp_webhook, health, docs):
         app.register_blueprint(module.blueprint)
     install_error_handlers(app)
     install_guard(app)

@@ -29,7 +29,7 @@ from inbox_actors.access.sessions import find_session, has_session_shape
 from inbox_actors.domain import access
 from inbox_actors.domain.access import NO_TOKEN, AdminRule, Credential, ErrorStyle, RoutePolicy
 from inbox_actors.domain.key_rules import DEFAULT_RATE_LIMIT
-from inbox_actors.domain.plans import ApiTier
+from inbox_actors.domain.plans import ApiTier, Plan
 from inbox_actors.domain.rate_window import WINDOW_SECONDS, Admission
 from inbox_http.encoding import json_response
 from inbox_http.errors import refusal_response, stable_error
@@ -47,7 +47,13 @@ class Principal(msgspec.Struct, frozen=True):
     workspace_id: int
     member_id: int
     via: str  # "api_key" or "session"
+    plan: Plan
     key_id: int | None = None
+
+    @property
+    def author(self) -> str:
+        """How events and logs name who acted: "api_key:<id>" or "member:<id>"."""
+        return f"api_key:{self.key_id}" if self.via == "api_key" else f"member:{self.member_id}"
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -66,8 +72,8 @@ def client_ip() -> str:
 
 
 def guarded(*, tier: ApiTier, scopes: tuple[str, ...] = (), errors: ErrorStyle = ErrorStyle.STABLE,
-            admin: AdminRule | None = None, sending: bool = False):
-    policy = RoutePolicy(tier=tier, scopes=scopes, errors=errors, admin=admin, sending=sending)
+            admin: AdminRule | None = None, sending: bool = False, dashboard: bool = False):
+    policy = RoutePolicy(tier=tier, scopes=scopes, errors=errors, admin=admin, sending=sending, dashboard=dashboard)
 
     def decorate(handler: Handler) -> Handler:
         @functools.wraps(handler)
@@ -86,7 +92,7 @@ async def _guard(policy: RoutePolicy, handler, args, kwargs):
     token = bearer_token(request.headers.get("Authorization"))
     if token is not None and len(token) > _MAX_TOKEN_LENGTH:
         token = "invalid"  # never a key; answered as an invalid one
-    by_session = token is not None and policy.admin is not None and has_session_shape(token)
+    by_session = token is not None and (policy.admin is not None or policy.dashboard) and has_session_shape(token)
 
     if not policy.sending:
         admission = await rate_bucket.admit_ip(state.actors, rate_bucket_address(client_ip()),
@@ -108,10 +114,16 @@ async def _guard(policy: RoutePolicy, handler, args, kwargs):
         session = await find_session(state.db, token, now)
         if session is None:
             return refusal_response(access.INVALID_SESSION)
-        refusal = access.check_session_admin(session.member_status, session.role, session.permissions, policy.admin)
+        if policy.admin is not None:
+            refusal = access.check_session_admin(session.member_status, session.role, session.permissions,
+                                                 policy.admin)
+        else:
+            refusal = access.check_session_member(session.member_status, session.role, session.permissions,
+                                                  policy.scopes, request.method)
         if refusal is not None:
             return refusal_response(refusal)
-        g.principal = Principal(workspace_id=session.workspace_id, member_id=session.member_id, via="session")
+        g.principal = Principal(workspace_id=session.workspace_id, member_id=session.member_id, via="session",
+                                plan=session.plan)
         return await handler(*args, **kwargs)
 
     refusal = access.check_access(credential, policy, request.method, now)
@@ -128,7 +140,7 @@ async def _guard(policy: RoutePolicy, handler, args, kwargs):
         return refusal_response(refusal)
     g.credential = credential
     g.principal = Principal(workspace_id=credential.workspace_id, member_id=credential.member_id, via="api_key",
-                            key_id=credential.key_id)
+                            plan=credential.plan, key_id=credential.key_id)
 
     if limit is not None:
         admission = await rate_bucket.admit_key(state.actors, credential.key_id, limit)

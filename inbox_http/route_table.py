@@ -26,6 +26,11 @@ DOCUMENTED = frozenset({
     ("GET", "/api/templates"),
     ("GET", "/api/contacts/paginated"),
     ("GET", "/api/webhook/outbound/config"),
+    # Named by the spec without a shape; the shapes are ours and kept as published.
+    ("PUT", "/api/webhook/outbound/config"),
+    ("POST", "/api/webhook/outbound/rotate-secret"),
+    ("POST", "/api/webhook/outbound/test"),
+    ("GET", "/api/webhook/outbound/deliveries"),
 })
 
 _CONVERTER = re.compile(r"<(?:[a-z]+:)?([a-z_]+)>")

@@ -29,9 +29,14 @@ from inbox_actors.platform.stored_templates import StoredTemplateCatalog
 from inbox_actors.runtime import ActorKind, ActorSystem, repeat_every
 from inbox_actors.runtime.clock import Clock, WallClock
 from inbox_actors.runtime.stop_signal import set_on_stop_signal
+from inbox_actors.webhooks.address_guard import AddressGuard
+from inbox_actors.webhooks.endpoint import EndpointDeps, webhook_endpoint_kind
+from inbox_actors.webhooks.outbox_listener import OutboxListener
+from inbox_actors.webhooks.retention import prune_delivered_events
+from inbox_actors.webhooks.transport import WebhookTransport
 from inbox_http import idempotency
 from inbox_http.app import create_app
-from inbox_http.services import Services
+from inbox_http.services import Services, WebhookServices
 from inbox_http.settings import Settings
 from persistence.database import Database, open_database_loop
 from persistence.startup import open_database
@@ -40,10 +45,11 @@ log = logging.getLogger("inbox_http.server")
 
 ACTIVITY_PRUNE_SECONDS = 3600.0
 IDEMPOTENCY_PRUNE_SECONDS = 3600.0
+WEBHOOK_PRUNE_SECONDS = 3600.0
 
 
 def actor_kinds(db: Database, clock: Clock, credentials: CredentialCache, settings: Settings,
-                conversations: ConversationDeps) -> list[ActorKind]:
+                conversations: ConversationDeps, webhooks: EndpointDeps) -> list[ActorKind]:
     """Every actor kind the service runs (each kind's module defines its ActorKind)."""
     return [
         *rate_bucket_kinds(),
@@ -52,6 +58,7 @@ def actor_kinds(db: Database, clock: Clock, credentials: CredentialCache, settin
         send_pacer_kind(),
         contact_card_kind(db, clock, idle_timeout=settings.actor_idle_seconds),
         activity_log_kind(db),
+        webhook_endpoint_kind(webhooks, idle_timeout=settings.actor_idle_seconds),
     ]
 
 
@@ -70,10 +77,15 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
     conversations = ConversationDeps(db=db, clock=clock, platform=platform,
                                      responder=responder if responder is not None else FaqBot(db),
                                      sends_per_second=settings.platform_sends_per_second)
-    actors = ActorSystem([*actor_kinds(db, clock, credentials, settings, conversations), *extra_kinds])
+    guard = AddressGuard(settings.webhook_allowed_networks)
+    webhooks = WebhookServices(guard=guard, transport=WebhookTransport(guard))
+    endpoint_deps = EndpointDeps(db=db, clock=clock, transport=webhooks.transport, guard=guard,
+                                 concurrency=settings.webhook_concurrency)
+    actors = ActorSystem([*actor_kinds(db, clock, credentials, settings, conversations, endpoint_deps),
+                          *extra_kinds])
     conversations.actors = actors
     return create_app(Services(settings=settings, db=db, actors=actors, credentials=credentials, clock=clock,
-                               platform=platform))
+                               platform=platform, webhooks=webhooks))
 
 
 async def serve_app(
@@ -101,6 +113,11 @@ async def serve_app(
         nursery.start_soon(partial(repeat_every, ACTIVITY_PRUNE_SECONDS, prune, name="activity retention"))
         nursery.start_soon(partial(repeat_every, IDEMPOTENCY_PRUNE_SECONDS, partial(_prune_idempotency, state),
                                    name="idempotency key retention"))
+        nursery.start_soon(partial(repeat_every, WEBHOOK_PRUNE_SECONDS,
+                                   partial(prune_delivered_events, state.db, state.clock),
+                                   name="webhook delivery log retention"))
+        # After the actors run: on connecting it wakes every workspace with events a crash left pending.
+        await nursery.start(OutboxListener(state.db, state.actors).keep_listening)
         simulator_scope = trio.CancelScope()
         simulator = await _connect_platform(nursery, state, simulator_scope)
 
@@ -121,6 +138,7 @@ async def serve_app(
             with trio.CancelScope(shield=True):
                 await state.actors.shutdown(settings.shutdown_grace_seconds)
                 await state.platform.aclose()
+                await state.webhooks.transport.aclose()
             nursery.cancel_scope.cancel()
 
 

@@ -10,6 +10,8 @@ from inbox_actors.access.credentials import CredentialCache
 from inbox_actors.platform.link import PlatformLink
 from inbox_actors.runtime import ActorSystem
 from inbox_actors.runtime.clock import Clock
+from inbox_actors.webhooks.address_guard import AddressGuard
+from inbox_actors.webhooks.transport import WebhookTransport
 from inbox_http.settings import Settings
 from persistence.database import Database
 
@@ -22,6 +24,14 @@ class ServiceStatistics:
 
 
 @dataclass(frozen=True)
+class WebhookServices:
+    """What the webhook settings calls share with the endpoint actors: the address rules and the connections."""
+
+    guard: AddressGuard
+    transport: WebhookTransport
+
+
+@dataclass(frozen=True)
 class Services:
     settings: Settings
     db: Database
@@ -29,6 +39,7 @@ class Services:
     credentials: CredentialCache
     clock: Clock
     platform: PlatformLink
+    webhooks: WebhookServices
     statistics: ServiceStatistics = field(default_factory=ServiceStatistics)
 
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import msgspec
 
+from inbox_actors.webhooks.address_guard import Network, parse_networks
+
 
 class SettingsError(ValueError):
     """An environment variable holds a value the service cannot use."""
@@ -45,6 +47,11 @@ class Settings(msgspec.Struct, frozen=True):
     platform_sends_per_second: int = 80
     # The simulator's per-number throughput limit (messages per second; 130429 beyond it).
     simulator_throughput: int = 80
+    # Outbound webhooks go to https:// URLs on public addresses only, except inside these networks (which
+    # may also use http://): e.g. 127.0.0.0/8 for a receiver on this machine, 10.0.0.0/8 for an internal one.
+    webhook_allowed_networks: tuple[Network, ...] = ()
+    # Requests in flight to one workspace's endpoint at most.
+    webhook_concurrency: int = 64
 
     @property
     def uses_simulator(self) -> bool:
@@ -65,6 +72,8 @@ class Settings(msgspec.Struct, frozen=True):
             log_level=(env.get("INBOX_LOG_LEVEL") or "INFO").upper(),
             trusted_proxy_hops=_int(env, "INBOX_TRUSTED_PROXY_HOPS", 0, 0, 10),
             ip_limit_per_minute=_int(env, "INBOX_IP_LIMIT_PER_MINUTE", 1_000, 10, 1_000_000),
+            webhook_allowed_networks=_networks(env, "WEBHOOK_ALLOWED_NETWORKS"),
+            webhook_concurrency=_int(env, "INBOX_WEBHOOK_CONCURRENCY", 64, 1, 1_000),
             **_whatsapp(env),
         )
 
@@ -97,6 +106,13 @@ def _whatsapp(env: dict[str, str]) -> dict[str, object]:
             raise SettingsError("INBOX_SIMULATOR_STATUS_DELAYS must be three seconds values: sent,delivered,read")
         values["simulator_status_delays"] = parsed
     return values
+
+
+def _networks(env: dict[str, str], name: str) -> tuple[Network, ...]:
+    try:
+        return parse_networks(env.get(name) or "")
+    except ValueError as err:
+        raise SettingsError(f"{name}: {err}") from None
 
 
 def _int(env: dict[str, str], name: str, default: int, low: int, high: int) -> int:

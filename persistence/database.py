@@ -79,7 +79,7 @@ class Database(_Queries):
         self._target = pool
         self._pool = pool
         self.url = url
-        self._listener: asyncpg.Connection | None = None
+        self._listeners: dict[str, asyncpg.Connection] = {}
 
     @classmethod
     async def connect(cls, url: str, *, min_size: int = 1, max_size: int = 10) -> "Database":
@@ -95,8 +95,8 @@ class Database(_Queries):
     async def close(self) -> None:
         with trio.CancelScope(shield=True):
             try:
-                if self._listener is not None:
-                    listener, self._listener = self._listener, None
+                while self._listeners:
+                    _, listener = self._listeners.popitem()
                     await aio_as_trio(listener.close)()
             finally:
                 await aio_as_trio(self._pool.close)()
@@ -125,12 +125,13 @@ class Database(_Queries):
 
     async def listen(self, channel: str, on_notify: Callable[[str], None], on_lost: Callable[[], None]) -> None:
         """Call `on_notify(payload)` for every NOTIFY on `channel`, on a connection of its own (replacing any
-        earlier one); `on_lost()` once that connection is gone, after which notifications may be missed.
+        earlier one for that channel); `on_lost()` once that connection is gone, after which notifications may
+        be missed.
 
         Both callbacks run on the asyncio side and must not block: they should only touch in-memory state.
         """
-        if self._listener is not None:
-            previous, self._listener = self._listener, None
+        previous = self._listeners.pop(channel, None)
+        if previous is not None:
             previous.terminate()
         try:
             connection = await aio_as_trio(asyncpg.connect)(
@@ -140,7 +141,7 @@ class Database(_Queries):
         connection.add_termination_listener(lambda _conn: on_lost())
         await aio_as_trio(connection.add_listener)(
             channel, lambda _conn, _pid, _channel, payload: on_notify(payload))
-        self._listener = connection
+        self._listeners[channel] = connection
 
     async def ping(self) -> None:
         try:

@@ -52,6 +52,9 @@ class RoutePolicy(msgspec.Struct, frozen=True):
     errors: ErrorStyle = ErrorStyle.STABLE
     # Set on key management: admin rules apply and a member's dashboard session is accepted too.
     admin: AdminRule | None = None
+    # A member's dashboard session is accepted too (on any plan: the web app is the same surface), when the
+    # member's permissions cover the scopes; plan rules are then the handler's (webhooks_not_in_plan, ...).
+    dashboard: bool = False
     # A send (send-message, bulk-send): not held to the default per-key limit, exempt from the per-IP ceiling.
     sending: bool = False
 
@@ -158,6 +161,19 @@ def check_session_admin(member_status: str, role: str, permissions: tuple[str, .
     if member_status == "removed":
         return Refusal(403, "membership_revoked", "You were removed from this workspace.")
     return _admin_required(role, permissions, rule)
+
+
+def check_session_member(member_status: str, role: str, permissions: tuple[str, ...], scopes: tuple[str, ...],
+                         method: str) -> Refusal | None:
+    """A dashboard session on a route open to members whose permissions cover its scopes."""
+    if member_status == "suspended":
+        return Refusal(403, "account_suspended", "Your account is suspended. Contact your admin.")
+    if member_status == "removed":
+        return Refusal(403, "membership_revoked", "You were removed from this workspace.")
+    if role == "admin" or scope_rules.covers(permissions, scopes, method):
+        return None
+    return Refusal(403, "permission_denied", f"Your permissions do not include {' or '.join(scopes)}.",
+                   required_permission=scopes[0] if scopes else None)
 
 
 def _admin_required(role: str, permissions: tuple[str, ...], rule: AdminRule) -> Refusal | None:

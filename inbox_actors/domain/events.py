@@ -1,4 +1,5 @@
-"""Outbound webhook events: the kinds the spec lists, which plan may receive each, and correlation ids.
+"""Outbound webhook events: the kinds the spec lists, their catalog (group, plan, description), which plan may
+receive each, and correlation ids.
 
 Every change an event describes appends it to the outbox in the same transaction as the change (see
 `persistence/queries/outbox.py`); delivery reads the outbox later. `data` carries, besides the change itself,
@@ -9,7 +10,10 @@ from __future__ import annotations
 
 import secrets
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
+
+from inbox_actors.domain.plans import Plan
 
 MESSAGE_RECEIVED = "message_received"
 MESSAGE_SENT = "message_sent"
@@ -28,7 +32,49 @@ SCALE_EVENTS = (MESSAGE_STATUS, CONVERSATION_SEEN, CONVERSATION_ASSIGNED, CONVER
                 CREDITS_THRESHOLD)
 ALL_EVENTS = CORE_EVENTS + SCALE_EVENTS
 
+# Not one of the 11: what `POST /api/webhook/outbound/test` sends. Nobody subscribes to it.
+WEBHOOK_TEST = "webhook_test"
+
 CORRELATION_PREFIX = "evt"
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    event: str
+    group: str
+    plan: str
+    """"any" (Growth and Scale) or "scale", as the spec's event_catalog says."""
+    description: str
+
+
+CATALOG = (
+    CatalogEntry(MESSAGE_RECEIVED, "messages", "any", "A customer's message arrived in a chat."),
+    CatalogEntry(MESSAGE_SENT, "messages", "any",
+                 "A message was sent to a customer (by a member, the bot or an API key)."),
+    CatalogEntry(CONTACT_CREATED, "contacts", "any", "A contact was created (by the API or a first message)."),
+    CatalogEntry(HANDOFF, "conversations", "any", "The bot handed a chat to the team."),
+    CatalogEntry(TAG_ADDED, "contacts", "any", "A tag was added to a contact."),
+    CatalogEntry(MESSAGE_STATUS, "messages", "scale",
+                 "An outbound message was delivered, read or failed, with the platform's timestamp."),
+    CatalogEntry(CONVERSATION_SEEN, "conversations", "scale", "A member opened a chat."),
+    CatalogEntry(CONVERSATION_ASSIGNED, "conversations", "scale",
+                 "A chat was claimed, released or transferred."),
+    CatalogEntry(CONVERSATION_RESOLVED, "conversations", "scale", "A chat was resolved."),
+    CatalogEntry(SLA_BREACHED, "team", "scale",
+                 "A customer waited for a person past the workspace's SLA deadline."),
+    CatalogEntry(CREDITS_THRESHOLD, "billing", "scale",
+                 "The credit balance fell below one of the configured alert levels."),
+)
+assert tuple(entry.event for entry in CATALOG) == ALL_EVENTS
+
+
+def events_in_plan(plan: Plan) -> tuple[str, ...]:
+    """The events a workspace on `plan` may receive: none on Starter, the core five on Growth, all on Scale."""
+    if plan is Plan.SCALE:
+        return ALL_EVENTS
+    if plan is Plan.GROWTH:
+        return CORE_EVENTS
+    return ()
 
 
 def new_correlation_id() -> str:

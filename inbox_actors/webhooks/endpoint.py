@@ -1,0 +1,208 @@
+"""The webhook endpoint actor: one per workspace, delivering its outbox to its endpoint.
+
+The outbox in PostgreSQL holds the backlog; the actor holds at most `window` events in memory at once. Its
+pump (an ActorTasks task) takes the oldest pending events it does not already hold, skips those the settings
+or the plan do not want, and hands the rest to lanes: one lane per chat (the `phone` of the event's data), so
+the events of one chat are attempted one after another in the order they were committed, while different
+chats' events go out concurrently, at most `concurrency` requests at a time. Every attempt is committed
+(AttemptLog, in groups) before the next attempt of that event begins and before the event leaves memory.
+
+What wakes it: `Wake`, told by the outbox listener when a transaction appended events for the workspace (a
+NOTIFY from the outbox trigger), by a settings change, and its own (re)start. With nothing pending and nothing
+in hand the pump ends and the actor may passivate. A crash loses only memory: what was not recorded as
+delivered or failed is still pending, and the restarted actor takes it again (at least once: an attempt the
+crash interrupted is made again).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from dataclasses import dataclass
+
+import msgspec
+import trio
+
+from inbox_actors.domain import events
+from inbox_actors.domain.plans import Plan
+from inbox_actors.runtime import Actor, ActorKind, ActorSystem, MailboxFull
+from inbox_actors.runtime.clock import Clock
+from inbox_actors.webhooks.address_guard import AddressGuard, InvalidEndpointUrl
+from inbox_actors.webhooks.attempt_log import AttemptLog
+from inbox_actors.webhooks.delivery import Destination, OutboxEvent, deliver
+from inbox_actors.webhooks.transport import WebhookTransport
+from persistence.database import Database, Record
+from persistence.queries import webhook_configs as config_queries
+from persistence.queries import webhook_delivery as delivery_queries
+
+log = logging.getLogger("inbox_actors.webhooks")
+
+KIND = "webhook_endpoint"
+
+
+class Wake(msgspec.Struct, frozen=True):
+    """New events may be pending: look again. `settings_changed`: read the settings afresh first."""
+
+    settings_changed: bool = False
+
+
+@dataclass(frozen=True)
+class EndpointDeps:
+    db: Database
+    clock: Clock
+    transport: WebhookTransport
+    guard: AddressGuard
+    concurrency: int = 64
+    """Requests in flight to one endpoint at most."""
+    window: int = 2_000
+    """Events held in memory at most (taken, not yet finished); the rest wait in the outbox."""
+    recheck_seconds: float = 1.0
+    """While events are in hand, look for new ones at least this often even without a Wake; also how long
+    the settings read for a round are trusted (a save tells the actor at once, see `wake_endpoint`)."""
+
+
+class _Target(msgspec.Struct, frozen=True):
+    destination: Destination
+    wanted: frozenset[str]
+
+
+class WebhookEndpoint(Actor):
+    def __init__(self, key: str, deps: EndpointDeps) -> None:
+        super().__init__(key)
+        self.workspace_id = int(key)
+        self.deps = deps
+        self._attempts = AttemptLog(deps.db)
+        self._limiter = trio.Semaphore(deps.concurrency)
+        self._lanes: dict[str, deque[OutboxEvent]] = {}
+        self._in_hand: set[int] = set()
+        self._wake = trio.Event()
+        self._pumping = False
+        # More was pending than the last take had room for: finishing events should make room and take more.
+        self._backlog = False
+        self._target: _Target | None = None
+        self._target_read_at = -float("inf")
+
+    async def on_start(self) -> None:
+        self._start_pump()
+
+    async def receive(self, message: object) -> object:
+        if isinstance(message, Wake):
+            if message.settings_changed:
+                self._target_read_at = -float("inf")
+            self._wake.set()
+            if not self._pumping:
+                self._start_pump()
+            return None
+        return await super().receive(message)
+
+    def _start_pump(self) -> None:
+        self._pumping = True
+        self.tasks.start_soon(self._pump, name=f"webhook pump {self.key}")
+
+    async def _pump(self) -> None:
+        while True:
+            self._wake = trio.Event()
+            taken = await self._take_events()
+            if not taken and not self._in_hand and not self._wake.is_set():
+                # No checkpoint between the checks and here: a Wake from now on starts a new pump.
+                self._pumping = False
+                return
+            with trio.move_on_after(self.deps.recheck_seconds):
+                await self._wake.wait()
+
+    async def _take_events(self) -> int:
+        """Take what is pending into lanes (or skip it); how many events were taken."""
+        target = await self._current_target()
+        if target is None:
+            skipped = await delivery_queries.skip_all_pending(self.deps.db, self.workspace_id)
+            if skipped:
+                log.debug("workspace %s: %d events skipped (no deliverable endpoint)", self.key, skipped)
+            return 0
+        room = self.deps.window - len(self._in_hand)
+        if room <= 0:
+            return 0
+        rows = await delivery_queries.pending_events(self.deps.db, self.workspace_id, exclude=self._in_hand,
+                                                     limit=room)
+        self._backlog = len(rows) == room
+        await delivery_queries.skip_events(self.deps.db, [row["id"] for row in rows
+                                                          if row["event"] not in target.wanted])
+        for row in rows:
+            if row["event"] in target.wanted:
+                # Every chat and contact event names its phone; an event of no chat has a lane of its own.
+                self._hand_to_lane(_outbox_event(row), row["phone"] or f"#{row['id']}")
+        return len(rows)
+
+    async def _current_target(self) -> _Target | None:
+        now = trio.current_time()
+        if now - self._target_read_at >= self.deps.recheck_seconds:
+            self._target = await self._load_target()
+            self._target_read_at = now
+        return self._target
+
+    async def _load_target(self) -> _Target | None:
+        row = await config_queries.delivery_target(self.deps.db, self.workspace_id)
+        if row is None or not row["enabled"]:
+            return None
+        # A plan drop stops what the new plan leaves out, whatever the settings still name.
+        wanted = frozenset(row["events"]) & frozenset(events.events_in_plan(Plan(row["plan"])))
+        if not wanted:
+            return None
+        try:
+            endpoint = self.deps.guard.check_url(row["endpoint_url"])
+        except InvalidEndpointUrl as err:
+            # Saved under other rules (the allowed networks changed): nothing can go out until it is fixed.
+            log.warning("workspace %s: webhook endpoint refused (%s); its events are skipped", self.key, err)
+            return None
+        return _Target(Destination(endpoint=endpoint, secret=row["signing_secret"]), wanted)
+
+    def _hand_to_lane(self, event: OutboxEvent, lane_key: str) -> None:
+        self._in_hand.add(event.id)
+        lane = self._lanes.get(lane_key)
+        if lane is not None:
+            lane.append(event)
+            return
+        self._lanes[lane_key] = deque([event])
+        self.tasks.start_soon(self._run_lane, lane_key, name=f"webhook lane {self.key}")
+
+    async def _run_lane(self, lane_key: str) -> None:
+        lane = self._lanes[lane_key]
+        try:
+            while lane:
+                event = lane[0]
+                target = self._target
+                if target is None:
+                    break  # delivery was switched off since the event was taken; it is skipped next round
+                await deliver(event, target.destination, transport=self.deps.transport, clock=self.deps.clock,
+                              record=self._attempts.record, limiter=self._limiter)
+                lane.popleft()
+                self._in_hand.discard(event.id)
+                if self._backlog and len(self._in_hand) <= self.deps.window // 2:
+                    self._wake.set()  # room for a good share of the backlog
+        finally:
+            for left in lane:
+                self._in_hand.discard(left.id)
+            del self._lanes[lane_key]
+        if not self._in_hand:
+            self._wake.set()  # the pump may end, or take what came meanwhile
+
+
+def _outbox_event(row: Record) -> OutboxEvent:
+    return OutboxEvent(id=row["id"], event=row["event"], correlation_id=row["correlation_id"], actor=row["actor"],
+                       data_json=row["data"], attempts=row["attempts"], last_attempt_at=row["last_attempt_at"])
+
+
+# -- kind and client API -------------------------------------------------------------------------------------
+
+
+def webhook_endpoint_kind(deps: EndpointDeps, *, idle_timeout: float = 300.0) -> ActorKind:
+    return ActorKind(name=KIND, factory=lambda key: WebhookEndpoint(key, deps), mailbox_capacity=16,
+                     idle_timeout=idle_timeout)
+
+
+def wake_endpoint(actors: ActorSystem, workspace_id: int, *, settings_changed: bool = False) -> None:
+    """Tell the workspace's endpoint to look at its outbox; a full mailbox already holds Wakes (a settings
+    change then waits at most `recheck_seconds`)."""
+    try:
+        actors.ref(KIND, str(workspace_id)).tell_nowait(Wake(settings_changed=settings_changed))
+    except MailboxFull:
+        pass
