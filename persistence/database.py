@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable, Mapping
 
 import asyncpg
 import trio
@@ -123,25 +123,27 @@ class Database(_Queries):
                         log.warning("rollback failed (the connection is reset on release): %s", err)
                 await aio_as_trio(self._pool.release)(connection)
 
-    async def listen(self, channel: str, on_notify: Callable[[str], None], on_lost: Callable[[], None]) -> None:
-        """Call `on_notify(payload)` for every NOTIFY on `channel`, on a connection of its own (replacing any
-        earlier one for that channel); `on_lost()` once that connection is gone, after which notifications may
-        be missed.
+    async def listen(self, handlers: Mapping[str, Callable[[str], None]], on_lost: Callable[[], None], *,
+                     name: str) -> None:
+        """Call `handlers[channel](payload)` for every NOTIFY on each channel, on a connection of its own
+        (`name` tells listeners apart: a new one of the same name replaces the old); `on_lost()` once that
+        connection is gone, after which notifications may be missed.
 
-        Both callbacks run on the asyncio side and must not block: they should only touch in-memory state.
+        The callbacks run on the asyncio side and must not block: they should only touch in-memory state.
         """
-        previous = self._listeners.pop(channel, None)
+        previous = self._listeners.pop(name, None)
         if previous is not None:
             previous.terminate()
         try:
             connection = await aio_as_trio(asyncpg.connect)(
-                self.url, server_settings={"application_name": "inbox-actors listen"})
+                self.url, server_settings={"application_name": f"inbox-actors listen {name}"})
+            connection.add_termination_listener(lambda _conn: on_lost())
+            for channel, on_notify in handlers.items():
+                await aio_as_trio(connection.add_listener)(
+                    channel, lambda _conn, _pid, _channel, payload, call=on_notify: call(payload))
         except _CONNECTION_FAILURES as err:
             raise DatabaseUnavailable(f"{type(err).__name__}: {err}") from err
-        connection.add_termination_listener(lambda _conn: on_lost())
-        await aio_as_trio(connection.add_listener)(
-            channel, lambda _conn, _pid, _channel, payload: on_notify(payload))
-        self._listeners[channel] = connection
+        self._listeners[name] = connection
 
     async def ping(self) -> None:
         try:

@@ -50,7 +50,8 @@ class CredentialCache:
         while True:
             lost = trio.Event()
             try:
-                await self._db.listen(ACCESS_CHANGED_CHANNEL, self._on_access_changed, on_lost=lost.set)
+                await self._db.listen({ACCESS_CHANGED_CHANNEL: self._on_access_changed}, on_lost=lost.set,
+                                      name="credentials")
             except DatabaseUnavailable as err:
                 log.warning("cannot listen for access changes (%s); retrying in %gs", err, delay)
             else:

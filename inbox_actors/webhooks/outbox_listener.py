@@ -1,6 +1,9 @@
-"""Wakes webhook endpoint actors when their workspace's outbox grows, in this process or any other.
+"""Wakes webhook endpoint actors when their workspace's outbox grows or its plan changes, in this process or any
+other.
 
-The outbox trigger NOTIFYs `inbox_webhook_outbox` with the workspace id (once per transaction and workspace).
+The outbox trigger NOTIFYs `inbox_webhook_outbox` with the workspace id (once per transaction and workspace);
+a change to the workspace (its plan) is announced on `inbox_access_changed`, and makes the endpoint read its
+settings afresh, so a plan drop applies from the next event on.
 Notifications arrive on the database's own connection; they only mark the workspace here, and a Trio task
 tells its endpoint actor. Whenever the listening connection is (re)made, every workspace with pending events
 is woken: that covers the start of the service (a backlog left by a crash) and whatever was committed while
@@ -13,6 +16,7 @@ import logging
 
 import trio
 
+from inbox_actors.access.credentials import ACCESS_CHANGED_CHANNEL
 from inbox_actors.runtime import ActorError, ActorSystem, ActorSystemStopping
 from inbox_actors.webhooks.endpoint import wake_endpoint
 from persistence.database import Database, DatabaseUnavailable
@@ -29,8 +33,9 @@ class OutboxListener:
     def __init__(self, db: Database, actors: ActorSystem) -> None:
         self._db = db
         self._actors = actors
-        # Workspaces heard from and not yet woken; a set, so a storm of commits costs one wake each.
-        self._heard: set[int] = set()
+        # Workspaces heard from and not yet woken (True: their settings or plan changed); a dict, so a storm of
+        # commits costs one wake each.
+        self._heard: dict[int, bool] = {}
         self._something_heard = trio.Event()
 
     async def keep_listening(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -41,9 +46,10 @@ class OutboxListener:
             while True:
                 lost = trio.Event()
                 try:
-                    await self._db.listen(CHANNEL, self._on_notify, on_lost=lost.set)
+                    await self._db.listen({CHANNEL: self._on_outbox, ACCESS_CHANGED_CHANNEL: self._on_access},
+                                          on_lost=lost.set, name="webhook outbox")
                     for workspace_id in await workspaces_with_pending(self._db):
-                        self._hear(workspace_id)
+                        self._hear(workspace_id, settings_changed=True)
                 except DatabaseUnavailable as err:
                     log.warning("cannot listen for webhook events (%s); retrying in %gs", err, delay)
                 else:
@@ -55,24 +61,32 @@ class OutboxListener:
                 await trio.sleep(delay)
                 delay = min(2 * delay, _RECONNECT_MAX_DELAY)
 
-    def _on_notify(self, payload: str) -> None:
-        try:
-            self._hear(int(payload))
-        except ValueError:
-            log.warning("unexpected %s payload %r", CHANNEL, payload)
+    def _on_outbox(self, payload: str) -> None:
+        self._hear_payload(CHANNEL, payload, settings_changed=False)
 
-    def _hear(self, workspace_id: int) -> None:
-        self._heard.add(workspace_id)
+    def _on_access(self, payload: str) -> None:
+        self._hear_payload(ACCESS_CHANGED_CHANNEL, payload, settings_changed=True)
+
+    def _hear_payload(self, channel: str, payload: str, *, settings_changed: bool) -> None:
+        try:
+            workspace_id = int(payload)
+        except ValueError:
+            log.warning("unexpected %s payload %r", channel, payload)
+            return
+        self._hear(workspace_id, settings_changed=settings_changed)
+
+    def _hear(self, workspace_id: int, *, settings_changed: bool) -> None:
+        self._heard[workspace_id] = self._heard.get(workspace_id, False) or settings_changed
         self._something_heard.set()
 
     async def _wake_heard(self) -> None:
         while True:
             await self._something_heard.wait()
             self._something_heard = trio.Event()
-            heard, self._heard = self._heard, set()
-            for workspace_id in heard:
+            heard, self._heard = self._heard, {}
+            for workspace_id, settings_changed in heard.items():
                 try:
-                    wake_endpoint(self._actors, workspace_id)
+                    wake_endpoint(self._actors, workspace_id, settings_changed=settings_changed)
                 except ActorSystemStopping:
                     return
                 except ActorError:
