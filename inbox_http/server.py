@@ -21,6 +21,7 @@ from inbox_actors.contacts.contact_card import contact_card_kind
 from inbox_actors.conversations.bot import FaqBot, Responder
 from inbox_actors.conversations.conversation import ConversationDeps, conversation_kind
 from inbox_actors.conversations.send_pacer import send_pacer_kind
+from inbox_actors.conversations.sla_clock import SlaClockDeps, deadline_set, sla_clock_kind, start_sla_clock
 from inbox_actors.platform.link import PlatformLink
 from inbox_actors.platform.simulator.model import Simulator, SimulatorConfig
 from inbox_actors.platform.simulator.rules import StatusDelays
@@ -49,7 +50,7 @@ WEBHOOK_PRUNE_SECONDS = 3600.0
 
 
 def actor_kinds(db: Database, clock: Clock, credentials: CredentialCache, settings: Settings,
-                conversations: ConversationDeps, webhooks: EndpointDeps) -> list[ActorKind]:
+                conversations: ConversationDeps, webhooks: EndpointDeps, sla: SlaClockDeps) -> list[ActorKind]:
     """Every actor kind the service runs (each kind's module defines its ActorKind)."""
     return [
         *rate_bucket_kinds(),
@@ -59,6 +60,7 @@ def actor_kinds(db: Database, clock: Clock, credentials: CredentialCache, settin
         contact_card_kind(db, clock, idle_timeout=settings.actor_idle_seconds),
         activity_log_kind(db),
         webhook_endpoint_kind(webhooks, idle_timeout=settings.actor_idle_seconds),
+        sla_clock_kind(sla),
     ]
 
 
@@ -81,9 +83,12 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
     webhooks = WebhookServices(guard=guard, transport=WebhookTransport(guard))
     endpoint_deps = EndpointDeps(db=db, clock=clock, transport=webhooks.transport, guard=guard,
                                  concurrency=settings.webhook_concurrency)
-    actors = ActorSystem([*actor_kinds(db, clock, credentials, settings, conversations, endpoint_deps),
-                          *extra_kinds])
+    actors = ActorSystem()
+    for kind in (*actor_kinds(db, clock, credentials, settings, conversations, endpoint_deps,
+                              SlaClockDeps(db=db, clock=clock, actors=actors)), *extra_kinds):
+        actors.register(kind)
     conversations.actors = actors
+    conversations.on_new_deadline = partial(deadline_set, actors)
     return create_app(Services(settings=settings, db=db, actors=actors, credentials=credentials, clock=clock,
                                platform=platform, webhooks=webhooks))
 
@@ -109,6 +114,7 @@ async def serve_app(
     async with trio.open_nursery() as nursery:
         await nursery.start(state.credentials.keep_listening)
         await nursery.start(state.actors.run)
+        await start_sla_clock(state.actors)
         prune = partial(prune_expired_activity, state.db, state.clock)
         nursery.start_soon(partial(repeat_every, ACTIVITY_PRUNE_SECONDS, prune, name="activity retention"))
         nursery.start_soon(partial(repeat_every, IDEMPOTENCY_PRUNE_SECONDS, partial(_prune_idempotency, state),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
-from typing import Any, AsyncIterator, Sequence
+from typing import Any, AsyncIterator, Callable, Sequence
 
 import msgspec
 
@@ -45,10 +45,13 @@ class WebhookEvent(msgspec.Struct, frozen=True):
 class ChatState:
     """The state of the chat with `phone` in workspace `workspace_id` (the actor's key, "workspace:phone")."""
 
-    def __init__(self, key: str, db: Database, clock: Clock) -> None:
+    def __init__(self, key: str, db: Database, clock: Clock,
+                 on_new_deadline: Callable[[datetime], None] | None = None) -> None:
         workspace, _, phone = key.partition(":")
         self.key, self.workspace_id, self.phone = key, int(workspace), phone
         self.db, self.clock = db, clock
+        # Told each committed SLA deadline that is new (the SLA clock, so it wakes for it in time).
+        self._on_new_deadline = on_new_deadline
         self._workspace: Record | None = None
         self._row: Record | None = None
         self._open: UnitOfWork | None = None       # the unit of work under way, if any
@@ -104,7 +107,11 @@ class ChatState:
                 self._open, self._written = tx, None
                 yield tx
             if self._written is not None:
-                self._row = self._written
+                before, self._row = self._row, self._written
+                deadline = self._row["sla_deadline_at"]
+                if deadline is not None and self._on_new_deadline is not None \
+                        and (before is None or before["sla_deadline_at"] != deadline):
+                    self._on_new_deadline(deadline)
         finally:
             self._open = self._written = None
 

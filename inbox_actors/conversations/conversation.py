@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, Callable
 
 from inbox_actors.conversations import events as data
 from inbox_actors.conversations.bot import HandOff, Reply, Responder
@@ -35,6 +36,7 @@ from inbox_actors.conversations.messages import (
     Resolve,
     Send,
     SendOutcome,
+    SlaDue,
     StatusReported,
     Transfer,
 )
@@ -49,12 +51,13 @@ from inbox_actors.platform.messages import InboundMessage, SendRequest, StatusUp
 from inbox_actors.runtime import Actor, ActorKind, ActorSystem, MailboxFull
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
+from persistence.queries import conversations as conversation_queries
 from persistence.queries import messages as message_queries
 
 __all__ = [
     "KIND", "BotTurn", "Changed", "Claim", "Conversation", "ConversationDeps", "CustomerWrote", "MarkRead",
-    "NotVisible", "Open", "Recorded", "Refused", "Release", "Resolve", "Send", "SendOutcome", "StatusReported",
-    "Transfer", "ask_conversation", "conversation_key", "conversation_kind",
+    "NotVisible", "Open", "Recorded", "Refused", "Release", "Resolve", "Send", "SendOutcome", "SlaDue",
+    "StatusReported", "Transfer", "ask_conversation", "conversation_key", "conversation_kind",
 ]
 
 log = logging.getLogger("inbox_actors.conversations.conversation")
@@ -73,13 +76,15 @@ class ConversationDeps:
     # Sends a second this service allows itself per business number (the platform's limit; the send pacer).
     sends_per_second: int = 80
     actors: ActorSystem | None = field(default=None)  # set once the system exists (self-tell, send pacer)
+    # Told every new SLA deadline a chat commits (the SLA clock's `deadline_set`); None: nobody keeps time.
+    on_new_deadline: Callable[[datetime], None] | None = None
 
 
 class Conversation(Actor):
     def __init__(self, key: str, deps: ConversationDeps) -> None:
         super().__init__(key)
         self.deps, self.db, self.clock = deps, deps.db, deps.clock
-        self.chat = ChatState(key, deps.db, deps.clock)
+        self.chat = ChatState(key, deps.db, deps.clock, deps.on_new_deadline)
         self.workspace_id, self.phone = self.chat.workspace_id, self.chat.phone
         self.team = TeamActions(self.chat)
         self.sender = Sender(self.chat, self.team, deps)
@@ -97,6 +102,8 @@ class Conversation(Actor):
                 return await self._bot_turn()
             case Send():
                 return await self._send(message)
+            case SlaDue():
+                return await self._sla_due(message.deadline)
         chat = self.chat
         if not chat.visible(getattr(message, "only_assigned_to", None)):
             return NotVisible()
@@ -199,6 +206,20 @@ class Conversation(Actor):
         if message["sender_type"] == "agent":
             changes.update(waiting_for_person_since=None, sla_deadline_at=None)
         return changes
+
+    async def _sla_due(self, deadline: datetime) -> Recorded:
+        """Announce the breach of `deadline` once: only while the customer still waits for a person under that
+        very deadline (a reply, a resolve or a new wait replaced it otherwise)."""
+        row, now = self.chat.row, self.clock.now()
+        if row is None or row["waiting_for_person_since"] is None or row["sla_deadline_at"] != deadline \
+                or row["sla_breach_announced_for"] == deadline or now < deadline:
+            return Recorded(None)
+        async with self.chat.transaction() as tx:
+            names = await conversation_queries.member_names(tx, [row["assigned_to"]] if row["assigned_to"] else [])
+            breached = WebhookEvent(events.SLA_BREACHED, "system", data.sla_breach_data(
+                self.phone, row, self.chat.workspace["sla_seconds"], names, now))
+            await self.chat.commit(tx, {"sla_breach_announced_for": deadline}, [breached], now)
+        return Recorded(None)
 
     # -- the bot -------------------------------------------------------------------------------------------
 

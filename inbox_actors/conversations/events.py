@@ -71,6 +71,20 @@ def assignment_data(phone: str, event: str, state: str, from_member: int | None,
     }
 
 
+def sla_breach_data(phone: str, row: Record, sla_seconds: int | None, names: dict[int, str],
+                    at: datetime) -> dict[str, Any]:
+    """sla_breached: the wait for a person that passed its deadline, and who holds the chat."""
+    return {
+        "phone": phone,
+        "state": row["state"],
+        "assigned_to": member_ref(row["assigned_to"], names),
+        "waiting_for_person_since": iso(row["waiting_for_person_since"]),
+        "deadline": iso(row["sla_deadline_at"]),
+        "sla_seconds": sla_seconds,
+        "at": iso(at),
+    }
+
+
 def seen_data(phone: str, member_id: int, names: dict[int, str], marked_read: int, at: datetime) -> dict[str, Any]:
     return {"phone": phone, "user": member_ref(member_id, names), "opened_at": iso(at), "marked_read": marked_read,
             "at": iso(at)}

@@ -3,6 +3,8 @@ re-exports all of it, so callers import from there."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import msgspec
 
 from inbox_actors.platform.messages import InboundMessage, SendRefused, SendRequest, StatusUpdate
@@ -21,6 +23,13 @@ class StatusReported(msgspec.Struct, frozen=True):
 
 class BotTurn(msgspec.Struct, frozen=True):
     """Let the bot answer the customer's latest message, if the chat is still the bot's to answer."""
+
+
+class SlaDue(msgspec.Struct, frozen=True):
+    """The SLA clock: this deadline of the chat has passed. Announced (sla_breached) once, if the customer still
+    waits for a person under that same deadline."""
+
+    deadline: datetime
 
 
 class Send(msgspec.Struct, frozen=True):

@@ -1,0 +1,111 @@
+"""The SLA clock: one actor per service that tells each chat when its SLA deadline has passed.
+
+Deadlines live in PostgreSQL (`conversations.sla_deadline_at`, set when a customer starts waiting for a person;
+`sla_breach_announced_for`, the deadline already announced). The clock keeps none of them in memory: it
+sleeps until the earliest unannounced deadline, then asks each chat whose deadline passed to announce the
+breach (`SlaDue`); the chat, its single writer, emits `sla_breached` and marks the deadline announced in one
+transaction, so each breach is announced exactly once, also across restarts (a restarted clock finds what
+passed while it was down). Chats tell it of new deadlines (`deadline_set`), so it never oversleeps one; a
+`recheck_seconds` sleep bounds what a deadline set by another process can wait.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+import msgspec
+import trio
+
+from inbox_actors.conversations.conversation import SlaDue, ask_conversation
+from inbox_actors.runtime import Actor, ActorError, ActorKind, ActorSystem, MailboxFull
+from inbox_actors.runtime.clock import Clock
+from persistence.database import Database
+from persistence.queries import sla as sla_queries
+
+log = logging.getLogger("inbox_actors.conversations.sla_clock")
+
+KIND = "sla_clock"
+KEY = "service"
+DUE_BATCH = 200
+
+
+class Start(msgspec.Struct, frozen=True):
+    """Begin keeping time (the service tells it once at start)."""
+
+
+class DeadlineSet(msgspec.Struct, frozen=True):
+    at: datetime
+
+
+@dataclass(frozen=True)
+class SlaClockDeps:
+    db: Database
+    clock: Clock
+    actors: ActorSystem
+    recheck_seconds: float = 60.0
+
+
+class SlaClock(Actor):
+    def __init__(self, key: str, deps: SlaClockDeps) -> None:
+        super().__init__(key)
+        self.deps = deps
+        self._next: datetime | None = None
+        self._wake = trio.Event()
+
+    async def on_start(self) -> None:
+        self.tasks.start_soon(self._keep_time, name="sla clock")
+
+    async def receive(self, message: object) -> object:
+        if isinstance(message, DeadlineSet):
+            if self._next is None or message.at < self._next:
+                self._next = message.at
+                self._wake.set()
+            return None
+        if isinstance(message, Start):
+            return None
+        return await super().receive(message)
+
+    async def _keep_time(self) -> None:
+        while True:
+            self._wake = trio.Event()
+            now = self.deps.clock.now()
+            due = await sla_queries.due_breaches(self.deps.db, now, limit=DUE_BATCH)
+            announced = 0
+            for row in due:
+                announced += await self._announce(row["workspace_id"], row["phone"], row["sla_deadline_at"])
+            if len(due) == DUE_BATCH and announced:
+                continue  # more may be due; chats that refused wait for the next round
+            self._next = await sla_queries.next_deadline(self.deps.db, now)
+            wait = self.deps.recheck_seconds
+            if self._next is not None:
+                wait = min(wait, max(0.0, (self._next - self.deps.clock.now()).total_seconds()))
+            with trio.move_on_after(wait):
+                await self._wake.wait()
+
+    async def _announce(self, workspace_id: int, phone: str, deadline: datetime) -> bool:
+        try:
+            await ask_conversation(self.deps.actors, workspace_id, phone, SlaDue(deadline))
+        except ActorError as err:
+            # The chat is failing; its deadline stays unannounced and a later round tries again.
+            log.warning("SLA breach of %s:%s not announced yet: %s", workspace_id, phone, err)
+            return False
+        return True
+
+
+def sla_clock_kind(deps: SlaClockDeps) -> ActorKind:
+    # Its task keeps it from passivating; its restarts re-read every deadline from PostgreSQL.
+    return ActorKind(name=KIND, factory=lambda key: SlaClock(key, deps), mailbox_capacity=256)
+
+
+async def start_sla_clock(actors: ActorSystem) -> None:
+    await actors.ref(KIND, KEY).tell(Start())
+
+
+def deadline_set(actors: ActorSystem, at: datetime) -> None:
+    """A chat committed a new deadline; a full mailbox means the clock is about to look anyway."""
+    try:
+        actors.ref(KIND, KEY).tell_nowait(DeadlineSet(at))
+    except (MailboxFull, ActorError):
+        pass

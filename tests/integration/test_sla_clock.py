@@ -1,0 +1,125 @@
+"""The SLA clock against a real PostgreSQL: a wait for a person past its deadline is announced (sla_breached)
+exactly once, also when the deadline passed while the service was down, and a new wait is a new breach.
+
+Real time with a one-second SLA (the shortest there is): the clock's waits are database-bound, which trio's
+MockClock would jump past while a query is in flight.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from contextlib import asynccontextmanager
+from datetime import datetime, timezone
+from functools import partial
+
+import trio
+
+from inbox_actors.access import accounts
+from inbox_actors.conversations.conversation import (
+    Claim,
+    ConversationDeps,
+    CustomerWrote,
+    Resolve,
+    ask_conversation,
+    conversation_kind,
+)
+from inbox_actors.conversations.send_pacer import send_pacer_kind
+from inbox_actors.conversations.sla_clock import SlaClockDeps, deadline_set, sla_clock_kind, start_sla_clock
+from inbox_actors.platform.messages import InboundMessage
+from inbox_actors.runtime import ActorSystem
+from inbox_actors.runtime.clock import WallClock
+from tests import builders
+from tests.integration.test_conversation_actor import RecordingPlatform
+
+_ids = itertools.count(1)
+PHONE = "919800000077"
+
+
+@asynccontextmanager
+async def running_service(db):
+    """The conversation and SLA clock actors as the service runs them."""
+    deps = ConversationDeps(db=db, clock=WallClock(), platform=RecordingPlatform(), responder=None)
+    system = ActorSystem()
+    for kind in (conversation_kind(deps), send_pacer_kind(),
+                 sla_clock_kind(SlaClockDeps(db=db, clock=WallClock(), actors=system))):
+        system.register(kind)
+    deps.actors = system
+    deps.on_new_deadline = partial(deadline_set, system)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(system.run)
+        await start_sla_clock(system)
+        yield system
+        await system.shutdown(2)
+
+
+def customer_writes(text: str) -> CustomerWrote:
+    return CustomerWrote(InboundMessage(message_id=f"wamid.sla-{next(_ids)}", from_phone=PHONE,
+                                        at=datetime.now(timezone.utc), type="text", text=text))
+
+
+async def breaches(db, workspace_id: int) -> list[dict]:
+    rows = await db.fetch("SELECT data FROM webhook_outbox WHERE workspace_id = $1 AND event = 'sla_breached'"
+                          " ORDER BY id", workspace_id)
+    return [row["data"] for row in rows]
+
+
+async def wait_for_breaches(db, workspace_id: int, count: int) -> list:
+    with trio.fail_after(5):
+        while len(found := await breaches(db, workspace_id)) < count:
+            await trio.sleep(0.05)
+    return found
+
+
+async def a_waiting_chat(db, system, workspace_id: int, member: int) -> None:
+    """A customer waits for a person: they wrote, and a member claimed the chat without answering yet."""
+    await ask_conversation(system, workspace_id, PHONE, customer_writes("anyone there?"))
+    await ask_conversation(system, workspace_id, PHONE, Claim(member_id=member, author="test"))
+
+
+async def test_a_breach_is_announced_once_when_the_deadline_passes(db):
+    workspace_id = await builders.workspace(db)
+    member = await builders.member(db, workspace_id)
+    await accounts.set_sla(db, workspace_id=workspace_id, sla_seconds=1)
+    async with running_service(db) as system:
+        await a_waiting_chat(db, system, workspace_id, member)
+        assert await breaches(db, workspace_id) == [], "not before the deadline"
+        [breach] = await wait_for_breaches(db, workspace_id, 1)
+        await trio.sleep(1.5)
+        assert len(await breaches(db, workspace_id)) == 1, "exactly one per breach"
+    data = json.loads(breach)
+    assert data["phone"] == PHONE and data["sla_seconds"] == 1 and data["assigned_to"]["user_id"] == member
+    assert data["deadline"] and data["waiting_for_person_since"] and data["state"] == "HUMAN_ACTIVE"
+
+    async with running_service(db):  # a restart announces nothing again
+        await trio.sleep(1.2)
+    assert len(await breaches(db, workspace_id)) == 1
+
+
+async def test_a_deadline_that_passed_while_the_service_was_down_is_announced_on_start(db):
+    workspace_id = await builders.workspace(db)
+    member = await builders.member(db, workspace_id)
+    await accounts.set_sla(db, workspace_id=workspace_id, sla_seconds=1)
+    async with running_service(db) as system:
+        await a_waiting_chat(db, system, workspace_id, member)
+    assert await breaches(db, workspace_id) == []
+    await trio.sleep(1.2)
+    async with running_service(db):
+        await wait_for_breaches(db, workspace_id, 1)
+
+
+async def test_a_new_wait_is_a_new_breach_and_an_ended_wait_none(db):
+    workspace_id = await builders.workspace(db)
+    member = await builders.member(db, workspace_id)
+    await accounts.set_sla(db, workspace_id=workspace_id, sla_seconds=1)
+    async with running_service(db) as system:
+        await a_waiting_chat(db, system, workspace_id, member)
+        await wait_for_breaches(db, workspace_id, 1)
+        # Resolved before its deadline: that wait is over, nothing to announce.
+        await ask_conversation(system, workspace_id, PHONE, Resolve(by_member=member, author="test", reason=None))
+        await a_waiting_chat(db, system, workspace_id, member)
+        await ask_conversation(system, workspace_id, PHONE, Resolve(by_member=member, author="test", reason=None))
+        await trio.sleep(1.5)
+        assert len(await breaches(db, workspace_id)) == 1
+        await a_waiting_chat(db, system, workspace_id, member)
+        await wait_for_breaches(db, workspace_id, 2)
