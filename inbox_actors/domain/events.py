@@ -98,3 +98,9 @@ def _base36(number: int) -> str:
         out = digits[rest] + out
         if number == 0:
             return out
+
+
+def credits_threshold_data(*, level: int, balance: int, previous_balance: int, at: datetime) -> dict[str, object]:
+    """The `data` of credits_threshold: the balance fell from at or above `level` to below it (one event per
+    level crossed, highest first). Emitted by the credits ledger when a debit crosses a configured level."""
+    return {"level": level, "balance": balance, "previous_balance": previous_balance, "at": iso(at)}
