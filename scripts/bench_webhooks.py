@@ -1,0 +1,709 @@
+"""Outbound webhook delivery, measured: a backlog drained from the outbox, and commit-to-delivery latency under
+a steady stream, against a fast local receiver. Prints figures; targets missed are reported, not failures.
+
+    .venv/bin/python scripts/bench_webhooks.py                  # 100,000 rows; 10 s at 500/s and at 1,000/s
+    .venv/bin/python scripts/bench_webhooks.py --small          # 5,000 rows; 2 s runs: a smoke run
+    .venv/bin/python scripts/bench_webhooks.py --database-url postgresql://postgres@127.0.0.1:5432/postgres
+
+Processes, each of its own so that none spends another's CPU; all are stopped at the end (Ctrl-C included):
+- PostgreSQL: the embedded server (durability off) in a temporary directory, or the server of --database-url
+  (its role needs CREATEDB), as scripts/bench_reporting.py does: a database `inbox_bench_<pid>` made there,
+  migrated, dropped at the end. One Scale workspace, an admin and a full-access key are made in it directly.
+- The receiver (multiprocessing, spawned): raw trio sockets and h11, every POST answered 200 `{}` with
+  keep-alive. It keeps every correlation id it got (distinct and duplicate counts) and, for events whose data
+  carries `committed_at`, the delay from that to the moment the request had fully arrived.
+- The service: `inbox-actors serve --port 0` on that database with WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8,
+  started and stopped as scripts/load_chats.py does it (its Child); CPU time and RSS read from /proc/<pid>.
+
+Phases, in one run:
+1. Baseline: the receiver's capacity, from a bare client in this process (one h11 keep-alive loop on each of
+   --connections connections, as many as the service's default webhook concurrency) posting requests shaped
+   like the service's (the same headers, a signed envelope of the same size). The service's drain rate is
+   printed as a share of it: compare such ratios across machines and runs, not the raw figures.
+2. Backlog drain: the webhook is configured first (PUT /api/webhook/outbound/config with the Scale key, event
+   message_received) while the outbox is empty; then --rows pending rows are appended in ONE transaction
+   (INSERT ... SELECT generate_series, spread over --phones chats so that per-chat lanes matter, data shaped as
+   the conversation actor writes it). Configure first, because the endpoint actor skips the pending rows of a
+   workspace with no deliverable endpoint instead of keeping them. The service runs during the insert, so its
+   endpoint actor is woken by that commit's NOTIFY exactly as by a burst of real changes; the clock starts at
+   COMMIT and stops at the receiver's last arrival (and, separately, when no row is pending any more).
+   Printed: events/s, service CPU seconds per 1,000 events, service RSS before and its peak during the drain
+   (sampled every 0.1 s: the outbox, not memory, must hold the backlog), PostgreSQL's CPU when embedded.
+3. Steady load, at each of --rates for --steady-seconds: a transaction of 10 rows every 10/rate seconds (500/s:
+   every 20 ms), each one auto-committed INSERT. Each row's data carries `committed_at`: the server's
+   clock_timestamp() while the INSERT writes it, i.e. just before the COMMIT that ends that statement (with
+   durability off the commit itself takes microseconds). `created_at` (now(): the transaction's start) or a
+   client time taken before sending would add the statement's round trip and execution, a few milliseconds
+   here. The receiver takes its arrival time - committed_at (one machine, one clock): p50/p99/max.
+
+Exit status 0 when every row appended was received at least once and marked delivered, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import hmac
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import partial
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import h11
+import httpx
+import msgspec
+import trio
+import trio_asyncio
+
+from bench_reporting import create_database, database_url, drop_database
+from load_chats import Child, cli_command, percentiles, service_env
+from inbox_actors.access import accounts
+from inbox_actors.webhooks.signing import envelope_body, signed_headers
+from persistence.database import Database
+from persistence.migrations import migrate
+
+FULL = {"rows": 100_000, "steady_seconds": 10.0}
+SMALL = {"rows": 5_000, "steady_seconds": 2.0}
+TARGET_DRAIN_PER_SECOND = 2_000
+TARGET_P99_MS = 100.0
+ROWS_PER_TRANSACTION = 10
+KEY_LIMIT_PER_MINUTE = 100_000
+PHONE_BASE = 15_550_000_000
+CONTROL = b"/_control/"
+
+# -- the receiver (a process of its own) ---------------------------------------------------------------------
+
+
+class _Data(msgspec.Struct):
+    committed_at: float | None = None
+
+
+class _Envelope(msgspec.Struct):
+    data: _Data
+
+
+_ENVELOPE = msgspec.json.Decoder(_Envelope)
+
+
+class Tally:
+    """What the receiver got: every correlation id with its count, and the delays of timed events."""
+
+    def __init__(self) -> None:
+        self.secret: bytes | None = None   # set: X-Webhook-Signature is checked on every event
+        self.reset()
+
+    def reset(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.received = self.duplicates = self.bad_signatures = 0
+        self.connections = 0      # opened since the last reset: churn shows as many per request
+        self.delays: list[float] = []
+        self.first_at: float | None = None
+        self.last_at: float | None = None
+
+    def take(self, headers: list[tuple[bytes, bytes]], body: bytes, at: float) -> None:
+        ident, signature = "", b""
+        for name, value in headers:
+            if name == b"x-correlation-id":
+                ident = value.decode()
+            elif name == b"x-webhook-signature":
+                signature = value
+        self.received += 1
+        seen = self.counts.get(ident, 0)
+        self.counts[ident] = seen + 1
+        self.duplicates += seen > 0
+        if self.first_at is None:
+            self.first_at = at
+        self.last_at = at
+        if self.secret is not None and not hmac.compare_digest(
+                signature, b"sha256=" + hmac.new(self.secret, body, hashlib.sha256).hexdigest().encode()):
+            self.bad_signatures += 1
+        if b'"committed_at"' in body:
+            committed_at = _ENVELOPE.decode(body).data.committed_at
+            if committed_at is not None:
+                self.delays.append(at - committed_at)
+
+    def control(self, what: bytes, body: bytes) -> bytes:
+        if what == b"stats":
+            return msgspec.json.encode({
+                "received": self.received, "distinct": len(self.counts), "duplicates": self.duplicates,
+                "bad_signatures": self.bad_signatures, "connections": self.connections, "first_at": self.first_at,
+                "last_at": self.last_at})
+        if what == b"delays":
+            return msgspec.json.encode(self.delays)
+        if what == b"ids":
+            return msgspec.json.encode(self.counts)
+        if what == b"reset":
+            self.reset()
+        elif what == b"secret":
+            self.secret = body or None
+        return b"{}"
+
+
+async def _serve_connection(stream: trio.SocketStream, tally: Tally, answer_delay: float) -> None:
+    tally.connections += 1
+    protocol = h11.Connection(h11.SERVER)
+    request: h11.Request | None = None
+    chunks: list[bytes] = []
+    try:
+        while True:
+            event = protocol.next_event()
+            if event is h11.NEED_DATA:
+                protocol.receive_data(await stream.receive_some(65536))
+            elif type(event) is h11.Request:
+                request, chunks = event, []
+            elif type(event) is h11.Data:
+                chunks.append(event.data)
+            elif type(event) is h11.EndOfMessage:
+                at = time.time()
+                body = b"".join(chunks)
+                if request.target.startswith(CONTROL):
+                    answer = tally.control(request.target[len(CONTROL):], body)
+                else:
+                    tally.take(request.headers, body, at)
+                    answer = b"{}"
+                    if answer_delay:
+                        await trio.sleep(answer_delay)
+                await stream.send_all(
+                    protocol.send(h11.Response(status_code=200, headers=[
+                        (b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())]))
+                    + protocol.send(h11.Data(data=answer)) + protocol.send(h11.EndOfMessage()))
+                if protocol.our_state is not h11.DONE or protocol.their_state is not h11.DONE:
+                    return
+                protocol.start_next_cycle()
+            elif type(event) is h11.ConnectionClosed:
+                return
+    except (trio.BrokenResourceError, h11.ProtocolError, OSError):
+        return    # the client went away, or spoke nonsense
+    finally:
+        stream.socket.close()
+
+
+async def _receive(pipe, answer_delay: float) -> None:
+    tally = Tally()
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1", backlog=1024)
+    pipe.send(listeners[0].socket.getsockname()[1])
+    pipe.close()
+    await trio.serve_listeners(partial(_serve_connection, tally=tally, answer_delay=answer_delay), listeners)
+
+
+def receiver_main(pipe, answer_delay: float) -> None:
+    """The receiver process: serve until terminated."""
+    try:
+        trio.run(_receive, pipe, answer_delay)
+    except KeyboardInterrupt:
+        pass
+
+
+class Receiver:
+    """The parent's handle on the receiver process: its URL, its tally over HTTP, its CPU time."""
+
+    def __init__(self, process: multiprocessing.Process, port: int) -> None:
+        self.process, self.port = process, port
+        self.url = f"http://127.0.0.1:{port}"
+        self.client = httpx.AsyncClient(base_url=self.url, timeout=30)
+
+    async def _control(self, what: str, body: bytes = b"") -> object:
+        answer = await self.client.post(f"/_control/{what}", content=body)
+        answer.raise_for_status()
+        return answer.json()
+
+    async def stats(self) -> dict:
+        return await self._control("stats")
+
+    async def delays(self) -> list[float]:
+        return await self._control("delays")
+
+    async def ids(self) -> dict[str, int]:
+        return await self._control("ids")
+
+    async def reset(self) -> None:
+        await self._control("reset")
+
+    async def check_signatures(self, secret: str) -> None:
+        await self._control("secret", secret.encode())
+
+    def cpu_seconds(self) -> float | None:
+        return process_cpu_seconds(self.process.pid)
+
+
+@contextlib.asynccontextmanager
+async def running_receiver(answer_delay: float = 0.0) -> AsyncIterator[Receiver]:
+    """The receiver in a spawned process (no copy of this one's trio state); terminated on the way out."""
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe()
+    process = context.Process(target=receiver_main, args=(theirs, answer_delay), name="webhook receiver",
+                              daemon=True)
+    process.start()
+    theirs.close()
+    try:
+        try:
+            if not await trio.to_thread.run_sync(ours.poll, 60):
+                raise EOFError
+            port = ours.recv()
+        except EOFError:
+            raise RuntimeError(f"the receiver did not start (exit code {process.exitcode})") from None
+        receiver = Receiver(process, port)
+        try:
+            yield receiver
+        finally:
+            with trio.CancelScope(shield=True):
+                await receiver.client.aclose()
+    finally:
+        process.terminate()
+        process.join(10)
+        if process.is_alive():
+            process.kill()
+            process.join()
+
+
+# -- /proc ---------------------------------------------------------------------------------------------------
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()   # fields 3.. (the name may hold spaces)
+    except (OSError, IndexError):
+        return None
+
+
+def process_cpu_seconds(pid: int, *, with_reaped_children: bool = False) -> float | None:
+    """utime + stime (and cutime + cstime: children already waited for) from /proc/<pid>/stat."""
+    fields = _stat_fields(pid)
+    if fields is None:
+        return None
+    ticks = int(fields[11]) + int(fields[12])
+    if with_reaped_children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / TICKS
+
+
+def tree_cpu_seconds(pid: int) -> float | None:
+    """A server and its children (PostgreSQL's backends): reaped ones through cutime, live ones one by one."""
+    total = process_cpu_seconds(pid, with_reaped_children=True)
+    if total is None:
+        return None
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = _stat_fields(int(entry))
+            if fields is not None and fields[1] == str(pid):
+                total += (int(fields[11]) + int(fields[12])) / TICKS
+    return total
+
+
+def rss_bytes(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def _spin(seconds: float, counts) -> None:
+    end, n = time.perf_counter() + seconds, 0
+    while time.perf_counter() < end:
+        n += 1
+    counts.put(n)
+
+
+def effective_cores(seconds: float = 0.5) -> float:
+    """The work all CPUs do at once in a spin loop, over the work of one alone: a machine whose vCPUs share
+    cores (or a CPU quota) shows fewer than os.cpu_count(), and its processes take CPU from each other.
+    Forked: call it before trio runs."""
+    context = multiprocessing.get_context("fork")
+    counts = context.Queue()
+
+    def spin(workers: int) -> int:
+        processes = [context.Process(target=_spin, args=(seconds, counts)) for _ in range(workers)]
+        for process in processes:
+            process.start()
+        total = sum(counts.get() for _ in processes)
+        for process in processes:
+            process.join()
+        return total
+
+    alone = spin(1)
+    return spin(os.cpu_count() or 1) / alone
+
+
+@dataclass
+class CpuMeter:
+    """CPU seconds of the service, the receiver and (embedded) PostgreSQL over a phase."""
+
+    service: Child
+    receiver: Receiver
+    postgres_pid: int | None
+
+    def read(self) -> dict[str, float | None]:
+        return {"service": process_cpu_seconds(self.service.process.pid), "receiver": self.receiver.cpu_seconds(),
+                "postgres": tree_cpu_seconds(self.postgres_pid) if self.postgres_pid else None}
+
+    @staticmethod
+    def spent(before: dict, after: dict) -> dict[str, float | None]:
+        return {name: None if before[name] is None or after[name] is None else after[name] - before[name]
+                for name in before}
+
+
+def describe_cpu(spent: dict[str, float | None], seconds: float) -> str:
+    return ", ".join(f"{name} {value:.1f} s ({value / seconds:.0%} of a core)"
+                     for name, value in spent.items() if value is not None)
+
+
+# -- the database and the service ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Workspace:
+    workspace_id: int
+    phone_number_id: str
+    key: str
+
+
+async def make_workspace(db: Database, name: str) -> Workspace:
+    """A Scale workspace, its admin and a full-access key whose rate limit nothing here reaches."""
+    created = await accounts.create_workspace(db, name=name, plan="scale")
+    admin = await accounts.add_member(db, workspace_id=created.workspace_id, name="Bench admin", role="admin",
+                                      email="admin@bench.example.com")
+    issued = await accounts.create_key(db, workspace_id=created.workspace_id, member_id=admin,
+                                       name=f"bench {os.getpid()}", scopes=["all"],
+                                       rate_limit_per_minute=KEY_LIMIT_PER_MINUTE)
+    return Workspace(created.workspace_id, created.phone_number_id, issued.key)
+
+
+def service_child(url: str, work_dir: Path, name: str = "service") -> Child:
+    """`inbox-actors serve --port 0` on `url`, allowed to post to 127.0.0.1, log in `<work_dir>/<name>.log`."""
+    env = {**service_env(work_dir / "service", None), "DATABASE_URL": url,
+           "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8", "INBOX_IP_LIMIT_PER_MINUTE": "1000000"}
+    return Child(name, [*cli_command(), "serve", "--port", "0"], env, work_dir / f"{name}.log")
+
+
+async def configure_webhook(service_url: str, key: str, endpoint_url: str, events: list[str]) -> str:
+    """Save the settings over HTTP; the signing secret the first save answers."""
+    async with httpx.AsyncClient(base_url=service_url, timeout=30) as client:
+        answer = await client.put("/api/webhook/outbound/config", headers={"Authorization": f"Bearer {key}"},
+                                  json={"endpoint_url": endpoint_url, "events": events})
+    if answer.status_code != 200:
+        raise RuntimeError(f"saving the webhook settings answered {answer.status_code}: {answer.text[:500]}")
+    return answer.json().get("secret", "")
+
+
+async def pending_count(db: Database, workspace_id: int) -> int:
+    return await db.fetchval("SELECT count(*) FROM webhook_outbox"
+                             " WHERE workspace_id = $1 AND outcome = 'pending' AND NOT test", workspace_id)
+
+
+async def outcomes(db: Database, workspace_id: int) -> dict[str, int]:
+    return {row["outcome"]: row["count"] for row in await db.fetch(
+        "SELECT outcome, count(*) FROM webhook_outbox WHERE workspace_id = $1 AND NOT test GROUP BY outcome",
+        workspace_id)}
+
+
+# Rows as the conversation actor writes a customer's message (inbox_actors/conversations/events.py), with
+# `committed_at` (the server's clock as the row is written) when $6 is true. Row n is chat n % phones; its
+# correlation id evt_bench_<tag><n>_<hex>.
+APPEND_ROWS = """
+INSERT INTO webhook_outbox (workspace_id, event, correlation_id, actor, data)
+SELECT $1, 'message_received', 'evt_bench_' || $2 || n || '_' || substr(md5($2 || n), 1, 12), 'customer',
+       jsonb_build_object(
+           'phone', ($5 + n % $4)::text, 'id', n, 'message_id', 'wamid.bench' || $2 || n,
+           'sender_type', 'customer', 'actor', NULL, 'sender_label', NULL, 'type', 'text',
+           'text', 'Hi, is the order #' || (100000 + n) || ' on its way? It was due on Monday.',
+           'template_name', NULL, 'media_url', NULL, 'status', 'received', 'sent_at', stamp, 'at', stamp)
+       || CASE WHEN $6::boolean THEN jsonb_build_object('committed_at', extract(epoch FROM clock_timestamp()))
+               ELSE '{}'::jsonb END
+FROM generate_series($3::bigint, $3::bigint + $7 - 1) AS n,
+     LATERAL (SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')) AS t(stamp)
+"""
+
+
+async def append_rows(db: Database, workspace_id: int, tag: str, first: int, count: int, phones: int,
+                      timed: bool = False) -> None:
+    await db.execute(APPEND_ROWS, workspace_id, tag, first, phones, PHONE_BASE, timed, count)
+
+
+# -- the phases ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Figures:
+    baseline_per_second: float = 0.0
+    drain_per_second: float = 0.0
+    lost: int = 0         # appended, never received
+    unmarked: int = 0     # not marked delivered in the outbox (the backlog; the steady runs are checked by pending)
+
+
+async def baseline(receiver: Receiver, seconds: float, connections: int) -> float:
+    """Requests/s a bare h11 keep-alive client gets from the receiver; printed with both sides' CPU."""
+    secret = "whsec_" + "A" * 43 + "="
+    requests = []
+    for n in range(1024):
+        ident = f"evt_baseline_{n}_{os.urandom(6).hex()}"
+        body = envelope_body(event="message_received", sent_at=datetime.now(timezone.utc), correlation_id=ident,
+                             actor="customer", data_json=msgspec.json.encode({
+                                 "phone": str(PHONE_BASE + n), "id": n, "message_id": f"wamid.baseline{n}",
+                                 "sender_type": "customer", "actor": None, "sender_label": None, "type": "text",
+                                 "text": f"Hi, is the order #{100000 + n} on its way? It was due on Monday.",
+                                 "template_name": None, "media_url": None, "status": "received",
+                                 "sent_at": "2025-01-01T00:00:00.000000Z", "at": "2025-01-01T00:00:00.000000Z",
+                             }).decode())
+        headers = signed_headers(secret=secret, body=body, event="message_received", correlation_id=ident,
+                                 timestamp=int(time.time()))
+        requests.append((h11.Request(method="POST", target="/hook", headers=[
+            (b"Host", f"127.0.0.1:{receiver.port}".encode()), (b"Content-Type", b"application/json"),
+            (b"Content-Length", str(len(body)).encode()), (b"User-Agent", b"bench-baseline"), *headers]), body))
+    done = 0
+
+    async def loop(offset: int, deadline: float) -> None:
+        nonlocal done
+        stream = await trio.open_tcp_stream("127.0.0.1", receiver.port)
+        protocol = h11.Connection(h11.CLIENT)
+        n = offset
+        try:
+            while trio.current_time() < deadline:
+                request, body = requests[n % len(requests)]
+                n += connections
+                await stream.send_all(protocol.send(request) + protocol.send(h11.Data(data=body))
+                                      + protocol.send(h11.EndOfMessage()))
+                while True:
+                    event = protocol.next_event()
+                    if event is h11.NEED_DATA:
+                        protocol.receive_data(await stream.receive_some(65536))
+                    elif type(event) is h11.EndOfMessage:
+                        break
+                protocol.start_next_cycle()
+                done += 1
+        finally:
+            await stream.aclose()
+
+    receiver_before, client_before = receiver.cpu_seconds(), time.process_time()
+    started = trio.current_time()
+    async with trio.open_nursery() as nursery:
+        for offset in range(connections):
+            nursery.start_soon(loop, offset, started + seconds)
+    elapsed = trio.current_time() - started
+    rate = done / elapsed
+    receiver_cpu = (receiver.cpu_seconds() or 0.0) - (receiver_before or 0.0)
+    print(f"baseline: a bare h11 client -> the receiver: {rate:,.0f} requests/s on {connections} keep-alive "
+          f"connections ({done:,} in {elapsed:.1f} s; receiver CPU {receiver_cpu / elapsed:.0%} of a core, client "
+          f"{(time.process_time() - client_before) / elapsed:.0%})", flush=True)
+    stats = await receiver.stats()
+    if stats["received"] != done:
+        print(f"  receiver counted {stats['received']:,} requests, the client {done:,}")
+    await receiver.reset()
+    return rate
+
+
+async def drain(db: Database, ws: Workspace, receiver: Receiver, meter: CpuMeter, rows: int, phones: int,
+                figures: Figures) -> None:
+    pid = meter.service.process.pid
+    rss_before = rss_bytes(pid) or 0
+    started = time.perf_counter()
+    await append_rows(db, ws.workspace_id, "", 1, rows, phones)
+    committed, committed_wall = time.perf_counter(), time.time()
+    cpu_before = meter.read()
+    print(f"backlog: {rows:,} pending rows over {min(rows, phones):,} chats appended in one transaction in "
+          f"{committed - started:.1f} s; service RSS {rss_before / 2**20:.1f} MiB before", flush=True)
+    rss_peak, received, next_report = rss_before, 0, committed + 5.0
+    deadline = committed + max(120.0, rows / 200)
+    cpu_after = None
+    while time.perf_counter() < deadline:
+        await trio.sleep(0.1)
+        rss_peak = max(rss_peak, rss_bytes(pid) or 0)
+        stats = await receiver.stats()
+        received = stats["distinct"]
+        if received >= rows and cpu_after is None:
+            cpu_after = meter.read()
+        if received >= rows and await pending_count(db, ws.workspace_id) == 0:
+            break
+        if time.perf_counter() >= next_report:
+            next_report += 5.0
+            print(f"  ... {received:,} received after {time.perf_counter() - committed:.0f} s, service RSS "
+                  f"{(rss_bytes(pid) or 0) / 2**20:.1f} MiB", flush=True)
+    all_marked = time.perf_counter() - committed
+    cpu_after = cpu_after or meter.read()
+    stats = await receiver.stats()
+    by_outcome = await outcomes(db, ws.workspace_id)
+    last_at = stats["last_at"] or committed_wall
+    seconds = max(1e-9, last_at - committed_wall)
+    figures.drain_per_second = stats["distinct"] / seconds
+    figures.lost += rows - stats["distinct"]
+    spent = CpuMeter.spent(cpu_before, cpu_after)
+    print(f"backlog drain: {stats['distinct']:,} of {rows:,} received in {seconds:.2f} s after COMMIT: "
+          f"{figures.drain_per_second:,.0f} events/s (target {TARGET_DRAIN_PER_SECOND:,}: "
+          f"{'met' if figures.drain_per_second >= TARGET_DRAIN_PER_SECOND else 'MISSED'}); "
+          f"no row pending after {all_marked:.2f} s")
+    print(f"  receiver: {stats['received']:,} POSTs on {stats['connections']:,} connections, {stats['distinct']:,} "
+          f"distinct correlation ids, {stats['duplicates']:,} duplicates; outbox outcomes {by_outcome}")
+    if spent["service"] is not None and stats["distinct"]:
+        print(f"  service CPU {spent['service'] / stats['distinct'] * 1000:.3f} s per 1,000 events; "
+              f"{describe_cpu(spent, seconds)}")
+    print(f"  service RSS: {rss_before / 2**20:.1f} MiB before, peak {rss_peak / 2**20:.1f} MiB during the drain "
+          f"({(rss_peak - rss_before) / 2**20:+.1f} MiB), {(rss_bytes(pid) or 0) / 2**20:.1f} MiB at its end",
+          flush=True)
+    if figures.baseline_per_second:
+        ratio = figures.drain_per_second / figures.baseline_per_second
+        print(f"  drain rate / receiver capacity (baseline): {ratio:.2f}")
+    figures.unmarked += rows - by_outcome.get("delivered", 0)
+    await receiver.reset()
+
+
+async def steady(db: Database, ws: Workspace, receiver: Receiver, meter: CpuMeter, rate: int, seconds: float,
+                 phones: int, first: int, figures: Figures) -> int:
+    """Rows at `rate` for `seconds`; returns the next free row number."""
+    interval = ROWS_PER_TRANSACTION / rate
+    transactions = max(1, round(seconds * rate / ROWS_PER_TRANSACTION))
+    rows = transactions * ROWS_PER_TRANSACTION
+    tag = f"s{rate}_"
+    inserts: list[float] = []
+    cpu_before = meter.read()
+    started = trio.current_time()
+    for n in range(transactions):
+        await trio.sleep_until(started + n * interval)
+        sent = time.perf_counter()
+        await append_rows(db, ws.workspace_id, tag, first + n * ROWS_PER_TRANSACTION, ROWS_PER_TRANSACTION,
+                          phones, timed=True)
+        inserts.append(time.perf_counter() - sent)
+    elapsed = trio.current_time() - started
+    deadline = trio.current_time() + 60
+    while trio.current_time() < deadline:
+        stats = await receiver.stats()
+        if stats["distinct"] >= rows and await pending_count(db, ws.workspace_id) == 0:
+            break
+        await trio.sleep(0.05)
+    spent = CpuMeter.spent(cpu_before, meter.read())
+    stats = await receiver.stats()
+    figures.lost += rows - stats["distinct"]
+    delays = percentiles(await receiver.delays())
+    insert = percentiles(inserts)
+    verdict = "no deliveries" if not delays["count"] else \
+        f"target p99 < {TARGET_P99_MS:g} ms {'met' if delays['p99'] < TARGET_P99_MS else 'MISSED'}"
+    print(f"steady {rate:,}/s: {rows:,} rows in {elapsed:.1f} s ({rows / elapsed:,.0f}/s achieved, "
+          f"{ROWS_PER_TRANSACTION} a transaction; INSERT p50 {insert['p50']:.1f} ms, p99 {insert['p99']:.1f} ms); "
+          f"delivered {stats['distinct']:,} (duplicates {stats['duplicates']:,}; {stats['connections']:,} connections)")
+    if delays["count"]:
+        print(f"  commit-to-delivery p50 {delays['p50']:.1f} ms, p99 {delays['p99']:.1f} ms, max "
+              f"{delays['max']:.1f} ms (n={delays['count']:,}); {verdict}")
+    print(f"  CPU: {describe_cpu(spent, elapsed)}", flush=True)
+    await receiver.reset()
+    return first + rows
+
+
+# -- the run -------------------------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--small", action="store_true",
+                        help=f"{SMALL['rows']:,} rows, {SMALL['steady_seconds']:g} s steady runs")
+    parser.add_argument("--rows", type=int, help=f"backlog rows (default {FULL['rows']:,})")
+    parser.add_argument("--phones", type=int, default=10_000, help="chats the rows are spread over (10,000)")
+    parser.add_argument("--rates", default="500,1000", help="steady rates, rows/s, comma-separated (500,1000)")
+    parser.add_argument("--steady-seconds", type=float, help=f"each steady run (default {FULL['steady_seconds']:g})")
+    parser.add_argument("--baseline-seconds", type=float, default=3.0, help="the bare client's run (3)")
+    parser.add_argument("--connections", type=int, default=64, help="the bare client's connections (64)")
+    parser.add_argument("--database-url", help="a PostgreSQL server to use instead of the embedded one "
+                                               "(a database of its own is made there and dropped)")
+    args = parser.parse_args(argv)
+    preset = SMALL if args.small else FULL
+    args.rows = args.rows or preset["rows"]
+    args.steady_seconds = args.steady_seconds or preset["steady_seconds"]
+    try:
+        args.rates = [int(rate) for rate in args.rates.split(",") if rate.strip()]
+    except ValueError:
+        parser.error("--rates takes whole numbers, e.g. 500,1000")
+    if args.rows < 1 or args.phones < 1 or args.connections < 1 or any(rate < 1 for rate in args.rates):
+        parser.error("--rows, --phones, --connections and every rate must be at least 1")
+    return args
+
+
+@contextlib.contextmanager
+def postgres_server(database_url_option: str | None, work_dir: Path):
+    """(server URL, PostgreSQL's pid when embedded): the embedded server, durability off, or the given one."""
+    if database_url_option:
+        where = urlsplit(database_url_option)
+        print(f"PostgreSQL: {where.hostname}:{where.port or 5432} (--database-url)")
+        yield database_url_option, None
+        return
+    from persistence.embedded import EmbeddedPostgres
+    embedded = EmbeddedPostgres(work_dir / "data", durable=False)
+    try:
+        server_url = embedded.start().url("postgres")
+        pid = int((work_dir / "data" / "pg" / "postmaster.pid").read_text().split()[0])
+        print(f"PostgreSQL: embedded (durability off) in {work_dir / 'data'}")
+        yield server_url, pid
+    finally:
+        embedded.stop()
+
+
+@contextlib.asynccontextmanager
+async def bench_database(server_url: str, name: str) -> AsyncIterator[tuple[str, Database]]:
+    """A fresh migrated database on the server, dropped on the way out; (its URL, a pool on it)."""
+    await create_database(server_url, name)
+    url = database_url(server_url, name)
+    try:
+        db = await Database.connect(url, min_size=1, max_size=4)
+        try:
+            await migrate(db)
+            yield url, db
+        finally:
+            await db.close()
+    finally:
+        with trio.CancelScope(shield=True):
+            await drop_database(server_url, name)
+
+
+async def run(args: argparse.Namespace, server_url: str, postgres_pid: int | None, work_dir: Path) -> int:
+    figures = Figures()
+    async with trio_asyncio.open_loop():
+        async with bench_database(server_url, f"inbox_bench_{os.getpid()}") as (url, db):
+            ws = await make_workspace(db, "Webhook bench")
+            async with running_receiver() as receiver:
+                print(f"receiver: {receiver.url} (pid {receiver.process.pid})", flush=True)
+                figures.baseline_per_second = await baseline(receiver, args.baseline_seconds, args.connections)
+                async with service_child(url, work_dir).running(120.0) as service:
+                    print(f"service: {service.ready['url']} (pid {service.process.pid})", flush=True)
+                    await configure_webhook(service.ready["url"], ws.key, f"{receiver.url}/hook",
+                                            ["message_received"])
+                    meter = CpuMeter(service, receiver, postgres_pid)
+                    await drain(db, ws, receiver, meter, args.rows, args.phones, figures)
+                    first = args.rows + 1
+                    for rate in args.rates:
+                        first = await steady(db, ws, receiver, meter, rate, args.steady_seconds, args.phones,
+                                             first, figures)
+    print(f"lost: {figures.lost}" + (f"; {figures.unmarked:,} backlog rows not marked delivered"
+                                     if figures.unmarked else ""))
+    return 1 if figures.lost or figures.unmarked else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    print(f"machine: {os.cpu_count()} CPUs; all busy at once they do the work of {effective_cores():.1f} "
+          "(spin loops, against one alone)", flush=True)
+    work_dir = Path(tempfile.mkdtemp(prefix="inbox-bench-webhooks-"))
+    try:
+        with postgres_server(args.database_url, work_dir) as (server_url, postgres_pid):
+            return trio.run(run, args, server_url, postgres_pid, work_dir)
+    except KeyboardInterrupt:
+        print("interrupted; what the bench started was stopped", file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(work_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
