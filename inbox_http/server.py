@@ -80,7 +80,9 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
                                      responder=responder if responder is not None else FaqBot(db),
                                      sends_per_second=settings.platform_sends_per_second)
     guard = AddressGuard(settings.webhook_allowed_networks)
-    webhooks = WebhookServices(guard=guard, transport=WebhookTransport(guard))
+    # As many kept-alive connections as requests in flight: fewer would close and reopen one per event.
+    webhooks = WebhookServices(guard=guard, transport=WebhookTransport(
+        guard, max_idle_per_host=settings.webhook_concurrency))
     endpoint_deps = EndpointDeps(db=db, clock=clock, transport=webhooks.transport, guard=guard,
                                  concurrency=settings.webhook_concurrency)
     actors = ActorSystem()

@@ -107,6 +107,11 @@ class WebhookEndpoint(Actor):
                 # No checkpoint between the checks and here: a Wake from now on starts a new pump.
                 self._pumping = False
                 return
+            if self._target is None:
+                # Nothing goes out: a busy workspace without an endpoint skips its events in bulk, once a
+                # period, rather than once per commit.
+                await trio.sleep(self.deps.recheck_seconds)
+                continue
             with trio.move_on_after(self.deps.recheck_seconds):
                 await self._wake.wait()
 

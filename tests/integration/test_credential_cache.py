@@ -82,7 +82,7 @@ async def test_nothing_is_cached_while_changes_cannot_be_heard(db, nursery):
 
     # The listening connection drops (a database restart, a failover): the cache empties and stops caching...
     await db.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                     " WHERE application_name = 'inbox-actors listen' AND datname = current_database()")
+                     " WHERE application_name = 'inbox-actors listen credentials' AND datname = current_database()")
     with trio.fail_after(5):
         while cache.cached(issued.key) is not None:
             await trio.sleep(0.01)
