@@ -43,9 +43,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
-import hmac
-import multiprocessing
 import os
 import shutil
 import sys
@@ -54,7 +51,6 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -66,6 +62,15 @@ import trio_asyncio
 
 from bench_reporting import create_database, database_url, drop_database
 from load_chats import Child, cli_command, percentiles, service_env
+from process_meters import (
+    describe_cpu,
+    effective_cores,
+    process_cpu_seconds,
+    rss_bytes,
+    tree_cpu_seconds,
+)
+from webhook_bench_receiver import Receiver, running_receiver
+
 from inbox_actors.access import accounts
 from inbox_actors.webhooks.signing import envelope_body, signed_headers
 from persistence.database import Database
@@ -78,266 +83,8 @@ TARGET_P99_MS = 100.0
 ROWS_PER_TRANSACTION = 10
 KEY_LIMIT_PER_MINUTE = 100_000
 PHONE_BASE = 15_550_000_000
-CONTROL = b"/_control/"
 
-# -- the receiver (a process of its own) ---------------------------------------------------------------------
-
-
-class _Data(msgspec.Struct):
-    committed_at: float | None = None
-
-
-class _Envelope(msgspec.Struct):
-    data: _Data
-
-
-_ENVELOPE = msgspec.json.Decoder(_Envelope)
-
-
-class Tally:
-    """What the receiver got: every correlation id with its count, and the delays of timed events."""
-
-    def __init__(self) -> None:
-        self.secret: bytes | None = None   # set: X-Webhook-Signature is checked on every event
-        self.reset()
-
-    def reset(self) -> None:
-        self.counts: dict[str, int] = {}
-        self.received = self.duplicates = self.bad_signatures = 0
-        self.connections = 0      # opened since the last reset: churn shows as many per request
-        self.delays: list[float] = []
-        self.first_at: float | None = None
-        self.last_at: float | None = None
-
-    def take(self, headers: list[tuple[bytes, bytes]], body: bytes, at: float) -> None:
-        ident, signature = "", b""
-        for name, value in headers:
-            if name == b"x-correlation-id":
-                ident = value.decode()
-            elif name == b"x-webhook-signature":
-                signature = value
-        self.received += 1
-        seen = self.counts.get(ident, 0)
-        self.counts[ident] = seen + 1
-        self.duplicates += seen > 0
-        if self.first_at is None:
-            self.first_at = at
-        self.last_at = at
-        if self.secret is not None and not hmac.compare_digest(
-                signature, b"sha256=" + hmac.new(self.secret, body, hashlib.sha256).hexdigest().encode()):
-            self.bad_signatures += 1
-        if b'"committed_at"' in body:
-            committed_at = _ENVELOPE.decode(body).data.committed_at
-            if committed_at is not None:
-                self.delays.append(at - committed_at)
-
-    def control(self, what: bytes, body: bytes) -> bytes:
-        if what == b"stats":
-            return msgspec.json.encode({
-                "received": self.received, "distinct": len(self.counts), "duplicates": self.duplicates,
-                "bad_signatures": self.bad_signatures, "connections": self.connections, "first_at": self.first_at,
-                "last_at": self.last_at})
-        if what == b"delays":
-            return msgspec.json.encode(self.delays)
-        if what == b"ids":
-            return msgspec.json.encode(self.counts)
-        if what == b"reset":
-            self.reset()
-        elif what == b"secret":
-            self.secret = body or None
-        return b"{}"
-
-
-async def _serve_connection(stream: trio.SocketStream, tally: Tally, answer_delay: float) -> None:
-    tally.connections += 1
-    protocol = h11.Connection(h11.SERVER)
-    request: h11.Request | None = None
-    chunks: list[bytes] = []
-    try:
-        while True:
-            event = protocol.next_event()
-            if event is h11.NEED_DATA:
-                protocol.receive_data(await stream.receive_some(65536))
-            elif type(event) is h11.Request:
-                request, chunks = event, []
-            elif type(event) is h11.Data:
-                chunks.append(event.data)
-            elif type(event) is h11.EndOfMessage:
-                at = time.time()
-                body = b"".join(chunks)
-                if request.target.startswith(CONTROL):
-                    answer = tally.control(request.target[len(CONTROL):], body)
-                else:
-                    tally.take(request.headers, body, at)
-                    answer = b"{}"
-                    if answer_delay:
-                        await trio.sleep(answer_delay)
-                await stream.send_all(
-                    protocol.send(h11.Response(status_code=200, headers=[
-                        (b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())]))
-                    + protocol.send(h11.Data(data=answer)) + protocol.send(h11.EndOfMessage()))
-                if protocol.our_state is not h11.DONE or protocol.their_state is not h11.DONE:
-                    return
-                protocol.start_next_cycle()
-            elif type(event) is h11.ConnectionClosed:
-                return
-    except (trio.BrokenResourceError, h11.ProtocolError, OSError):
-        return    # the client went away, or spoke nonsense
-    finally:
-        stream.socket.close()
-
-
-async def _receive(pipe, answer_delay: float) -> None:
-    tally = Tally()
-    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1", backlog=1024)
-    pipe.send(listeners[0].socket.getsockname()[1])
-    pipe.close()
-    await trio.serve_listeners(partial(_serve_connection, tally=tally, answer_delay=answer_delay), listeners)
-
-
-def receiver_main(pipe, answer_delay: float) -> None:
-    """The receiver process: serve until terminated."""
-    try:
-        trio.run(_receive, pipe, answer_delay)
-    except KeyboardInterrupt:
-        pass
-
-
-class Receiver:
-    """The parent's handle on the receiver process: its URL, its tally over HTTP, its CPU time."""
-
-    def __init__(self, process: multiprocessing.Process, port: int) -> None:
-        self.process, self.port = process, port
-        self.url = f"http://127.0.0.1:{port}"
-        self.client = httpx.AsyncClient(base_url=self.url, timeout=30)
-
-    async def _control(self, what: str, body: bytes = b"") -> object:
-        answer = await self.client.post(f"/_control/{what}", content=body)
-        answer.raise_for_status()
-        return answer.json()
-
-    async def stats(self) -> dict:
-        return await self._control("stats")
-
-    async def delays(self) -> list[float]:
-        return await self._control("delays")
-
-    async def ids(self) -> dict[str, int]:
-        return await self._control("ids")
-
-    async def reset(self) -> None:
-        await self._control("reset")
-
-    async def check_signatures(self, secret: str) -> None:
-        await self._control("secret", secret.encode())
-
-    def cpu_seconds(self) -> float | None:
-        return process_cpu_seconds(self.process.pid)
-
-
-@contextlib.asynccontextmanager
-async def running_receiver(answer_delay: float = 0.0) -> AsyncIterator[Receiver]:
-    """The receiver in a spawned process (no copy of this one's trio state); terminated on the way out."""
-    context = multiprocessing.get_context("spawn")
-    ours, theirs = context.Pipe()
-    process = context.Process(target=receiver_main, args=(theirs, answer_delay), name="webhook receiver",
-                              daemon=True)
-    process.start()
-    theirs.close()
-    try:
-        try:
-            if not await trio.to_thread.run_sync(ours.poll, 60):
-                raise EOFError
-            port = ours.recv()
-        except EOFError:
-            raise RuntimeError(f"the receiver did not start (exit code {process.exitcode})") from None
-        receiver = Receiver(process, port)
-        try:
-            yield receiver
-        finally:
-            with trio.CancelScope(shield=True):
-                await receiver.client.aclose()
-    finally:
-        process.terminate()
-        process.join(10)
-        if process.is_alive():
-            process.kill()
-            process.join()
-
-
-# -- /proc ---------------------------------------------------------------------------------------------------
-
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _stat_fields(pid: int) -> list[str] | None:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()   # fields 3.. (the name may hold spaces)
-    except (OSError, IndexError):
-        return None
-
-
-def process_cpu_seconds(pid: int, *, with_reaped_children: bool = False) -> float | None:
-    """utime + stime (and cutime + cstime: children already waited for) from /proc/<pid>/stat."""
-    fields = _stat_fields(pid)
-    if fields is None:
-        return None
-    ticks = int(fields[11]) + int(fields[12])
-    if with_reaped_children:
-        ticks += int(fields[13]) + int(fields[14])
-    return ticks / TICKS
-
-
-def tree_cpu_seconds(pid: int) -> float | None:
-    """A server and its children (PostgreSQL's backends): reaped ones through cutime, live ones one by one."""
-    total = process_cpu_seconds(pid, with_reaped_children=True)
-    if total is None:
-        return None
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            fields = _stat_fields(int(entry))
-            if fields is not None and fields[1] == str(pid):
-                total += (int(fields[11]) + int(fields[12])) / TICKS
-    return total
-
-
-def rss_bytes(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
-def _spin(seconds: float, counts) -> None:
-    end, n = time.perf_counter() + seconds, 0
-    while time.perf_counter() < end:
-        n += 1
-    counts.put(n)
-
-
-def effective_cores(seconds: float = 0.5) -> float:
-    """The work all CPUs do at once in a spin loop, over the work of one alone: a machine whose vCPUs share
-    cores (or a CPU quota) shows fewer than os.cpu_count(), and its processes take CPU from each other.
-    Forked: call it before trio runs."""
-    context = multiprocessing.get_context("fork")
-    counts = context.Queue()
-
-    def spin(workers: int) -> int:
-        processes = [context.Process(target=_spin, args=(seconds, counts)) for _ in range(workers)]
-        for process in processes:
-            process.start()
-        total = sum(counts.get() for _ in processes)
-        for process in processes:
-            process.join()
-        return total
-
-    alone = spin(1)
-    return spin(os.cpu_count() or 1) / alone
+# -- CPU over a phase ---------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -356,11 +103,6 @@ class CpuMeter:
     def spent(before: dict, after: dict) -> dict[str, float | None]:
         return {name: None if before[name] is None or after[name] is None else after[name] - before[name]
                 for name in before}
-
-
-def describe_cpu(spent: dict[str, float | None], seconds: float) -> str:
-    return ", ".join(f"{name} {value:.1f} s ({value / seconds:.0%} of a core)"
-                     for name, value in spent.items() if value is not None)
 
 
 # -- the database and the service ----------------------------------------------------------------------------

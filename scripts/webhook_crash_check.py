@@ -41,9 +41,18 @@ import httpx
 import trio
 import trio_asyncio
 
-from bench_webhooks import (Receiver, Workspace, bench_database, configure_webhook, make_workspace, pending_count,
-                            postgres_server, running_receiver, service_child)
+from bench_webhooks import (
+    Workspace,
+    bench_database,
+    configure_webhook,
+    make_workspace,
+    pending_count,
+    postgres_server,
+    service_child,
+)
 from load_chats import customer_phones, random_start_phone
+from webhook_bench_receiver import Receiver, running_receiver
+
 from persistence.database import Database
 
 EVENTS = ["message_received", "contact_created"]
