@@ -21,7 +21,7 @@ import trio
 from inbox_actors.conversations.conversation import SlaDue, ask_conversation
 from inbox_actors.runtime import Actor, ActorError, ActorKind, ActorSystem, MailboxFull
 from inbox_actors.runtime.clock import Clock
-from persistence.database import Database
+from persistence.database import Database, DatabaseUnavailable
 from persistence.queries import sla as sla_queries
 
 log = logging.getLogger("inbox_actors.conversations.sla_clock")
@@ -29,6 +29,7 @@ log = logging.getLogger("inbox_actors.conversations.sla_clock")
 KIND = "sla_clock"
 KEY = "service"
 DUE_BATCH = 200
+RETRY_SECONDS = 5.0
 
 
 class Start(msgspec.Struct, frozen=True):
@@ -68,6 +69,16 @@ class SlaClock(Actor):
         return await super().receive(message)
 
     async def _keep_time(self) -> None:
+        while True:
+            try:
+                await self._rounds()
+            except DatabaseUnavailable as err:
+                # The deadlines are safe in PostgreSQL; look again once it answers.
+                log.warning("SLA clock cannot read deadlines (%s); retrying", err)
+                await trio.sleep(RETRY_SECONDS)
+
+    async def _rounds(self) -> None:
+        """Round after round: announce what is due, then sleep until the next deadline (or a sooner one)."""
         while True:
             self._wake = trio.Event()
             now = self.deps.clock.now()

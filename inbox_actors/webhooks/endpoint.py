@@ -31,7 +31,7 @@ from inbox_actors.webhooks.address_guard import AddressGuard, InvalidEndpointUrl
 from inbox_actors.webhooks.attempt_log import AttemptLog
 from inbox_actors.webhooks.delivery import Destination, OutboxEvent, deliver
 from inbox_actors.webhooks.transport import WebhookTransport
-from persistence.database import Database, Record
+from persistence.database import Database, DatabaseUnavailable, Record
 from persistence.queries import webhook_configs as config_queries
 from persistence.queries import webhook_delivery as delivery_queries
 
@@ -102,7 +102,13 @@ class WebhookEndpoint(Actor):
     async def _pump(self) -> None:
         while True:
             self._wake = trio.Event()
-            taken = await self._take_events()
+            try:
+                taken = await self._take_events()
+            except DatabaseUnavailable as err:
+                # A blip: the events wait in the outbox; look again shortly rather than crash in a loop.
+                log.warning("workspace %s: cannot read the outbox (%s); retrying", self.key, err)
+                await trio.sleep(self.deps.recheck_seconds)
+                continue
             if not taken and not self._in_hand and not self._wake.is_set():
                 # No checkpoint between the checks and here: a Wake from now on starts a new pump.
                 self._pumping = False
