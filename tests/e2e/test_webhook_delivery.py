@@ -98,9 +98,14 @@ async def test_a_5xx_is_retried_after_1_and_4_seconds_and_a_4xx_or_3xx_is_not(se
         await customer_writes(service, number, "919812345671", "rejected")
         await customer_writes(service, number, "919812345672", "redirected")
         await receiver.wait_for(2)
-        await trio.sleep(1.5)  # past the first retry's wait: nothing more comes
+
+        async def both_failed():
+            log = await log_of(service, auth, outcome="failed")
+            return log if len(log["data"]) == 2 else None
+
+        # "failed" is final: the endpoint never takes a failed event again, so no retry can follow.
+        failed = await eventually(both_failed)
         assert len(receiver.received) == 2
-    failed = await log_of(service, auth, outcome="failed")
     assert sorted(entry["attempts"][0]["status_code"] for entry in failed["data"]) == [302, 404]
     assert all(len(entry["attempts"]) == 1 for entry in failed["data"])
 

@@ -2,7 +2,8 @@
 exactly once, also when the deadline passed while the service was down, and a new wait is a new breach.
 
 Real time with a one-second SLA (the shortest there is): the clock's waits are database-bound, which trio's
-MockClock would jump past while a query is in flight.
+MockClock would jump past while a query is in flight. "Nothing more" is shown with a barrier, not a sleep: the
+chat is asked to announce the same deadline again (what a second clock round would do) and emits nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from inbox_actors.conversations.conversation import (
     ConversationDeps,
     CustomerWrote,
     Resolve,
+    SlaDue,
     ask_conversation,
     conversation_kind,
 )
@@ -71,6 +73,14 @@ async def wait_for_breaches(db, workspace_id: int, count: int) -> list:
     return found
 
 
+async def announce_again(db, system, workspace_id: int):
+    """Ask the chat to announce its current deadline once more (a barrier: it answers after deciding)."""
+    deadline = await db.fetchval("SELECT sla_deadline_at FROM conversations WHERE workspace_id = $1 AND phone = $2",
+                                 workspace_id, PHONE)
+    await ask_conversation(system, workspace_id, PHONE, SlaDue(deadline))
+    return deadline
+
+
 async def a_waiting_chat(db, system, workspace_id: int, member: int) -> None:
     """A customer waits for a person: they wrote, and a member claimed the chat without answering yet."""
     await ask_conversation(system, workspace_id, PHONE, customer_writes("anyone there?"))
@@ -85,14 +95,14 @@ async def test_a_breach_is_announced_once_when_the_deadline_passes(db):
         await a_waiting_chat(db, system, workspace_id, member)
         assert await breaches(db, workspace_id) == [], "not before the deadline"
         [breach] = await wait_for_breaches(db, workspace_id, 1)
-        await trio.sleep(1.5)
+        deadline = await announce_again(db, system, workspace_id)
         assert len(await breaches(db, workspace_id)) == 1, "exactly one per breach"
     data = json.loads(breach)
     assert data["phone"] == PHONE and data["sla_seconds"] == 1 and data["assigned_to"]["user_id"] == member
     assert data["deadline"] and data["waiting_for_person_since"] and data["state"] == "HUMAN_ACTIVE"
 
-    async with running_service(db):  # a restart announces nothing again
-        await trio.sleep(1.2)
+    async with running_service(db) as system:  # a restarted service announces nothing again
+        assert await announce_again(db, system, workspace_id) == deadline
     assert len(await breaches(db, workspace_id)) == 1
 
 
@@ -118,8 +128,9 @@ async def test_a_new_wait_is_a_new_breach_and_an_ended_wait_none(db):
         # Resolved before its deadline: that wait is over, nothing to announce.
         await ask_conversation(system, workspace_id, PHONE, Resolve(by_member=member, author="test", reason=None))
         await a_waiting_chat(db, system, workspace_id, member)
+        second_deadline = await db.fetchval("SELECT sla_deadline_at FROM conversations WHERE phone = $1", PHONE)
         await ask_conversation(system, workspace_id, PHONE, Resolve(by_member=member, author="test", reason=None))
-        await trio.sleep(1.5)
+        await ask_conversation(system, workspace_id, PHONE, SlaDue(second_deadline))
         assert len(await breaches(db, workspace_id)) == 1
         await a_waiting_chat(db, system, workspace_id, member)
         await wait_for_breaches(db, workspace_id, 2)
