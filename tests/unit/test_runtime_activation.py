@@ -8,7 +8,7 @@ import trio.testing
 
 from inbox_actors.runtime import ActivationFailed, ActorSystem, AskTimeout
 
-from .test_runtime_harness import Add, Echo, Probe, running
+from .runtime_harness import Add, Echo, Probe, running
 
 
 async def test_ref_alone_activates_nothing(autojump_clock):

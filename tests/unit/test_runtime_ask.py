@@ -10,7 +10,7 @@ import trio.testing
 
 from inbox_actors.runtime import AskTimeout
 
-from .test_runtime_harness import Echo, Hold, Probe, running
+from .runtime_harness import Echo, Hold, Probe, running
 
 
 async def open_later(gate: trio.Event, seconds: float) -> None:

@@ -10,7 +10,7 @@ import trio.testing
 
 from inbox_actors.runtime import ActorCrashed, ActorFailed
 
-from .test_runtime_harness import Crash, Echo, Hold, Probe, running
+from .runtime_harness import Crash, Echo, Hold, Probe, running
 
 
 async def crash(ref, times: int) -> None:

@@ -10,7 +10,7 @@ import trio.testing
 
 from inbox_actors.runtime import ActorKind, MailboxFull
 
-from .test_runtime_harness import Echo, Hold, Probe, running
+from .runtime_harness import Echo, Hold, Probe, running
 
 
 async def fill_mailbox(system, probe: Probe, capacity: int) -> trio.Event:

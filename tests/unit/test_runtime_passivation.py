@@ -10,7 +10,7 @@ import trio.testing
 
 from inbox_actors.runtime import Actor, ActorKind
 
-from .test_runtime_harness import Add, Echo, Probe, running
+from .runtime_harness import Add, Echo, Probe, running
 
 
 async def test_idle_actor_passivates_after_idle_timeout(autojump_clock):

@@ -8,7 +8,7 @@ import trio.testing
 
 from inbox_actors.runtime import Actor, ActorCrashed, ActorKind, ActorSystem, ActorSystemStopping
 
-from .test_runtime_harness import Crash, Echo, Hold, Probe
+from .runtime_harness import Crash, Echo, Hold, Probe
 
 
 async def test_actors_stop_one_by_one_in_reverse_start_order_after_draining(autojump_clock):

@@ -11,7 +11,7 @@ import trio.testing
 
 from inbox_actors.runtime import ActorCrashed, ActorStatistics, SystemSummary
 
-from .test_runtime_harness import Crash, Echo, Hold, Probe, running
+from .runtime_harness import Crash, Echo, Hold, Probe, running
 
 
 async def test_statistics_of_a_live_actor(autojump_clock):

@@ -8,7 +8,7 @@ import trio.testing
 
 from inbox_actors.runtime import ActorCrashed
 
-from .test_runtime_harness import Add, Crash, Echo, Hold, Probe, WhoAreYou, running
+from .runtime_harness import Add, Crash, Echo, Hold, Probe, WhoAreYou, running
 
 
 async def test_crash_fails_the_in_flight_ask_with_the_cause_chained(autojump_clock):
