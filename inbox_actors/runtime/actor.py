@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -55,6 +56,10 @@ class ActorKind:
     """More than max_restarts crashes within restart_window seconds escalates to "failed"."""
     failed_cooldown: float = 30.0
     """How long a failed actor refuses work before the next send activates it afresh."""
+    restart_backoff: float = 0.1
+    """Seconds before the first restart after a crash; each further crash within restart_window doubles it."""
+    restart_backoff_max: float = 5.0
+    """The longest wait before a restart."""
     batch_limit: int = 1
     """Above 1: messages already queued behind the first are handed to receive_batch together (group commit)."""
     finish_started: bool = False
@@ -68,7 +73,8 @@ class ActorKind:
         # back-pressure; both break the runtime's guarantees, so refuse them at configuration time.
         if not isinstance(self.mailbox_capacity, int) or self.mailbox_capacity < 1:
             raise ValueError(f"mailbox_capacity must be a positive int, got {self.mailbox_capacity!r}")
-        for field_name in ("idle_timeout", "ask_timeout", "restart_window", "failed_cooldown"):
+        for field_name in ("idle_timeout", "ask_timeout", "restart_window", "failed_cooldown", "restart_backoff",
+                           "restart_backoff_max"):
             value = getattr(self, field_name)
             if not value > 0:  # also rejects NaN; math.inf is allowed and means "never"
                 raise ValueError(f"{field_name} must be positive, got {value!r}")
@@ -78,3 +84,12 @@ class ActorKind:
             raise ValueError(f"batch_linger must be zero or positive, got {self.batch_linger!r}")
         if self.max_restarts < 0:
             raise ValueError(f"max_restarts must be >= 0, got {self.max_restarts!r}")
+        if self.restart_backoff_max < self.restart_backoff:
+            raise ValueError("restart_backoff_max must be at least restart_backoff")
+
+    def restart_delay(self, crashes: int) -> float:
+        """How long to wait before restarting after the `crashes`-th crash within the window: exponential,
+        capped, with "equal jitter" (half fixed, half random), so actors that crashed together on one cause
+        (a database blip) do not all come back in the same instant."""
+        delay = min(self.restart_backoff_max, self.restart_backoff * 2 ** max(0, crashes - 1))
+        return delay / 2 + random.random() * delay / 2

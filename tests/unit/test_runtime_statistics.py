@@ -72,7 +72,7 @@ async def test_summary_counts_busiest_and_failing(autojump_clock):
         await bucket.ask(Echo("warm-up"))
         with pytest.raises(ActorCrashed):
             await bucket.ask(Crash("second"))
-        await trio.testing.wait_all_tasks_blocked()
+        await bucket.ask(Echo("after the restart"))
 
         summary = system.summary(busiest=2)
         assert summary.accepting

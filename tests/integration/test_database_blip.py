@@ -1,0 +1,77 @@
+"""A one-second database outage under load: chats crash and restart with backoff, and once PostgreSQL is back
+no chat refuses work (without backoff the restart intensity was spent in milliseconds and every active chat
+answered ActorFailed for 30 s)."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import datetime, timezone
+from urllib.parse import urlsplit
+
+import trio
+
+from inbox_actors.conversations.conversation import ConversationDeps, CustomerWrote, ask_conversation, conversation_kind
+from inbox_actors.conversations.send_pacer import send_pacer_kind
+from inbox_actors.platform.messages import InboundMessage
+from inbox_actors.runtime import ActorError, ActorFailed, ActorSystem
+from inbox_actors.runtime.clock import WallClock
+from tests import builders
+from tests.conftest import admin_execute
+from tests.integration.test_conversation_actor import RecordingPlatform
+
+CHATS = 20
+_ids = itertools.count(1)
+
+
+def customer_writes(phone: str) -> CustomerWrote:
+    return CustomerWrote(InboundMessage(message_id=f"wamid.blip-{next(_ids)}", from_phone=phone,
+                                        at=datetime.now(timezone.utc), type="text", text="hello"))
+
+
+async def test_no_chat_refuses_work_after_a_one_second_outage(db, database_url, postgres_server):
+    name = urlsplit(database_url).path.lstrip("/")
+    deps = ConversationDeps(db=db, clock=WallClock(), platform=RecordingPlatform(), responder=None)
+    system = ActorSystem([conversation_kind(deps), send_pacer_kind()])
+    deps.actors = system
+    workspace_id = await builders.workspace(db)
+    phones = [f"9198000{n:05d}" for n in range(CHATS)]
+    async with trio.open_nursery() as nursery:
+        await nursery.start(system.run)
+        for phone in phones:
+            await ask_conversation(system, workspace_id, phone, customer_writes(phone))
+
+        await admin_execute(postgres_server, f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false',
+                            f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'")
+        outage_began = trio.current_time()
+        refused_during: list[ActorError] = []
+
+        async def write_during_the_outage(phone: str) -> None:
+            # Load while the database is gone: each chat crashes on it and restarts with backoff.
+            while trio.current_time() - outage_began < 1.0:
+                try:
+                    await ask_conversation(system, workspace_id, phone, customer_writes(phone))
+                except ActorError as err:
+                    refused_during.append(err)
+                await trio.sleep(0.05)
+
+        async def end_the_outage() -> None:
+            await trio.sleep(1.0)
+            await admin_execute(postgres_server, f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+
+        async with trio.open_nursery() as load:
+            load.start_soon(end_the_outage)
+            for phone in phones:
+                load.start_soon(write_during_the_outage, phone)
+
+        assert refused_during, "the outage was felt"
+        assert not any(isinstance(err, ActorFailed) for err in refused_during), "no chat escalated"
+        answers: dict[str, object] = {}
+
+        async def write_after(phone: str) -> None:
+            answers[phone] = await ask_conversation(system, workspace_id, phone, customer_writes(phone))
+
+        async with trio.open_nursery() as after:
+            for phone in phones:
+                after.start_soon(write_after, phone)
+        assert len(answers) == CHATS, "every chat took work once the database was back"
+        await system.shutdown(2)
