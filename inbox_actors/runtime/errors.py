@@ -6,6 +6,8 @@ conversation, bucket or endpoint refused the work without parsing the message.
 
 from __future__ import annotations
 
+import trio
+
 
 class ActorError(Exception):
     """Base of every runtime error about one addressed actor."""
@@ -44,8 +46,9 @@ class ActorSystemStopping(ActorError):
     reason = "actor system is stopping"
 
 
-class MailboxFull(ActorError):
-    """tell_nowait found the bounded mailbox full; the message was not sent."""
+class MailboxFull(ActorError, trio.WouldBlock):
+    """tell_nowait found the bounded mailbox full; the message was not sent. A trio.WouldBlock, as every
+    Trio `*_nowait` call raises when it would have to wait."""
 
     reason = "mailbox full"
 

@@ -1,28 +1,46 @@
-"""ActorRef: the client handle. It names an actor; it does not hold one."""
+"""ActorRef: the client handle. It names an actor; it does not hold one.
+
+A ref reaches its actor through a `Router` (the ActorSystem is one), the typed seam between handles and the
+registry: refs never touch the system's internals, and this module does not import the system's.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import trio
 
+from .actor import ActorKind
 from .cell import Envelope
 from .errors import AskTimeout
+from .statistics import ActorStatistics
 
-if TYPE_CHECKING:
-    from .system import ActorSystem
+
+class Router(Protocol):
+    """What a ref needs of the registry: the kind's configuration, and delivery into the actor's mailbox."""
+
+    def kind(self, name: str) -> ActorKind:
+        """The registered kind; KeyError if there is none."""
+
+    async def deliver(self, kind: ActorKind, key: str, envelope: Envelope, *, await_activation: bool) -> None:
+        """Put `envelope` in the mailbox of (kind, key), activating the actor if needed; waits for space."""
+
+    def deliver_nowait(self, kind: ActorKind, key: str, envelope: Envelope) -> None:
+        """The same without waiting: MailboxFull (a trio.WouldBlock) if there is no room."""
+
+    def statistics(self, kind: str, key: str) -> ActorStatistics | None:
+        """The actor's statistics; None when it is neither live nor failed."""
 
 
 @dataclass(frozen=True, slots=True)
 class ActorRef:
-    """(system, kind, key). Every send looks the actor up afresh, so a ref stays valid across passivation,
+    """(router, kind, key). Every send looks the actor up afresh, so a ref stays valid across passivation,
     restarts and re-activation."""
 
-    system: ActorSystem = field(repr=False)
+    router: Router = field(repr=False)
     kind: str
     key: str
-
     async def ask(self, message: object, *, timeout: float | None = None) -> object:
         """Send and wait for the reply. The deadline (default: the kind's ask_timeout) covers waiting for
         mailbox space and for the reply; past it, AskTimeout.
@@ -31,12 +49,12 @@ class ActorRef:
         skipped, so a caller told "timeout" never sees its effect appear later. One already being handled
         completes and its reply is dropped, unless the kind has finish_started: then the ask waits on for it.
         """
-        kind = self.system._kind(self.kind)
+        kind = self.router.kind(self.kind)
         limit = kind.ask_timeout if timeout is None else timeout
         envelope = Envelope(message, expects_reply=True)
         with trio.move_on_after(limit):
             try:
-                await self.system._deliver(kind, self.key, envelope, await_activation=False)
+                await self.router.deliver(kind, self.key, envelope, await_activation=False)
                 await envelope.wait_replied()
             except trio.Cancelled:
                 envelope.abandon()
@@ -52,10 +70,14 @@ class ActorRef:
     async def tell(self, message: object) -> None:
         """Send without a reply, waiting for mailbox space. If this send activates the actor, wait for its
         on_start too, so a failed activation raises ActivationFailed here."""
-        kind = self.system._kind(self.kind)
-        await self.system._deliver(kind, self.key, Envelope(message, expects_reply=False), await_activation=True)
+        kind = self.router.kind(self.kind)
+        await self.router.deliver(kind, self.key, Envelope(message, expects_reply=False), await_activation=True)
 
     def tell_nowait(self, message: object) -> None:
-        """Send without a reply and without blocking; MailboxFull if there is no room."""
-        kind = self.system._kind(self.kind)
-        self.system._deliver_nowait(kind, self.key, Envelope(message, expects_reply=False))
+        """Send without a reply and without blocking; MailboxFull (a trio.WouldBlock) if there is no room."""
+        kind = self.router.kind(self.kind)
+        self.router.deliver_nowait(kind, self.key, Envelope(message, expects_reply=False))
+
+    def statistics(self) -> ActorStatistics | None:
+        """The actor's statistics now; None when it is neither live nor failed. Reading changes nothing."""
+        return self.router.statistics(self.kind, self.key)

@@ -39,10 +39,10 @@ class ActorSystem:
 
     def ref(self, kind: str, key: str) -> ActorRef:
         """A handle to (kind, key); cheap, and it activates nothing until a message is sent."""
-        self._kind(kind)
+        self.kind(kind)
         return ActorRef(self, kind, key)
 
-    def _kind(self, name: str) -> ActorKind:
+    def kind(self, name: str) -> ActorKind:
         try:
             return self._kinds[name]
         except KeyError:
@@ -109,7 +109,7 @@ class ActorSystem:
         if self._cells.get(address) is cell and cell.status != "failed":
             del self._cells[address]
 
-    # -- delivery, used by ActorRef ----------------------------------------------------------------
+    # -- delivery: the Router that ActorRef uses --------------------------------------------------
 
     def _resolve(self, kind: ActorKind, key: str) -> tuple[Cell, bool]:
         """The cell serving (kind, key), activating one if none is live; True if this call activated it.
@@ -142,7 +142,7 @@ class ActorSystem:
         except ActivationFailed:
             pass  # every waiting caller already got it, and the cell logged it
 
-    async def _deliver(self, kind: ActorKind, key: str, envelope: Envelope, *, await_activation: bool) -> None:
+    async def deliver(self, kind: ActorKind, key: str, envelope: Envelope, *, await_activation: bool) -> None:
         while True:
             cell, activated = self._resolve(kind, key)
             try:
@@ -159,7 +159,7 @@ class ActorSystem:
                 raise refusal
             # Otherwise it passivated while we waited for space; the next lookup re-activates.
 
-    def _deliver_nowait(self, kind: ActorKind, key: str, envelope: Envelope) -> None:
+    def deliver_nowait(self, kind: ActorKind, key: str, envelope: Envelope) -> None:
         while True:
             cell, _ = self._resolve(kind, key)
             try:
@@ -187,13 +187,21 @@ class ActorSystem:
     # -- statistics ----------------------------------------------------------------------------------
 
     def statistics(self, kind: str, key: str) -> ActorStatistics | None:
-        """The actor's statistics; None when it is neither live nor failed (within its cooldown)."""
+        """The actor's statistics; None when it is neither live nor failed (within its cooldown). Reading
+        changes nothing."""
         address = (kind, key)
-        cell = self._live_or_failed(address) or self._retiring.get(address)
+        cell = self._cells.get(address)
+        if cell is None or self._cooled_down(cell):
+            cell = self._retiring.get(address)
         return cell.statistics() if cell is not None else None
 
     def summary(self, busiest: int = 10) -> SystemSummary:
-        for address in [a for a, c in self._cells.items() if c.status == "failed"]:
-            self._live_or_failed(address)
-        cells = [*self._cells.values(), *(c for a, c in self._retiring.items() if a not in self._cells)]
+        """Every live and failed actor, per kind; reading changes nothing (a failed actor whose cooldown is
+        over is left out, and forgotten only by the next send to it)."""
+        cells = [c for c in self._cells.values() if not self._cooled_down(c)]
+        cells += [c for a, c in self._retiring.items() if a not in self._cells]
         return summarize(self._accepting, list(self._kinds), [cell.statistics() for cell in cells], busiest)
+
+    @staticmethod
+    def _cooled_down(cell: Cell) -> bool:
+        return cell.status == "failed" and cell.failed_until is not None and trio.current_time() >= cell.failed_until

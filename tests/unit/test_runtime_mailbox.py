@@ -83,3 +83,16 @@ async def test_ask_waits_for_space_then_gets_its_reply(autojump_clock):
 def test_kind_refuses_an_unbounded_or_rendezvous_mailbox(capacity):
     with pytest.raises(ValueError, match="mailbox_capacity"):
         ActorKind(name="probe", factory=Probe().kind().factory, mailbox_capacity=capacity)
+
+
+async def test_a_full_mailbox_is_a_trio_would_block_as_trio_nowait_calls_raise(autojump_clock):
+    probe = Probe()
+    async with running(probe.kind(mailbox_capacity=1)) as system:
+        ref = system.ref("probe", "k")
+        gate = trio.Event()
+        ref.tell_nowait(Hold("held", gate))
+        await trio.testing.wait_all_tasks_blocked()
+        ref.tell_nowait(Echo("fills the mailbox"))
+        with pytest.raises(trio.WouldBlock):
+            ref.tell_nowait(Echo("no room"))
+        gate.set()

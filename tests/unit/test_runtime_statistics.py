@@ -93,3 +93,20 @@ async def test_statistics_and_summary_encode_as_json(autojump_clock):
         summary = system.summary()
         assert msgspec.json.decode(msgspec.json.encode(summary), type=SystemSummary) == summary
         assert msgspec.json.decode(msgspec.json.encode(summary))["kinds"]["probe"]["live"] == 1
+
+
+async def test_a_ref_reads_its_actor_s_statistics_and_reading_changes_nothing(autojump_clock):
+    probe = Probe()
+    async with running(probe.kind(max_restarts=0, failed_cooldown=10)) as system:
+        ref = system.ref("probe", "k")
+        assert ref.statistics() is None, "nothing live yet"
+        await ref.ask(Echo("hi"))
+        assert ref.statistics().messages_handled == 1
+        with pytest.raises(ActorCrashed):
+            await ref.ask(Crash("boom"))
+        assert ref.statistics().status == "failed"
+        await trio.sleep(11)  # the cooldown is over: the actor no longer shows...
+        assert ref.statistics() is None and system.summary().kinds["probe"].failed == 0
+        # ...yet reading forgot nothing: the failed cell is dropped by the next send, which starts it afresh.
+        assert ("probe", "k") in system._cells
+        assert await ref.ask(Echo("again")) == "again"
