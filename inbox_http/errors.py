@@ -10,6 +10,7 @@ from werkzeug.exceptions import HTTPException
 from inbox_actors.domain.access import ErrorStyle, Refusal
 from inbox_actors.reporting.chat_lookup import ChatNotFound
 from inbox_actors.reporting.parameters import InvalidParameter
+from inbox_actors.runtime import ActorError, AskTimeout
 from inbox_http.encoding import json_response
 
 log = logging.getLogger("inbox_http.errors")
@@ -71,6 +72,20 @@ def install_error_handlers(app: Quart) -> None:
     @app.errorhandler(ChatNotFound)
     async def chat_not_found(err: ChatNotFound):
         return stable_error(404, "not_found", "No such chat in this workspace.")
+
+    @app.errorhandler(ActorError)
+    async def actor_unavailable(err: ActorError):
+        # Expected under load or while a dependency is down: a 500 the client may retry, not a bug's traceback.
+        log.warning("%s %s: %s", request.method, request.path, err)
+        headers = {"Retry-After": "1"}
+        if _route_style() is ErrorStyle.SENTENCE:
+            return json_response({"error": INTERNAL_ERROR_SENTENCE}, 500, headers)
+        if isinstance(err, AskTimeout):
+            message = ("The service did not answer in time; the change may still complete, so read before "
+                       "retrying a write.")
+        else:
+            message = "The service cannot take this request right now; retry with backoff."
+        return stable_error(500, "internal_error", message, headers=headers)
 
     @app.errorhandler(HTTPException)
     async def http_error(err: HTTPException):

@@ -251,10 +251,10 @@ def _must_be_active(row: Record | None, key_id: int, now: datetime) -> KeyRefusa
 
 def key_ring_kind(db: Database, clock: Clock, credentials: CredentialCache, *, idle_timeout: float = 300.0
                   ) -> ActorKind:
-    # finish_started: once a key is being made, the caller waits for it; a dropped reply would strand a key
-    # nobody has the plaintext of. The work is bounded by the database's own statement timeout.
+    # An ask ends at its deadline (10 s) even while a key is being made; the key then exists without anyone
+    # holding its plaintext, shows in the key list, and is revoked like any lost key.
     return ActorKind(name=KIND, factory=lambda key: KeyRing(key, db, clock, credentials),
-                     mailbox_capacity=32, idle_timeout=idle_timeout, finish_started=True)
+                     mailbox_capacity=32, idle_timeout=idle_timeout)
 
 
 async def change_keys(actors: ActorSystem, workspace_id: int,

@@ -291,10 +291,10 @@ def _conflict(current: int, named: int) -> ContactRefusal:
 
 
 def contact_card_kind(db: Database, clock: Clock, *, idle_timeout: float = 300.0) -> ActorKind:
-    # finish_started: a write under way completes and its outcome reaches the caller, so a client is never
-    # told "failed" about an edit that then lands (it would retry against a version that moved on).
+    # An ask ends at its deadline even while a write is under way; the write may still land, and the client
+    # reads the contact (its version) before retrying, as after any lost answer.
     return ActorKind(name=KIND, factory=lambda key: ContactCard(key, db, clock), mailbox_capacity=64,
-                     idle_timeout=idle_timeout, finish_started=True)
+                     idle_timeout=idle_timeout)
 
 
 async def change_contact(actors: ActorSystem, workspace_id: int, phone: str,

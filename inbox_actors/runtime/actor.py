@@ -62,9 +62,6 @@ class ActorKind:
     """The longest wait before a restart."""
     batch_limit: int = 1
     """Above 1: messages already queued behind the first are handed to receive_batch together (group commit)."""
-    finish_started: bool = False
-    """True: an ask whose message the actor has begun handling waits past its deadline for the outcome, so a
-    caller is never told "timeout" about work that then succeeds (a new key whose plaintext would be lost)."""
     batch_linger: float = 0.0
     """With batch_limit > 1: how long to wait for more messages to join a batch before handling it."""
 

@@ -41,13 +41,15 @@ class ActorRef:
     router: Router = field(repr=False)
     kind: str
     key: str
+
     async def ask(self, message: object, *, timeout: float | None = None) -> object:
         """Send and wait for the reply. The deadline (default: the kind's ask_timeout) covers waiting for
         mailbox space and for the reply; past it, AskTimeout.
 
-        A message whose asker gave up (deadline or cancellation) before the actor began handling it is
-        skipped, so a caller told "timeout" never sees its effect appear later. One already being handled
-        completes and its reply is dropped, unless the kind has finish_started: then the ask waits on for it.
+        The deadline holds whatever the actor is doing. A message whose asker gave up (deadline or
+        cancellation) before the actor began handling it is skipped, so its effect never appears later; one
+        already being handled completes and its reply is dropped: the caller, told AskTimeout, learns the
+        outcome by reading (or from an idempotency record), as after any lost answer.
         """
         kind = self.router.kind(self.kind)
         limit = kind.ask_timeout if timeout is None else timeout
@@ -59,9 +61,6 @@ class ActorRef:
             except trio.Cancelled:
                 envelope.abandon()
                 raise
-        if not envelope.settled and kind.finish_started and envelope.handling:
-            # The work is under way and its outcome must reach the caller (a key's plaintext, say): wait.
-            await envelope.wait_replied()
         # A reply that arrived as the deadline fired is still the truth about what happened.
         if envelope.settled:
             return envelope.unwrap()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 
 import pytest
 import trio
@@ -107,22 +106,16 @@ async def test_outer_cancellation_propagates_and_the_queued_message_is_skipped(a
         assert [e[2] for e in probe.events("handled")] == ["held", "next"]
 
 
-async def test_finish_started_waits_past_the_deadline_for_work_under_way(autojump_clock):
+async def test_an_ask_ends_at_its_deadline_even_while_its_message_is_being_handled(autojump_clock):
     probe = Probe()
-    async with running(probe.kind(finish_started=True)) as system:
+    async with running(probe.kind()) as system:
         ref = system.ref("probe", "k")
         gate = trio.Event()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(open_later, gate, 5)
             started = trio.current_time()
-            assert await ref.ask(Hold("slow", gate), timeout=1) == "slow"
-            assert trio.current_time() - started == 5
-
-        # Still queued when the deadline passes: not begun, so skipped and timed out as usual.
-        blocker = trio.Event()
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(partial(ref.ask, Hold("blocker", blocker), timeout=100))
-            await trio.testing.wait_all_tasks_blocked()
             with pytest.raises(AskTimeout):
-                await ref.ask(Echo("queued"), timeout=1)
-            blocker.set()
+                await ref.ask(Hold("slow", gate), timeout=1)
+            assert trio.current_time() - started == 1, "the deadline held; nothing waited for the stuck actor"
+        # The work under way still completed (the caller learns it by reading, as after any lost answer).
+        assert [e[2] for e in probe.events("handled")] == ["slow"]
