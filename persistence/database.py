@@ -27,6 +27,10 @@ def open_database_loop():
     return trio_asyncio.open_loop()
 
 
+_ACQUIRE_TIMEOUT_SECONDS = 30.0
+_CLOSE_GRACE_SECONDS = 10.0
+
+
 class DatabaseUnavailable(RuntimeError):
     """PostgreSQL could not be reached."""
 
@@ -97,13 +101,26 @@ class Database(_Queries):
             try:
                 while self._listeners:
                     _, listener = self._listeners.popitem()
-                    await aio_as_trio(listener.close)()
+                    listener.terminate()  # nothing to flush on a LISTEN connection; never wait on a dead one
             finally:
-                await aio_as_trio(self._pool.close)()
+                # A graceful close waits for every connection to come back; one lost to a bug would make that
+                # wait forever, so it is bounded and the rest is cut.
+                with trio.move_on_after(_CLOSE_GRACE_SECONDS) as graceful:
+                    await aio_as_trio(self._pool.close)()
+                if graceful.cancelled_caught:
+                    log.warning("PostgreSQL pool did not close within %gs; terminating its connections",
+                                _CLOSE_GRACE_SECONDS)
+                    self._pool.terminate()
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[UnitOfWork]:
-        connection = await aio_as_trio(self._pool.acquire)()
+        # Shielded (and bounded): a cancellation landing as the pool hands the connection over would otherwise
+        # drop it unreleased, and the pool's close would wait for it forever.
+        try:
+            with trio.CancelScope(shield=True):
+                connection = await aio_as_trio(self._pool.acquire)(timeout=_ACQUIRE_TIMEOUT_SECONDS)
+        except (TimeoutError, *_CONNECTION_FAILURES) as err:
+            raise DatabaseUnavailable(f"no connection: {type(err).__name__}: {err}") from err
         tx = connection.transaction()
         started = committed = False
         try:
