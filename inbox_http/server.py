@@ -87,9 +87,8 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
                                  concurrency=settings.webhook_concurrency)
     actors = ActorSystem()
     for kind in (*actor_kinds(db, clock, credentials, settings, conversations, endpoint_deps,
-                              SlaClockDeps(db=db, clock=clock, actors=actors)), *extra_kinds):
+                              SlaClockDeps(db=db, clock=clock)), *extra_kinds):
         actors.register(kind)
-    conversations.actors = actors
     conversations.on_new_deadline = partial(deadline_set, actors)
     return create_app(Services(settings=settings, db=db, actors=actors, credentials=credentials, clock=clock,
                                platform=platform, webhooks=webhooks))

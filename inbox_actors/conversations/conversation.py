@@ -15,7 +15,7 @@ itself, so the platform's webhook is answered without waiting for the bot's send
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
 
@@ -48,7 +48,7 @@ from inbox_actors.domain.conversation_states import IllegalTransition, State
 from inbox_actors.domain.text import storable
 from inbox_actors.platform.client import PlatformClient
 from inbox_actors.platform.messages import InboundMessage, SendRequest, StatusUpdate
-from inbox_actors.runtime import Actor, ActorKind, ActorSystem, MailboxFull
+from inbox_actors.runtime import Actor, ActorKind, Directory, MailboxFull
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import conversations as conversation_queries
@@ -75,7 +75,6 @@ class ConversationDeps:
     responder: Responder | None
     # Sends a second this service allows itself per business number (the platform's limit; the send pacer).
     sends_per_second: int = 80
-    actors: ActorSystem | None = field(default=None)  # set once the system exists (self-tell, send pacer)
     # Told every new SLA deadline a chat commits (the SLA clock's `deadline_set`); None: nobody keeps time.
     on_new_deadline: Callable[[datetime], None] | None = None
 
@@ -87,9 +86,10 @@ class Conversation(Actor):
         self.chat = ChatState(key, deps.db, deps.clock, deps.on_new_deadline)
         self.workspace_id, self.phone = self.chat.workspace_id, self.chat.phone
         self.team = TeamActions(self.chat)
-        self.sender = Sender(self.chat, self.team, deps)
 
     async def on_start(self) -> None:
+        # The runtime has given the actor its system (`self.actors`) and its own ref by now.
+        self.sender = Sender(self.chat, self.team, self.deps, self.actors)
         await self.chat.load()
 
     async def receive(self, message: object) -> object:
@@ -224,10 +224,8 @@ class Conversation(Actor):
     # -- the bot -------------------------------------------------------------------------------------------
 
     def _queue_bot_turn(self) -> None:
-        if self.deps.actors is None:
-            return
         try:
-            self.deps.actors.ref(KIND, self.key).tell_nowait(BotTurn())
+            self.self_ref.tell_nowait(BotTurn())
         except MailboxFull:
             # The chat is flooded; the bot answers the latest message on the customer's next one.
             log.warning("conversation %s: mailbox full, bot turn skipped", self.key)
@@ -285,6 +283,6 @@ def conversation_kind(deps: ConversationDeps, *, idle_timeout: float = 300.0) ->
                      idle_timeout=idle_timeout, ask_timeout=30.0)
 
 
-async def ask_conversation(actors: ActorSystem, workspace_id: int, phone: str, message: object) -> object:
+async def ask_conversation(actors: Directory, workspace_id: int, phone: str, message: object) -> object:
     """Ask the chat's actor; its reply (one of the reply structs of messages.py, or a SendOutcome)."""
     return await actors.ref(KIND, conversation_key(workspace_id, phone)).ask(message)

@@ -12,7 +12,7 @@ import msgspec
 import trio
 
 from inbox_actors.domain.send_pacing import SendSchedule
-from inbox_actors.runtime import Actor, ActorKind, ActorSystem
+from inbox_actors.runtime import Actor, ActorKind, Directory
 
 KIND = "send_pacer"
 DEFAULT_PER_SECOND = 80
@@ -41,7 +41,7 @@ def send_pacer_kind() -> ActorKind:
     return ActorKind(name=KIND, factory=SendPacer, mailbox_capacity=1024, idle_timeout=60.0, ask_timeout=5.0)
 
 
-async def wait_for_slot(actors: ActorSystem, phone_number_id: str, per_second: int) -> bool:
+async def wait_for_slot(actors: Directory, phone_number_id: str, per_second: int) -> bool:
     """Wait until this number may send; False (at once) when it is saturated beyond MAX_WAIT."""
     delay = await actors.ref(KIND, phone_number_id).ask(ReserveSlot(per_second))
     if delay is None:

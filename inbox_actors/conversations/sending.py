@@ -31,7 +31,7 @@ from inbox_actors.domain import delivery_status, events
 from inbox_actors.domain.conversation_states import State
 from inbox_actors.platform.client import PlatformClient
 from inbox_actors.platform.messages import SendAccepted, SendRefused, SendRequest
-from inbox_actors.runtime import ActorSystem
+from inbox_actors.runtime import Directory
 from persistence.database import DatabaseUnavailable, Record, UnitOfWork
 from persistence.queries import contacts as contact_queries
 from persistence.queries import conversations as conversation_queries
@@ -74,14 +74,14 @@ class SendingDeps(Protocol):
 
     platform: PlatformClient
     sends_per_second: int
-    actors: ActorSystem | None       # None: no send pacer (every send goes at once)
 
 
 class Sender:
-    def __init__(self, chat: ChatState, team: TeamActions, deps: SendingDeps) -> None:
+    def __init__(self, chat: ChatState, team: TeamActions, deps: SendingDeps, actors: Directory) -> None:
         self._chat = chat
         self._team = team
         self._deps = deps
+        self._actors = actors  # where the number's send pacer is
 
     async def send(self, order: Send) -> SendOutcome:
         chat = self._chat
@@ -120,10 +120,7 @@ class Sender:
         return await self._deps.platform.send(phone_number_id, request)
 
     async def _wait_for_slot(self, phone_number_id: str) -> bool:
-        deps = self._deps
-        if deps.actors is None:
-            return True
-        return await send_pacer.wait_for_slot(deps.actors, phone_number_id, deps.sends_per_second)
+        return await send_pacer.wait_for_slot(self._actors, phone_number_id, self._deps.sends_per_second)
 
     async def _record_sent(self, order: Send, platform_message_id: str, channel: str) -> SendOutcome:
         """Record a send the platform accepted. The message is on its way whatever happens here, so a lost

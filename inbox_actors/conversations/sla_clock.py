@@ -44,7 +44,6 @@ class DeadlineSet(msgspec.Struct, frozen=True):
 class SlaClockDeps:
     db: Database
     clock: Clock
-    actors: ActorSystem
     recheck_seconds: float = 60.0
 
 
@@ -97,7 +96,7 @@ class SlaClock(Actor):
 
     async def _announce(self, workspace_id: int, phone: str, deadline: datetime) -> bool:
         try:
-            await ask_conversation(self.deps.actors, workspace_id, phone, SlaDue(deadline))
+            await ask_conversation(self.actors, workspace_id, phone, SlaDue(deadline))
         except ActorError as err:
             # The chat is failing; its deadline stays unannounced and a later round tries again.
             log.warning("SLA breach of %s:%s not announced yet: %s", workspace_id, phone, err)

@@ -1,6 +1,6 @@
 """The actor runtime: bounded mailboxes, activation on demand, passivation, one-for-one supervision."""
 
-from .actor import Actor, ActorKind
+from .actor import Actor, ActorKind, Directory, Handle
 from .errors import (
     ActivationFailed,
     ActorCrashed,
@@ -29,6 +29,8 @@ __all__ = [
     "ActorSystemStopping",
     "ActorTasks",
     "AskTimeout",
+    "Directory",
+    "Handle",
     "KindCounts",
     "MailboxFull",
     "SystemSummary",

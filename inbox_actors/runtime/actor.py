@@ -5,8 +5,28 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from .tasks import ActorTasks
+
+
+class Handle(Protocol):
+    """What an actor may do with a ref (runtime.ref.ActorRef is one)."""
+
+    kind: str
+    key: str
+
+    async def ask(self, message: object, *, timeout: float | None = None) -> object: ...
+
+    async def tell(self, message: object) -> None: ...
+
+    def tell_nowait(self, message: object) -> None: ...
+
+
+class Directory(Protocol):
+    """Where an actor finds the others (the ActorSystem is one)."""
+
+    def ref(self, kind: str, key: str) -> Handle: ...
 
 
 class Actor:
@@ -19,6 +39,10 @@ class Actor:
     tasks: ActorTasks
     """Long work beside the message loop (set by the runtime before on_start): a task that raises crashes the
     actor; the instance's end cancels its tasks; while one runs the actor does not passivate."""
+    actors: Directory
+    """The system the actor runs in, to reach other actors (`actors.ref(kind, key)`); set before on_start."""
+    self_ref: Handle
+    """The actor's own ref (Erlang's self()), to tell itself work for later; set before on_start."""
 
     def __init__(self, key: str) -> None:
         self.key = key

@@ -15,66 +15,13 @@ from typing import Protocol
 import trio
 
 from .actor import Actor, ActorKind
+from .envelope import Envelope
 from .errors import ActivationFailed, ActorCrashed, ActorError, ActorFailed, ActorSystemStopping
+from .ref import ActorRef
 from .statistics import ActorStatistics
 from .tasks import ActorTasks
 
 logger = logging.getLogger("inbox_actors.runtime")
-
-_QUEUED, _HANDLING, _ABANDONED = "queued", "handling", "abandoned"
-
-
-class Envelope:
-    """A message in a mailbox plus, for an ask, the slot its single reply goes into."""
-
-    __slots__ = ("message", "_state", "_replied", "_value", "_error")
-
-    def __init__(self, message: object, *, expects_reply: bool) -> None:
-        self.message = message
-        self._state = _QUEUED
-        self._replied: trio.Event | None = trio.Event() if expects_reply else None
-        self._value: object = None
-        self._error: BaseException | None = None
-
-    def begin(self) -> bool:
-        """Claim the message for handling; False if its asker already gave up, so it must be skipped."""
-        if self._state == _ABANDONED:
-            return False
-        self._state = _HANDLING
-        return True
-
-    def abandon(self) -> None:
-        # Once handling began the side effect is under way; only an untouched message can be withdrawn.
-        if self._state == _QUEUED:
-            self._state = _ABANDONED
-
-    def resolve(self, value: object) -> None:
-        if self._replied is not None and not self._replied.is_set():
-            self._value = value
-            self._replied.set()
-
-    def fail(self, error: BaseException) -> None:
-        if self._replied is not None and not self._replied.is_set():
-            self._error = error
-            self._replied.set()
-
-    @property
-    def handling(self) -> bool:
-        return self._state == _HANDLING
-
-    @property
-    def settled(self) -> bool:
-        return self._replied is not None and self._replied.is_set()
-
-    async def wait_replied(self) -> None:
-        assert self._replied is not None, "a tell has no reply to wait for"
-        await self._replied.wait()
-
-    def unwrap(self) -> object:
-        if self._error is not None:
-            raise self._error
-        return self._value
-
 
 class Registry(Protocol):
     """What a cell tells its supervisor (the ActorSystem) about its life."""
@@ -85,6 +32,9 @@ class Registry(Protocol):
         """Stop routing new sends to this cell; it is still finishing (on_stop) until note_exited."""
 
     def note_exited(self, cell: Cell) -> None: ...
+
+    def ref(self, kind: str, key: str) -> ActorRef:
+        """A handle to any actor of the system (what an actor is given to reach the others)."""
 
 
 def _describe(exc: BaseException) -> str:
@@ -214,6 +164,8 @@ class Cell:
         self._tasks = ActorTasks(tasks_nursery, self._task_crashed, f"{self.kind.name}/{self.key}")
         self._actor = self.kind.factory(self.key)
         self._actor.tasks = self._tasks
+        self._actor.actors = self._registry
+        self._actor.self_ref = self._registry.ref(self.kind.name, self.key)
         await self._actor.on_start()
 
     def _task_crashed(self, exc: Exception) -> None:

@@ -12,7 +12,7 @@ from typing import Protocol
 import trio
 
 from .actor import ActorKind
-from .cell import Envelope
+from .envelope import Envelope
 from .errors import AskTimeout
 from .statistics import ActorStatistics
 

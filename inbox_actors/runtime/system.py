@@ -7,7 +7,8 @@ from collections.abc import Iterable
 import trio
 
 from .actor import ActorKind
-from .cell import Cell, Envelope
+from .cell import Cell
+from .envelope import Envelope
 from .errors import ActivationFailed, ActorSystemStopping, MailboxFull
 from .ref import ActorRef
 from .statistics import ActorStatistics, SystemSummary, summarize

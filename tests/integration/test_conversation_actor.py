@@ -45,7 +45,6 @@ async def chats(db, nursery):
     platform = RecordingPlatform()
     deps = ConversationDeps(db=db, clock=WallClock(), platform=platform, responder=None)
     system = ActorSystem([conversation_kind(deps), send_pacer_kind()])
-    deps.actors = system
     await nursery.start(system.run)
     workspace_id = await builders.workspace(db)
     yield system, workspace_id, platform

@@ -32,7 +32,6 @@ async def test_no_chat_refuses_work_after_a_one_second_outage(db, database_url, 
     name = urlsplit(database_url).path.lstrip("/")
     deps = ConversationDeps(db=db, clock=WallClock(), platform=RecordingPlatform(), responder=None)
     system = ActorSystem([conversation_kind(deps), send_pacer_kind()])
-    deps.actors = system
     workspace_id = await builders.workspace(db)
     phones = [f"9198000{n:05d}" for n in range(CHATS)]
     async with trio.open_nursery() as nursery:

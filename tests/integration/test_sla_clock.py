@@ -44,9 +44,8 @@ async def running_service(db):
     deps = ConversationDeps(db=db, clock=WallClock(), platform=RecordingPlatform(), responder=None)
     system = ActorSystem()
     for kind in (conversation_kind(deps), send_pacer_kind(),
-                 sla_clock_kind(SlaClockDeps(db=db, clock=WallClock(), actors=system))):
+                 sla_clock_kind(SlaClockDeps(db=db, clock=WallClock()))):
         system.register(kind)
-    deps.actors = system
     deps.on_new_deadline = partial(deadline_set, system)
     async with trio.open_nursery() as nursery:
         await nursery.start(system.run)

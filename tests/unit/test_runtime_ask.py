@@ -118,4 +118,5 @@ async def test_an_ask_ends_at_its_deadline_even_while_its_message_is_being_handl
                 await ref.ask(Hold("slow", gate), timeout=1)
             assert trio.current_time() - started == 1, "the deadline held; nothing waited for the stuck actor"
         # The work under way still completed (the caller learns it by reading, as after any lost answer).
+        await trio.testing.wait_all_tasks_blocked()
         assert [e[2] for e in probe.events("handled")] == ["slow"]
