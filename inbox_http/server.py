@@ -12,28 +12,23 @@ from hypercorn.middleware import ProxyFixMiddleware
 from hypercorn.trio import serve
 from quart_trio import QuartTrio
 
-from inbox_actors.access.activity_log import activity_log_kind, prune_expired_activity
 from inbox_actors.access.credentials import CredentialCache
 from inbox_actors.access.demo_workspace import DemoAccess, seed_demo
-from inbox_actors.access.key_ring import key_ring_kind
-from inbox_actors.access.rate_bucket import rate_bucket_kinds
-from inbox_actors.contacts.contact_card import contact_card_kind
+from inbox_actors.actor_kinds import ServiceDeps, actor_kinds, start_standing_actors
 from inbox_actors.conversations.bot import FaqBot, Responder
-from inbox_actors.conversations.conversation import ConversationDeps, conversation_kind
-from inbox_actors.conversations.send_pacer import send_pacer_kind
-from inbox_actors.conversations.sla_clock import SlaClockDeps, deadline_set, sla_clock_kind, start_sla_clock
+from inbox_actors.conversations.conversation import ConversationDeps
+from inbox_actors.conversations.sla_clock import deadline_set
 from inbox_actors.platform.link import PlatformLink
 from inbox_actors.platform.simulator.model import Simulator, SimulatorConfig
 from inbox_actors.platform.simulator.rules import StatusDelays
 from inbox_actors.platform.simulator.server import serve_simulator
 from inbox_actors.platform.stored_templates import StoredTemplateCatalog
-from inbox_actors.runtime import ActorKind, ActorSystem, repeat_every
+from inbox_actors.runtime import ActorKind, ActorSystem, Job
 from inbox_actors.runtime.clock import Clock, WallClock
 from inbox_actors.runtime.stop_signal import set_on_stop_signal
 from inbox_actors.webhooks.address_guard import AddressGuard
-from inbox_actors.webhooks.endpoint import EndpointDeps, webhook_endpoint_kind
+from inbox_actors.webhooks.endpoint import EndpointDeps
 from inbox_actors.webhooks.outbox_listener import OutboxListener
-from inbox_actors.webhooks.retention import prune_delivered_events
 from inbox_actors.webhooks.transport import WebhookTransport
 from inbox_http import idempotency
 from inbox_http.app import create_app
@@ -44,24 +39,7 @@ from persistence.startup import open_database
 
 log = logging.getLogger("inbox_http.server")
 
-ACTIVITY_PRUNE_SECONDS = 3600.0
 IDEMPOTENCY_PRUNE_SECONDS = 3600.0
-WEBHOOK_PRUNE_SECONDS = 3600.0
-
-
-def actor_kinds(db: Database, clock: Clock, credentials: CredentialCache, settings: Settings,
-                conversations: ConversationDeps, webhooks: EndpointDeps, sla: SlaClockDeps) -> list[ActorKind]:
-    """Every actor kind the service runs (each kind's module defines its ActorKind)."""
-    return [
-        *rate_bucket_kinds(),
-        key_ring_kind(db, clock, credentials, idle_timeout=settings.actor_idle_seconds),
-        conversation_kind(conversations, idle_timeout=settings.actor_idle_seconds),
-        send_pacer_kind(),
-        contact_card_kind(db, clock, idle_timeout=settings.actor_idle_seconds),
-        activity_log_kind(db),
-        webhook_endpoint_kind(webhooks, idle_timeout=settings.actor_idle_seconds),
-        sla_clock_kind(sla),
-    ]
 
 
 async def build_app(db: Database, settings: Settings, *, clock: Clock | None = None,
@@ -85,13 +63,20 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
         guard, max_idle_per_host=settings.webhook_concurrency))
     endpoint_deps = EndpointDeps(db=db, clock=clock, transport=webhooks.transport, guard=guard,
                                  concurrency=settings.webhook_concurrency)
+    service_deps = ServiceDeps(db=db, clock=clock, credentials=credentials, conversations=conversations,
+                               webhooks=endpoint_deps, idle_seconds=settings.actor_idle_seconds)
     actors = ActorSystem()
-    for kind in (*actor_kinds(db, clock, credentials, settings, conversations, endpoint_deps,
-                              SlaClockDeps(db=db, clock=clock)), *extra_kinds):
+    for kind in (*actor_kinds(service_deps, extra_jobs=_front_jobs(db, clock)), *extra_kinds):
         actors.register(kind)
     conversations.on_new_deadline = partial(deadline_set, actors)
     return create_app(Services(settings=settings, db=db, actors=actors, credentials=credentials, clock=clock,
-                               platform=platform, webhooks=webhooks))
+                               platform=platform, webhooks=webhooks, actor_deps=service_deps))
+
+
+def _front_jobs(db: Database, clock: Clock) -> dict[str, Job]:
+    """Timers of the HTTP front's own data: Idempotency-Keys are forgotten after their 24-hour life."""
+    return {"idempotency key retention": Job(
+        IDEMPOTENCY_PRUNE_SECONDS, lambda: idempotency.prune_idempotency(db, clock.now() - idempotency.KEY_LIFETIME))}
 
 
 async def serve_app(
@@ -115,14 +100,7 @@ async def serve_app(
     async with trio.open_nursery() as nursery:
         await nursery.start(state.credentials.keep_listening)
         await nursery.start(state.actors.run)
-        await start_sla_clock(state.actors)
-        prune = partial(prune_expired_activity, state.db, state.clock)
-        nursery.start_soon(partial(repeat_every, ACTIVITY_PRUNE_SECONDS, prune, name="activity retention"))
-        nursery.start_soon(partial(repeat_every, IDEMPOTENCY_PRUNE_SECONDS, partial(_prune_idempotency, state),
-                                   name="idempotency key retention"))
-        nursery.start_soon(partial(repeat_every, WEBHOOK_PRUNE_SECONDS,
-                                   partial(prune_delivered_events, state.db, state.clock),
-                                   name="webhook delivery log retention"))
+        await start_standing_actors(state.actors, state.actor_deps, extra_jobs=_front_jobs(state.db, state.clock))
         # After the actors run: on connecting it wakes every workspace with events a crash left pending.
         await nursery.start(OutboxListener(state.db, state.actors).keep_listening)
         simulator_scope = trio.CancelScope()
@@ -153,11 +131,6 @@ async def _serve_simulator(simulator: Simulator, port: int, scope: trio.CancelSc
                            task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
     with scope:
         await serve_simulator(simulator, "127.0.0.1", port, task_status=task_status)
-
-
-async def _prune_idempotency(state: Services) -> int:
-    """Forget Idempotency-Keys past their 24-hour life."""
-    return await idempotency.prune_idempotency(state.db, state.clock.now() - idempotency.KEY_LIFETIME)
 
 
 async def _connect_platform(nursery: trio.Nursery, state: Services, scope: trio.CancelScope) -> Simulator | None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from quart import current_app
 
 from inbox_actors.access.credentials import CredentialCache
+from inbox_actors.actor_kinds import ServiceDeps
 from inbox_actors.platform.link import PlatformLink
 from inbox_actors.runtime import ActorSystem
 from inbox_actors.runtime.clock import Clock
@@ -40,6 +41,7 @@ class Services:
     clock: Clock
     platform: PlatformLink
     webhooks: WebhookServices
+    actor_deps: ServiceDeps
     statistics: ServiceStatistics = field(default_factory=ServiceStatistics)
 
 

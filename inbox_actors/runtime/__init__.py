@@ -14,7 +14,7 @@ from .ref import ActorRef
 from .statistics import ActorStatistics, KindCounts, SystemSummary
 from .system import ActorSystem
 from .tasks import ActorTasks
-from .timer import repeat_every
+from .timer import Job, start_timers, timer_kind
 
 __all__ = [
     "ActivationFailed",
@@ -34,5 +34,7 @@ __all__ = [
     "KindCounts",
     "MailboxFull",
     "SystemSummary",
-    "repeat_every",
+    "Job",
+    "start_timers",
+    "timer_kind",
 ]

@@ -144,3 +144,11 @@ class TestBehindAProxy:
                                                                         "X-Forwarded-For": "203.0.113.9"})
         await wait_recorded(service.actors)
         assert await service.db.fetchval("SELECT ip FROM key_activity WHERE key_id = $1", issued.id) == "203.0.113.9"
+
+
+async def test_the_standing_actors_timers_and_sla_clock_are_visible_to_operators(service):
+    kinds = (await service.client.get("/health/actors")).json()["kinds"]
+    assert kinds["timer"]["live"] == 3, "activity, idempotency and delivery log retention"
+    assert kinds["sla_clock"]["live"] == 1
+    timer = await service.client.get("/health/actors/timer/activity retention")
+    assert timer.status_code == 200 and timer.json()["tasks_running"] == 1

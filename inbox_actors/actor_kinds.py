@@ -1,0 +1,71 @@
+"""Every actor kind the service runs, assembled in one place, and the standing actors started with it.
+
+The HTTP front builds the dependencies it owns (settings, the platform link, the webhook transport), calls
+`actor_kinds` and starts the system; which kinds exist, how they are configured and which actors stand from
+the start is decided here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+
+from inbox_actors.access.activity_log import activity_log_kind, prune_expired_activity
+from inbox_actors.access.credentials import CredentialCache
+from inbox_actors.access.key_ring import key_ring_kind
+from inbox_actors.access.rate_bucket import rate_bucket_kinds
+from inbox_actors.contacts.contact_card import contact_card_kind
+from inbox_actors.conversations.conversation import ConversationDeps, conversation_kind
+from inbox_actors.conversations.send_pacer import send_pacer_kind
+from inbox_actors.conversations.sla_clock import SlaClockDeps, sla_clock_kind, start_sla_clock
+from inbox_actors.runtime import ActorKind, Directory, Job, start_timers, timer_kind
+from inbox_actors.runtime.clock import Clock
+from inbox_actors.webhooks.endpoint import EndpointDeps, webhook_endpoint_kind
+from inbox_actors.webhooks.retention import prune_delivered_events
+from persistence.database import Database
+
+HOUR = timedelta(hours=1).total_seconds()
+
+
+@dataclass(frozen=True)
+class ServiceDeps:
+    db: Database
+    clock: Clock
+    credentials: CredentialCache
+    conversations: ConversationDeps
+    webhooks: EndpointDeps
+    idle_seconds: float = 300.0
+    """Conversations, contact cards, key rings and webhook endpoints leave memory after this long idle."""
+
+
+def retention_jobs(db: Database, clock: Clock) -> dict[str, Job]:
+    """The hourly retention timers of the actors' own data."""
+    return {
+        "activity retention": Job(HOUR, lambda: prune_expired_activity(db, clock)),
+        "webhook delivery log retention": Job(HOUR, lambda: prune_delivered_events(db, clock)),
+    }
+
+
+def actor_kinds(deps: ServiceDeps, *, extra_jobs: Mapping[str, Job] = ()) -> list[ActorKind]:
+    """Every kind the service runs (each kind's module defines its ActorKind); `extra_jobs` are timers of the
+    front's own (e.g. its idempotency records' retention)."""
+    idle = deps.idle_seconds
+    return [
+        *rate_bucket_kinds(),
+        key_ring_kind(deps.db, deps.clock, deps.credentials, idle_timeout=idle),
+        conversation_kind(deps.conversations, idle_timeout=idle),
+        send_pacer_kind(),
+        contact_card_kind(deps.db, deps.clock, idle_timeout=idle),
+        activity_log_kind(deps.db),
+        webhook_endpoint_kind(deps.webhooks, idle_timeout=idle),
+        sla_clock_kind(SlaClockDeps(db=deps.db, clock=deps.clock)),
+        timer_kind({**retention_jobs(deps.db, deps.clock), **dict(extra_jobs)}),
+    ]
+
+
+async def start_standing_actors(actors: Directory, deps: ServiceDeps, *, extra_jobs: Mapping[str, Job] = ()
+                                ) -> None:
+    """Start the actors that run from the start rather than on demand: the SLA clock and the timers."""
+    await start_sla_clock(actors)
+    await start_timers(actors, [*retention_jobs(deps.db, deps.clock), *dict(extra_jobs)])
