@@ -1,7 +1,7 @@
 import trio
 
 from inbox_actors.access import accounts
-from inbox_actors.access.credentials import CredentialCache
+from inbox_actors.access.credentials import ACCESS_CHANGED_CHANNEL, CredentialCache
 from inbox_actors.domain.plans import Plan
 from persistence.database import Database
 from tests import builders
@@ -63,9 +63,28 @@ async def test_changes_of_last_used_time_do_not_flush_the_cache(db, nursery):
     issued = await builders.plaintext_key(db)
     await cache.lookup(issued.key)
     await db.execute("UPDATE api_keys SET last_used_at = now() WHERE id = $1", issued.id)
-    await trio.sleep(0.2)
+    await until_heard_so_far(db, cache)
+    misses = cache.misses
     await cache.lookup(issued.key)
-    assert cache.misses == 1
+    assert cache.misses == misses  # served from memory: the update announced nothing
+
+
+async def until_heard_so_far(db: Database, cache: CredentialCache) -> None:
+    """Returns once `cache` has heard every access change committed before the call: a barrier, not a pause.
+
+    A listening connection gets its notifications in the order their transactions committed, and asyncpg calls
+    the cache's callback for each in the order they arrive. So a sentinel NOTIFY committed now, about a
+    workspace of its own whose key the cache holds, is acted on (that key is forgotten) only after every
+    earlier notification has been.
+    """
+    sentinel = await builders.plaintext_key(db)
+    with trio.fail_after(5):
+        while cache.cached(sentinel.key) is None:  # a lookup that races a notification stores nothing: again
+            sentinel_workspace = (await cache.lookup(sentinel.key)).workspace_id
+    await db.execute("SELECT pg_notify($1, $2)", ACCESS_CHANGED_CHANNEL, str(sentinel_workspace))
+    with trio.fail_after(5):
+        while cache.cached(sentinel.key) is not None:
+            await trio.sleep(0.01)
 
 
 async def test_nothing_is_cached_while_changes_cannot_be_heard(db, nursery):
