@@ -51,15 +51,18 @@ def actor_kinds(deps: ServiceDeps, *, extra_jobs: Mapping[str, Job] = ()) -> lis
     """Every kind the service runs (each kind's module defines its ActorKind); `extra_jobs` are timers of the
     front's own (e.g. its idempotency records' retention)."""
     idle = deps.idle_seconds
+    # In dependency order, what is used before what uses it: shutdown stops kinds in reverse, so a conversation
+    # stops before the send pacer it asks, the SLA clock before the conversations it tells, and the activity
+    # log (every request's last step) last.
     return [
+        activity_log_kind(deps.db),
         *rate_bucket_kinds(),
         key_ring_kind(deps.db, deps.clock, deps.credentials, idle_timeout=idle),
-        conversation_kind(deps.conversations, idle_timeout=idle),
         send_pacer_kind(),
         contact_card_kind(deps.db, deps.clock, idle_timeout=idle),
-        activity_log_kind(deps.db),
-        webhook_endpoint_kind(deps.webhooks, idle_timeout=idle),
+        conversation_kind(deps.conversations, idle_timeout=idle),
         sla_clock_kind(SlaClockDeps(db=deps.db, clock=deps.clock)),
+        webhook_endpoint_kind(deps.webhooks, idle_timeout=idle),
         timer_kind({**retention_jobs(deps.db, deps.clock), **dict(extra_jobs)}),
     ]
 

@@ -26,8 +26,6 @@ logger = logging.getLogger("inbox_actors.runtime")
 class Registry(Protocol):
     """What a cell tells its supervisor (the ActorSystem) about its life."""
 
-    def note_started(self, cell: Cell) -> None: ...
-
     def forget(self, cell: Cell) -> None:
         """Stop routing new sends to this cell; it is still finishing (on_stop) until note_exited."""
 
@@ -143,7 +141,6 @@ class Cell:
                 else:
                     self.status = "running"
                     self._activated = True
-                    self._registry.note_started(self)
                     self.ready.set()
                     task_status.started()
                     await self._serve(tasks_nursery)

@@ -23,8 +23,6 @@ class ActorSystem:
             self.register(kind)
         # Live cells, plus failed ones for their cooldown so sends fail fast and operators can see them.
         self._cells: dict[_Address, Cell] = {}
-        # Cells that became ready, in the order they did: shutdown stops them in reverse.
-        self._started: dict[Cell, None] = {}
         # Passivated cells still running on_stop; a re-activation of the same key waits for them.
         self._retiring: dict[_Address, Cell] = {}
         self._nursery: trio.Nursery | None = None
@@ -69,8 +67,9 @@ class ActorSystem:
             self._finished.set()
 
     async def shutdown(self, grace: float = 10.0) -> None:
-        """Refuse new work, drain actors one by one in reverse start order within `grace` seconds, cancel
-        the rest; returns once run() has returned."""
+        """Refuse new work; stop the kinds in reverse order of registration (register a kind after the kinds it
+        uses), all actors of one kind at once, each draining its mailbox, within `grace` seconds; cancel the
+        rest; returns once run() has returned."""
         self._accepting = False
         if self._nursery is None:
             self._stopping = True
@@ -78,23 +77,24 @@ class ActorSystem:
         if not self._stopping:
             self._stopping = True
             with trio.move_on_after(grace):
-                await self._stop_in_reverse_order()
+                await self._stop_kind_by_kind()
             self._drained.set()
         await self._finished.wait()
 
-    async def _stop_in_reverse_order(self) -> None:
-        # Cells still in on_start became ready after every started one would: they stop first.
-        starting = [cell for cell in self._cells.values() if cell.status == "starting"]
-        for cell in [*reversed(starting), *reversed(self._started)]:
-            cell.request_stop()
-            await cell.exited.wait()
+    async def _stop_kind_by_kind(self) -> None:
+        # As OTP stops a supervisor's children: dependants before what they depend on (a conversation before
+        # the send pacer it asks), and the many children of one kind together, so thousands of live actors
+        # drain at once rather than one after another.
+        for kind in reversed(list(self._kinds)):
+            cells = [cell for cell in self._cells.values() if cell.kind.name == kind]
+            for cell in cells:
+                cell.request_stop()
+            for cell in cells:
+                await cell.exited.wait()
         for cell in list(self._retiring.values()):
             await cell.exited.wait()
 
     # -- Registry, as seen by cells ----------------------------------------------------------------
-
-    def note_started(self, cell: Cell) -> None:
-        self._started[cell] = None
 
     def forget(self, cell: Cell) -> None:
         address = (cell.kind.name, cell.key)
@@ -104,7 +104,6 @@ class ActorSystem:
 
     def note_exited(self, cell: Cell) -> None:
         address = (cell.kind.name, cell.key)
-        self._started.pop(cell, None)
         if self._retiring.get(address) is cell:
             del self._retiring[address]
         if self._cells.get(address) is cell and cell.status != "failed":
