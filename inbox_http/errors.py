@@ -10,7 +10,7 @@ from werkzeug.exceptions import HTTPException
 from inbox_actors.domain.access import ErrorStyle, Refusal
 from inbox_actors.reporting.chat_lookup import ChatNotFound
 from inbox_actors.reporting.parameters import InvalidParameter
-from inbox_actors.runtime import ActorError, AskTimeout
+from inbox_actors.runtime import ActorError, AskTimeout, KindUnavailable
 from inbox_http.encoding import json_response
 
 log = logging.getLogger("inbox_http.errors")
@@ -80,7 +80,9 @@ def install_error_handlers(app: Quart) -> None:
         headers = {"Retry-After": "1"}
         if _route_style() is ErrorStyle.SENTENCE:
             return json_response({"error": INTERNAL_ERROR_SENTENCE}, 500, headers)
-        if isinstance(err, AskTimeout):
+        if isinstance(err, KindUnavailable):
+            message = "This part of the service is failing (a dependency is down); retry with backoff."
+        elif isinstance(err, AskTimeout):
             message = ("The service did not answer in time; the change may still complete, so read before "
                        "retrying a write.")
         else:

@@ -280,7 +280,7 @@ def conversation_key(workspace_id: int, phone: str) -> str:
 def conversation_kind(deps: ConversationDeps, *, idle_timeout: float = 300.0) -> ActorKind:
     # A send waits on the platform (10 s client timeout) inside the actor, so asks get room beyond that.
     return ActorKind(name=KIND, factory=lambda key: Conversation(key, deps), mailbox_capacity=256,
-                     idle_timeout=idle_timeout, ask_timeout=30.0)
+                     idle_timeout=idle_timeout, ask_timeout=30.0, vital=True)
 
 
 async def ask_conversation(actors: Directory, workspace_id: int, phone: str, message: object) -> object:

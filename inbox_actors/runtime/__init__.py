@@ -8,6 +8,7 @@ from .errors import (
     ActorFailed,
     ActorSystemStopping,
     AskTimeout,
+    KindUnavailable,
     MailboxFull,
 )
 from .ref import ActorRef
@@ -32,6 +33,7 @@ __all__ = [
     "Directory",
     "Handle",
     "KindCounts",
+    "KindUnavailable",
     "MailboxFull",
     "SystemSummary",
     "Job",

@@ -84,6 +84,11 @@ class ActorKind:
     """Seconds before the first restart after a crash; each further crash within restart_window doubles it."""
     restart_backoff_max: float = 5.0
     """The longest wait before a restart."""
+    circuit_failures: int = 3
+    """Failed (escalated) actors of this kind within restart_window that open the kind's circuit: the whole
+    kind then refuses work fast (KindUnavailable) for failed_cooldown, as OTP escalates to the parent."""
+    vital: bool = False
+    """The service cannot do its job without this kind: while its circuit is open, readiness is false."""
     batch_limit: int = 1
     """Above 1: messages already queued behind the first are handed to receive_batch together (group commit)."""
     batch_linger: float = 0.0
@@ -105,6 +110,8 @@ class ActorKind:
             raise ValueError(f"batch_linger must be zero or positive, got {self.batch_linger!r}")
         if self.max_restarts < 0:
             raise ValueError(f"max_restarts must be >= 0, got {self.max_restarts!r}")
+        if not isinstance(self.circuit_failures, int) or self.circuit_failures < 1:
+            raise ValueError(f"circuit_failures must be a positive int, got {self.circuit_failures!r}")
         if self.restart_backoff_max < self.restart_backoff:
             raise ValueError("restart_backoff_max must be at least restart_backoff")
 

@@ -31,6 +31,9 @@ class Registry(Protocol):
 
     def note_exited(self, cell: Cell) -> None: ...
 
+    def note_failed(self, cell: Cell) -> None:
+        """The cell escalated (restart intensity exceeded): the kind's supervisor decides what follows."""
+
     def ref(self, kind: str, key: str) -> ActorRef:
         """A handle to any actor of the system (what an actor is given to reach the others)."""
 
@@ -349,6 +352,7 @@ class Cell:
     def _escalate(self) -> None:
         self.status = "failed"
         self.failed_until = trio.current_time() + self.kind.failed_cooldown
+        self._registry.note_failed(self)
         logger.error(
             "%s/%s failed: %d crashes within %gs; refusing work for %gs. Last error: %s",
             self.kind.name,

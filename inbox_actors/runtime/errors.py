@@ -53,6 +53,14 @@ class MailboxFull(ActorError, trio.WouldBlock):
     reason = "mailbox full"
 
 
+class KindUnavailable(ActorError):
+    """Several actors of this kind failed within the restart window (a dependency they share is down): the
+    kind refuses new work at once, with this error, until its cooldown ends, instead of letting every caller
+    wait for an actor that will fail too."""
+
+    reason = "kind unavailable: its actors are failing"
+
+
 class ActivationFailed(ActorError):
     """The actor's first on_start raised, so it never became ready; the cause is chained."""
 

@@ -37,6 +37,10 @@ class KindCounts(msgspec.Struct, frozen=True):
     mailbox_used: int
     messages_handled: int
     restarts: int
+    recent_failures: int = 0
+    """Actors of the kind that escalated within its restart window."""
+    circuit_open: bool = False
+    """The kind refuses work fast (KindUnavailable) until its cooldown ends."""
 
 
 class SystemSummary(msgspec.Struct, frozen=True):
@@ -53,7 +57,9 @@ def summarize(
     kind_names: list[str],
     actors: list[ActorStatistics],
     busiest: int,
+    kind_failures: dict[str, tuple[int, bool]] | None = None,
 ) -> SystemSummary:
+    """`kind_failures`: kind -> (recent failures, circuit open), from the kinds' supervisors."""
     totals = {name: [0, 0, 0, 0, 0] for name in kind_names}
     live: list[ActorStatistics] = []
     failing: list[ActorStatistics] = []
@@ -73,7 +79,8 @@ def summarize(
     failing.sort(key=lambda s: s.last_error_at if s.last_error_at is not None else float("-inf"), reverse=True)
     return SystemSummary(
         accepting=accepting,
-        kinds={name: KindCounts(*counts) for name, counts in totals.items()},
+        kinds={name: KindCounts(*counts, *(kind_failures or {}).get(name, (0, False)))
+               for name, counts in totals.items()},
         busiest=live[: max(busiest, 0)],
         failing=failing,
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+from collections import deque
 from collections.abc import Iterable
 
 import trio
@@ -9,9 +11,11 @@ import trio
 from .actor import ActorKind
 from .cell import Cell
 from .envelope import Envelope
-from .errors import ActivationFailed, ActorSystemStopping, MailboxFull
+from .errors import ActivationFailed, ActorSystemStopping, KindUnavailable, MailboxFull
 from .ref import ActorRef
 from .statistics import ActorStatistics, SystemSummary, summarize
+
+logger = logging.getLogger("inbox_actors.runtime")
 
 _Address = tuple[str, str]
 
@@ -25,6 +29,9 @@ class ActorSystem:
         self._cells: dict[_Address, Cell] = {}
         # Passivated cells still running on_stop; a re-activation of the same key waits for them.
         self._retiring: dict[_Address, Cell] = {}
+        # Each kind's supervisor: when its actors escalated, and until when its circuit is open.
+        self._kind_failures: dict[str, deque[float]] = {}
+        self._circuit_until: dict[str, float] = {}
         self._nursery: trio.Nursery | None = None
         self._accepting = False
         self._stopping = False
@@ -102,6 +109,26 @@ class ActorSystem:
             del self._cells[address]
         self._retiring[address] = cell
 
+    def note_failed(self, cell: Cell) -> None:
+        kind = cell.kind
+        now = trio.current_time()
+        failures = self._kind_failures.setdefault(kind.name, deque(maxlen=kind.circuit_failures))
+        failures.append(now)
+        recent = [t for t in failures if t > now - kind.restart_window]
+        if len(recent) >= kind.circuit_failures and not self._circuit_open(kind.name):
+            self._circuit_until[kind.name] = now + kind.failed_cooldown
+            logger.error("%s: %d actors failed within %gs; the kind refuses work for %gs (last: %s: %s)",
+                         kind.name, len(recent), kind.restart_window, kind.failed_cooldown, cell.key,
+                         cell.last_error)
+
+    def _circuit_open(self, kind: str) -> bool:
+        until = self._circuit_until.get(kind)
+        return until is not None and trio.current_time() < until
+
+    def failing_vital_kinds(self) -> list[str]:
+        """Vital kinds whose circuit is open: while any is, the service is not ready."""
+        return [name for name, kind in self._kinds.items() if kind.vital and self._circuit_open(name)]
+
     def note_exited(self, cell: Cell) -> None:
         address = (cell.kind.name, cell.key)
         if self._retiring.get(address) is cell:
@@ -121,6 +148,9 @@ class ActorSystem:
             if self._nursery is None and not self._stopping:
                 raise RuntimeError("ActorSystem.run() has not started")
             raise ActorSystemStopping(kind.name, key)
+        if self._circuit_open(kind.name):
+            remaining = self._circuit_until[kind.name] - trio.current_time()
+            raise KindUnavailable(kind.name, key, f"refusing for {remaining:.0f}s more")
         address = (kind.name, key)
         cell = self._live_or_failed(address)
         if cell is not None:
@@ -200,7 +230,13 @@ class ActorSystem:
         over is left out, and forgotten only by the next send to it)."""
         cells = [c for c in self._cells.values() if not self._cooled_down(c)]
         cells += [c for a, c in self._retiring.items() if a not in self._cells]
-        return summarize(self._accepting, list(self._kinds), [cell.statistics() for cell in cells], busiest)
+        now = trio.current_time()
+        kind_failures = {
+            name: (sum(1 for t in self._kind_failures.get(name, ()) if t > now - kind.restart_window),
+                   self._circuit_open(name))
+            for name, kind in self._kinds.items()}
+        return summarize(self._accepting, list(self._kinds), [cell.statistics() for cell in cells], busiest,
+                         kind_failures)
 
     @staticmethod
     def _cooled_down(cell: Cell) -> bool:

@@ -45,14 +45,17 @@ def _is_loopback(address: str | None) -> bool:
 
 @blueprint.get("")
 async def health():
-    """Readiness: 200 while PostgreSQL answers, 503 otherwise."""
+    """Readiness: 200 while PostgreSQL answers and no vital actor kind has its circuit open; 503 otherwise."""
     try:
         await services().db.ping()
     except DatabaseUnavailable as err:
         return json_response({"status": "unavailable", "database": f"error: {err}"}, 503)
     state = services()
-    return json_response({"status": "ok", "database": "ok", "accepting": state.actors.summary(busiest=0).accepting,
-                          "activity_records_dropped": state.statistics.activity_records_dropped})
+    failing = state.actors.failing_vital_kinds()
+    body = {"status": "degraded" if failing else "ok", "database": "ok",
+            "accepting": state.actors.summary(busiest=0).accepting, "failing_kinds": failing,
+            "activity_records_dropped": state.statistics.activity_records_dropped}
+    return json_response(body, 503 if failing else 200)
 
 
 @blueprint.get("/actors")

@@ -38,7 +38,8 @@ def extra_actor_kinds():
 async def test_health_says_the_database_answers(service):
     response = await service.client.get("/health")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "database": "ok", "accepting": True, "activity_records_dropped": 0}
+    assert response.json() == {"status": "ok", "database": "ok", "accepting": True, "failing_kinds": [],
+                               "activity_records_dropped": 0}
 
 
 async def test_actor_summary_and_details(service):
@@ -152,3 +153,21 @@ async def test_the_standing_actors_timers_and_sla_clock_are_visible_to_operators
     assert kinds["sla_clock"]["live"] == 1
     timer = await service.client.get("/health/actors/timer/activity retention")
     assert timer.status_code == 200 and timer.json()["tasks_running"] == 1
+
+
+class TestVitalKind:
+    @pytest.fixture
+    def extra_actor_kinds(self):
+        return [ActorKind(name="fragile", factory=Counter, max_restarts=0, circuit_failures=2, vital=True,
+                          failed_cooldown=60)]
+
+    async def test_readiness_is_false_while_a_vital_kind_is_failing_and_its_calls_fail_fast(self, service):
+        for key in ("a", "b"):
+            with pytest.raises(ActorCrashed):
+                await service.actors.ref("fragile", key).ask("crash")
+        health = await service.client.get("/health")
+        assert health.status_code == 503
+        assert health.json()["status"] == "degraded" and health.json()["failing_kinds"] == ["fragile"]
+        kinds = (await service.client.get("/health/actors")).json()["kinds"]
+        assert kinds["fragile"]["circuit_open"] is True and kinds["fragile"]["recent_failures"] == 2
+        assert kinds["conversation"]["circuit_open"] is False
