@@ -12,7 +12,7 @@ from .errors import (
     MailboxFull,
 )
 from .ref import ActorRef
-from .statistics import ActorStatistics, KindCounts, SystemSummary
+from .statistics import ActorStatistics, ActorStatus, KindCounts, SystemSummary
 from .system import ActorSystem
 from .tasks import ActorTasks
 from .timer import Job, start_timers, timer_kind
@@ -26,6 +26,7 @@ __all__ = [
     "ActorKind",
     "ActorRef",
     "ActorStatistics",
+    "ActorStatus",
     "ActorSystem",
     "ActorSystemStopping",
     "ActorTasks",

@@ -18,7 +18,7 @@ from .actor import Actor, ActorKind
 from .envelope import Envelope
 from .errors import ActivationFailed, ActorCrashed, ActorError, ActorFailed, ActorSystemStopping
 from .ref import ActorRef
-from .statistics import ActorStatistics
+from .statistics import ActorStatistics, ActorStatus
 from .tasks import ActorTasks
 
 logger = logging.getLogger("inbox_actors.runtime")
@@ -52,7 +52,7 @@ class Cell:
         # until that has finished, or the two instances would both believe they own the key.
         self._predecessor = predecessor
         self.mailbox, self._inbox = trio.open_memory_channel[Envelope](kind.mailbox_capacity)
-        self.status = "starting"
+        self.status = ActorStatus.STARTING
         self._actor: Actor | None = None
         self._tasks: ActorTasks | None = None
         # Cancelled when one of the instance's tasks crashes, to stop its message loop; the crash is kept here.
@@ -83,7 +83,7 @@ class Cell:
 
     def refusal(self) -> ActorError | None:
         """Why this cell refuses a send, or None if it merely passivated and a fresh lookup re-activates."""
-        if self.status == "failed":
+        if self.status is ActorStatus.FAILED:
             return ActorFailed(self.kind.name, self.key, self.last_error)
         if self._activation_cause is not None:
             error = ActivationFailed(self.kind.name, self.key, _describe(self._activation_cause))
@@ -142,7 +142,7 @@ class Cell:
                     assert self._tasks is not None
                     self._tasks.cancel_all()
                 else:
-                    self.status = "running"
+                    self.status = ActorStatus.RUNNING
                     self._activated = True
                     self.ready.set()
                     task_status.started()
@@ -279,7 +279,7 @@ class Cell:
         return None
 
     async def _stop_cleanly(self) -> None:
-        self.status = "stopping"
+        self.status = ActorStatus.STOPPING
         assert self._actor is not None and self._tasks is not None
         await self._tasks.cancel_and_wait()
         try:
@@ -303,15 +303,15 @@ class Cell:
                 return False
             if self._stop_requested:
                 # The mailbox is closed and was just drained: reloading state would only serve on_stop.
-                self.status = "stopping"
+                self.status = ActorStatus.STOPPING
                 return False
-            self.status = "restarting"
+            self.status = ActorStatus.RESTARTING
             # Backoff: a cause that outlives an instant (a database blip) must not spend the whole restart
             # intensity in milliseconds. Messages wait in the mailbox meanwhile, under their asks' deadlines.
             with trio.move_on_after(self.kind.restart_delay(len(self._crash_times))):
                 await self._stop_signal.wait()
             if self._stop_requested:
-                self.status = "stopping"
+                self.status = ActorStatus.STOPPING
                 self._drain(lambda: ActorSystemStopping(self.kind.name, self.key, "stopped while restarting"))
                 return False
             self.restarts += 1
@@ -323,7 +323,7 @@ class Cell:
                 exc = restart_exc
                 restarting_failed = True
                 continue
-            self.status = "running"
+            self.status = ActorStatus.RUNNING
             self._last_crash = None  # its traceback pins the dead instance's frames
             return True
 
@@ -350,7 +350,7 @@ class Cell:
         return False
 
     def _escalate(self) -> None:
-        self.status = "failed"
+        self.status = ActorStatus.FAILED
         self.failed_until = trio.current_time() + self.kind.failed_cooldown
         self._registry.note_failed(self)
         logger.error(

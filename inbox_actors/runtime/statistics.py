@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import enum
+
 import msgspec
+
+
+class ActorStatus(str, enum.Enum):
+    """Where an actor is in its life (its cell's status); encoded as the plain string."""
+
+    STARTING = "starting"
+    RUNNING = "running"
+    RESTARTING = "restarting"
+    FAILED = "failed"
+    STOPPING = "stopping"
 
 
 class ActorStatistics(msgspec.Struct, frozen=True):
     kind: str
     key: str
-    status: str
-    """One of "starting", "running", "restarting", "failed", "stopping"."""
+    status: ActorStatus
     mailbox_used: int
     mailbox_capacity: int
     messages_handled: int
@@ -65,7 +76,7 @@ def summarize(
     failing: list[ActorStatistics] = []
     for stats in actors:
         counts = totals.setdefault(stats.kind, [0, 0, 0, 0, 0])
-        if stats.status == "failed":
+        if stats.status is ActorStatus.FAILED:
             counts[1] += 1
         else:
             counts[0] += 1
@@ -73,7 +84,7 @@ def summarize(
         counts[2] += stats.mailbox_used
         counts[3] += stats.messages_handled
         counts[4] += stats.restarts
-        if stats.status == "failed" or (stats.restarts > 0 and stats.last_error is not None):
+        if stats.status is ActorStatus.FAILED or (stats.restarts > 0 and stats.last_error is not None):
             failing.append(stats)
     live.sort(key=lambda s: (s.mailbox_used, s.messages_handled), reverse=True)
     failing.sort(key=lambda s: s.last_error_at if s.last_error_at is not None else float("-inf"), reverse=True)

@@ -13,7 +13,7 @@ from .cell import Cell
 from .envelope import Envelope
 from .errors import ActivationFailed, ActorSystemStopping, KindUnavailable, MailboxFull
 from .ref import ActorRef
-from .statistics import ActorStatistics, SystemSummary, summarize
+from .statistics import ActorStatistics, ActorStatus, SystemSummary, summarize
 
 logger = logging.getLogger("inbox_actors.runtime")
 
@@ -133,7 +133,7 @@ class ActorSystem:
         address = (cell.kind.name, cell.key)
         if self._retiring.get(address) is cell:
             del self._retiring[address]
-        if self._cells.get(address) is cell and cell.status != "failed":
+        if self._cells.get(address) is cell and cell.status is not ActorStatus.FAILED:
             del self._cells[address]
 
     # -- delivery: the Router that ActorRef uses --------------------------------------------------
@@ -154,7 +154,7 @@ class ActorSystem:
         address = (kind.name, key)
         cell = self._live_or_failed(address)
         if cell is not None:
-            if cell.status == "failed":
+            if cell.status is ActorStatus.FAILED:
                 raise cell.refusal() or AssertionError("a failed cell always refuses")
             return cell, False
         assert self._nursery is not None
@@ -207,7 +207,7 @@ class ActorSystem:
     def _live_or_failed(self, address: _Address) -> Cell | None:
         """The registered cell, dropping a failed one whose cooldown is over (the next send starts afresh)."""
         cell = self._cells.get(address)
-        if cell is not None and cell.status == "failed":
+        if cell is not None and cell.status is ActorStatus.FAILED:
             assert cell.failed_until is not None
             if trio.current_time() >= cell.failed_until:
                 del self._cells[address]
@@ -240,4 +240,4 @@ class ActorSystem:
 
     @staticmethod
     def _cooled_down(cell: Cell) -> bool:
-        return cell.status == "failed" and cell.failed_until is not None and trio.current_time() >= cell.failed_until
+        return cell.status is ActorStatus.FAILED and cell.failed_until is not None and trio.current_time() >= cell.failed_until
