@@ -32,6 +32,7 @@ from inbox_actors.webhooks.outbox_listener import OutboxListener
 from inbox_actors.webhooks.transport import WebhookTransport
 from inbox_http import idempotency
 from inbox_http.app import create_app
+from inbox_http.request_count import RequestCount
 from inbox_http.services import Services, WebhookServices
 from inbox_http.settings import Settings
 from persistence.database import Database, open_database_loop
@@ -95,8 +96,10 @@ async def serve_app(
     config.graceful_timeout = settings.shutdown_grace_seconds
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")
-    served = app if settings.trusted_proxy_hops == 0 else ProxyFixMiddleware(
-        app, mode="legacy", trusted_hops=settings.trusted_proxy_hops)
+    counted = RequestCount(app)
+    served = counted if settings.trusted_proxy_hops == 0 else ProxyFixMiddleware(
+        counted, mode="legacy", trusted_hops=settings.trusted_proxy_hops)
+    stopping = trio.Event()
     async with trio.open_nursery() as nursery:
         await nursery.start(state.credentials.keep_listening)
         await nursery.start(state.actors.run)
@@ -108,6 +111,7 @@ async def serve_app(
 
         async def stop_serving() -> None:
             await shutdown_trigger()
+            stopping.set()
             # The in-process simulator holds keep-alive connections to us; it goes first, or Hypercorn would
             # wait the whole grace period for them to close.
             simulator_scope.cancel()
@@ -115,6 +119,8 @@ async def serve_app(
         try:
             async with trio.open_nursery() as http:
                 binds = await http.start(partial(serve, served, config, shutdown_trigger=stop_serving))
+                http.start_soon(_end_when_answered, stopping, counted, settings.shutdown_grace_seconds,
+                                http.cancel_scope)
                 if simulator is not None:
                     simulator.webhook_url = f"{binds[0]}/webhooks/whatsapp"
                 task_status.started(binds[0])
@@ -125,6 +131,16 @@ async def serve_app(
                 await state.platform.aclose()
                 await state.webhooks.transport.aclose()
             nursery.cancel_scope.cancel()
+
+
+async def _end_when_answered(stopping: trio.Event, counted: RequestCount, grace: float,
+                             http: trio.CancelScope) -> None:
+    """Once shutdown began, stop serving as soon as no request is under way (within the grace period):
+    Hypercorn would otherwise wait out the grace period for idle keep-alive connections (see request_count)."""
+    await stopping.wait()
+    with trio.move_on_after(grace):
+        await counted.wait_none_active()
+    http.cancel()
 
 
 async def _serve_simulator(simulator: Simulator, port: int, scope: trio.CancelScope, *,

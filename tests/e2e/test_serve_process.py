@@ -130,3 +130,12 @@ async def test_embedded_database_starts_with_the_service_and_stops_with_it(nurse
         assert not (data_dir / "pg" / "postmaster.pid").exists()
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+async def test_an_idle_keep_alive_connection_does_not_hold_the_shutdown_for_the_grace_period(database_url, nursery):
+    serve = await start_serve({"DATABASE_URL": database_url, "INBOX_SHUTDOWN_GRACE_SECONDS": "20"}, nursery)
+    async with httpx.AsyncClient(base_url=serve.ready["url"], timeout=10) as client:
+        assert (await client.get("/health")).status_code == 200  # the connection stays open, idle
+        began = trio.current_time()
+        assert await stop(serve) == 0
+        assert trio.current_time() - began < 10, "not the 20 s grace: nothing was under way"
