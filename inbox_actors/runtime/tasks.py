@@ -18,6 +18,8 @@ logger = logging.getLogger("inbox_actors.runtime")
 
 
 class ActorTasks:
+    __slots__ = ("_nursery", "_on_crash", "_owner", "_scopes", "_closed", "_none_running")
+
     def __init__(self, nursery: trio.Nursery, on_crash: Callable[[Exception], None], owner: str) -> None:
         self._nursery = nursery
         self._on_crash = on_crash
