@@ -48,9 +48,9 @@ class Cell:
     __slots__ = (
         "kind", "key", "_registry", "_predecessor", "_inbox", "status", "_actor", "_tasks", "_loop_scope",
         "_task_crash", "_in_flight", "_activated", "_activation_cause", "_stop_requested", "_stop_signal",
-        "_aborted", "ready", "exited", "failed_until", "_crash_times", "_last_crash", "messages_handled",
-        "messages_dropped", "restarts", "last_error", "last_error_at", "last_activity_at", "started_at",
-        "started_at_wall", "mailbox",
+        "_aborted", "_ready_event", "_is_ready", "_exited_event", "_has_exited", "failed_until", "_crash_times",
+        "_last_crash", "messages_handled", "messages_dropped", "restarts", "last_error", "last_error_at",
+        "last_activity_at", "started_at", "started_at_wall", "mailbox",
     )
 
     def __init__(self, registry: Registry, kind: ActorKind, key: str, predecessor: Cell | None = None) -> None:
@@ -71,13 +71,16 @@ class Cell:
         self._activated = False
         self._activation_cause: Exception | None = None
         self._stop_requested = False
-        self._stop_signal = trio.Event()  # wakes a restart backoff when a stop is requested
+        self._stop_signal: trio.Event | None = None  # wakes a restart backoff when a stop is requested
         self._aborted = False
-        self.ready = trio.Event()
-        self.exited = trio.Event()
+        # Events made only when someone waits: most actors are never waited on after activation.
+        self._ready_event: trio.Event | None = None
+        self._is_ready = False
+        self._exited_event: trio.Event | None = None
+        self._has_exited = False
         self.failed_until: float | None = None
         # Only the last max_restarts + 1 crash times can decide whether the intensity is exceeded.
-        self._crash_times: deque[float] = deque(maxlen=kind.max_restarts + 1)
+        self._crash_times: deque[float] | None = None  # made at the first crash
         self._last_crash: Exception | None = None
         self.messages_handled = 0
         self.messages_dropped = 0
@@ -104,14 +107,29 @@ class Cell:
 
     async def wait_ready(self) -> None:
         """Wait for the first on_start; raise why it never became ready."""
-        await self.ready.wait()
+        if not self._is_ready:
+            if self._ready_event is None:
+                self._ready_event = trio.Event()
+            await self._ready_event.wait()
         if not self._activated:
             raise self.refusal() or ActorSystemStopping(self.kind.name, self.key)
+
+    async def wait_exited(self) -> None:
+        if not self._has_exited:
+            if self._exited_event is None:
+                self._exited_event = trio.Event()
+            await self._exited_event.wait()
+
+    def _set_ready(self) -> None:
+        self._is_ready = True
+        if self._ready_event is not None:
+            self._ready_event.set()
 
     def request_stop(self) -> None:
         """Close the mailbox to senders; the loop handles what is queued, calls on_stop and exits."""
         self._stop_requested = True
-        self._stop_signal.set()
+        if self._stop_signal is not None:
+            self._stop_signal.set()
         self.mailbox.close()
 
     def statistics(self) -> ActorStatistics:
@@ -137,7 +155,7 @@ class Cell:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         try:
             if self._predecessor is not None:
-                await self._predecessor.exited.wait()
+                await self._predecessor.wait_exited()
                 self._predecessor = None
             # The instances' tasks (ActorTasks) run here, beside the message loop, for as long as the cell.
             activation_failure: Exception | None = None
@@ -153,7 +171,7 @@ class Cell:
                 else:
                     self.status = ActorStatus.RUNNING
                     self._activated = True
-                    self.ready.set()
+                    self._set_ready()
                     task_status.started()
                     # Trio's _TaskStatus holds nursery.start()'s temporary nursery, which holds the finished
                     # activating task: released, rather than kept by this frame for the actor's whole life.
@@ -167,8 +185,10 @@ class Cell:
             self._abort()
             raise
         finally:
-            self.ready.set()
-            self.exited.set()
+            self._set_ready()
+            self._has_exited = True
+            if self._exited_event is not None:
+                self._exited_event.set()
             self._registry.note_exited(self)
 
     async def _start_instance(self, tasks_nursery: trio.Nursery) -> None:
@@ -322,8 +342,10 @@ class Cell:
             self.status = ActorStatus.RESTARTING
             # Backoff: a cause that outlives an instant (a database blip) must not spend the whole restart
             # intensity in milliseconds. Messages wait in the mailbox meanwhile, under their asks' deadlines.
+            self._stop_signal = trio.Event()
             with trio.move_on_after(self.kind.restart_delay(len(self._crash_times))):
                 await self._stop_signal.wait()
+            self._stop_signal = None
             if self._stop_requested:
                 self.status = ActorStatus.STOPPING
                 self._drain(lambda: ActorSystemStopping(self.kind.name, self.key, "stopped while restarting"))
@@ -351,6 +373,8 @@ class Cell:
         self._last_crash = exc
         self.last_error = _describe(exc)
         self.last_error_at = now
+        if self._crash_times is None:
+            self._crash_times = deque(maxlen=self.kind.max_restarts + 1)
         self._crash_times.append(now)
         while self._crash_times and self._crash_times[0] <= now - self.kind.restart_window:
             self._crash_times.popleft()

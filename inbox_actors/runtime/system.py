@@ -97,9 +97,9 @@ class ActorSystem:
             for cell in cells:
                 cell.request_stop()
             for cell in cells:
-                await cell.exited.wait()
+                await cell.wait_exited()
         for cell in list(self._retiring.values()):
-            await cell.exited.wait()
+            await cell.wait_exited()
 
     # -- Registry, as seen by cells ----------------------------------------------------------------
 

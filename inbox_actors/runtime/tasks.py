@@ -24,14 +24,13 @@ class ActorTasks:
         self._nursery = nursery
         self._on_crash = on_crash
         self._owner = owner
-        self._scopes: set[trio.CancelScope] = set()
+        self._scopes: set[trio.CancelScope] | None = None  # made by the first task
         self._closed = False
-        self._none_running = trio.Event()
-        self._none_running.set()
+        self._none_running: trio.Event | None = None  # made only by cancel_and_wait, when tasks run
 
     @property
     def running(self) -> int:
-        return len(self._scopes)
+        return len(self._scopes) if self._scopes is not None else 0
 
     def start_soon(self, job: Callable[..., Awaitable[Any]], *args: Any, name: str | None = None) -> None:
         """Run `job(*args)` beside the message loop until it returns, raises (crashing the actor) or the
@@ -40,21 +39,24 @@ class ActorTasks:
             raise RuntimeError(f"{self._owner}: the actor instance has ended; it starts no more tasks")
         # Registered before it runs, so a cancel_all() between now and its first step still reaches it.
         scope = trio.CancelScope()
+        if self._scopes is None:
+            self._scopes = set()
         self._scopes.add(scope)
-        if self._none_running.is_set():
-            self._none_running = trio.Event()
         self._nursery.start_soon(self._run, scope, job, args, name=name or f"{self._owner} task")
 
     def cancel_all(self) -> None:
         """End the instance's tasks (crash, stop, passivation); a late failure of one is no longer a crash."""
         self._closed = True
-        for scope in self._scopes:
+        for scope in self._scopes or ():
             scope.cancel()
 
     async def cancel_and_wait(self) -> None:
         """cancel_all(), then wait until every task has unwound (so on_stop may release what they used)."""
         self.cancel_all()
-        await self._none_running.wait()
+        if self._scopes:
+            if self._none_running is None:
+                self._none_running = trio.Event()
+            await self._none_running.wait()
 
     async def _run(self, scope: trio.CancelScope, job: Callable[..., Awaitable[Any]], args: tuple) -> None:
         try:
@@ -69,5 +71,5 @@ class ActorTasks:
                 logger.info("%s: a task failed after its actor ended: %r", self._owner, exc)
         finally:
             self._scopes.discard(scope)
-            if not self._scopes:
+            if not self._scopes and self._none_running is not None:
                 self._none_running.set()
