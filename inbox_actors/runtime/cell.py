@@ -7,7 +7,6 @@ reloaded by on_start) but keeps the mailbox, so refs and queued senders never no
 from __future__ import annotations
 
 import logging
-from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Protocol
@@ -15,13 +14,17 @@ from typing import Protocol
 import trio
 
 from .actor import Actor, ActorKind
+from .batching import claim_batch, take
+from .crash_history import CrashHistory, describe
 from .envelope import Envelope
 from .errors import ActivationFailed, ActorCrashed, ActorError, ActorFailed, ActorSystemStopping
+from .lazy_event import LazyEvent
 from .ref import ActorRef
 from .statistics import ActorStatistics, ActorStatus
 from .tasks import ActorTasks
 
 logger = logging.getLogger("inbox_actors.runtime")
+
 
 class Registry(Protocol):
     """What a cell tells its supervisor (the ActorSystem) about its life."""
@@ -38,19 +41,13 @@ class Registry(Protocol):
         """A handle to any actor of the system (what an actor is given to reach the others)."""
 
 
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
 class Cell:
     # Slots, not a __dict__: with thirty attributes the dict alone cost 1.4 KB per live actor.
     __slots__ = (
-        "kind", "key", "_registry", "_predecessor", "_inbox", "status", "_actor", "_tasks", "_loop_scope",
-        "_task_crash", "_in_flight", "_activated", "_activation_cause", "_stop_requested", "_stop_signal",
-        "_aborted", "_ready_event", "_is_ready", "_exited_event", "_has_exited", "failed_until", "_crash_times",
-        "_last_crash", "messages_handled", "messages_dropped", "restarts", "last_error", "last_error_at",
-        "last_activity_at", "started_at", "started_at_wall", "mailbox",
+        "kind", "key", "_registry", "_predecessor", "mailbox", "_inbox", "status", "_actor", "_tasks",
+        "_loop_scope", "_task_crash", "_in_flight", "_activated", "_activation_cause", "_stop_requested",
+        "_stop_signal", "_aborted", "ready", "exited", "failed_until", "history", "messages_handled",
+        "messages_dropped", "last_activity_at", "started_at", "started_at_wall",
     )
 
     def __init__(self, registry: Registry, kind: ActorKind, key: str, predecessor: Cell | None = None) -> None:
@@ -71,22 +68,14 @@ class Cell:
         self._activated = False
         self._activation_cause: Exception | None = None
         self._stop_requested = False
-        self._stop_signal: trio.Event | None = None  # wakes a restart backoff when a stop is requested
+        self._stop_signal = LazyEvent()  # wakes a restart backoff when a stop is requested
         self._aborted = False
-        # Events made only when someone waits: most actors are never waited on after activation.
-        self._ready_event: trio.Event | None = None
-        self._is_ready = False
-        self._exited_event: trio.Event | None = None
-        self._has_exited = False
+        self.ready = LazyEvent()
+        self.exited = LazyEvent()
         self.failed_until: float | None = None
-        # Only the last max_restarts + 1 crash times can decide whether the intensity is exceeded.
-        self._crash_times: deque[float] | None = None  # made at the first crash
-        self._last_crash: Exception | None = None
+        self.history = CrashHistory(kind)
         self.messages_handled = 0
         self.messages_dropped = 0
-        self.restarts = 0
-        self.last_error: str | None = None
-        self.last_error_at: float | None = None
         self.last_activity_at: float | None = None
         self.started_at = trio.current_time()
         self.started_at_wall = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -96,9 +85,9 @@ class Cell:
     def refusal(self) -> ActorError | None:
         """Why this cell refuses a send, or None if it merely passivated and a fresh lookup re-activates."""
         if self.status is ActorStatus.FAILED:
-            return ActorFailed(self.kind.name, self.key, self.last_error)
+            return ActorFailed(self.kind.name, self.key, self.history.last_error)
         if self._activation_cause is not None:
-            error = ActivationFailed(self.kind.name, self.key, _describe(self._activation_cause))
+            error = ActivationFailed(self.kind.name, self.key, describe(self._activation_cause))
             error.__cause__ = self._activation_cause
             return error
         if self._stop_requested or self._aborted:
@@ -107,29 +96,14 @@ class Cell:
 
     async def wait_ready(self) -> None:
         """Wait for the first on_start; raise why it never became ready."""
-        if not self._is_ready:
-            if self._ready_event is None:
-                self._ready_event = trio.Event()
-            await self._ready_event.wait()
+        await self.ready.wait()
         if not self._activated:
             raise self.refusal() or ActorSystemStopping(self.kind.name, self.key)
-
-    async def wait_exited(self) -> None:
-        if not self._has_exited:
-            if self._exited_event is None:
-                self._exited_event = trio.Event()
-            await self._exited_event.wait()
-
-    def _set_ready(self) -> None:
-        self._is_ready = True
-        if self._ready_event is not None:
-            self._ready_event.set()
 
     def request_stop(self) -> None:
         """Close the mailbox to senders; the loop handles what is queued, calls on_stop and exits."""
         self._stop_requested = True
-        if self._stop_signal is not None:
-            self._stop_signal.set()
+        self._stop_signal.set()
         self.mailbox.close()
 
     def statistics(self) -> ActorStatistics:
@@ -140,9 +114,9 @@ class Cell:
             mailbox_used=self.mailbox.statistics().current_buffer_used,
             mailbox_capacity=self.kind.mailbox_capacity,
             messages_handled=self.messages_handled,
-            restarts=self.restarts,
-            last_error=self.last_error,
-            last_error_at=self.last_error_at,
+            restarts=self.history.restarts,
+            last_error=self.history.last_error,
+            last_error_at=self.history.last_error_at,
             last_activity_at=self.last_activity_at,
             started_at=self.started_at,
             started_at_wall=self.started_at_wall,
@@ -155,7 +129,7 @@ class Cell:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         try:
             if self._predecessor is not None:
-                await self._predecessor.wait_exited()
+                await self._predecessor.exited.wait()
                 self._predecessor = None
             # The instances' tasks (ActorTasks) run here, beside the message loop, for as long as the cell.
             activation_failure: Exception | None = None
@@ -171,7 +145,7 @@ class Cell:
                 else:
                     self.status = ActorStatus.RUNNING
                     self._activated = True
-                    self._set_ready()
+                    self.ready.set()
                     task_status.started()
                     # Trio's _TaskStatus holds nursery.start()'s temporary nursery, which holds the finished
                     # activating task: released, rather than kept by this frame for the actor's whole life.
@@ -185,10 +159,8 @@ class Cell:
             self._abort()
             raise
         finally:
-            self._set_ready()
-            self._has_exited = True
-            if self._exited_event is not None:
-                self._exited_event.set()
+            self.ready.set()
+            self.exited.set()
             self._registry.note_exited(self)
 
     async def _start_instance(self, tasks_nursery: trio.Nursery) -> None:
@@ -234,9 +206,9 @@ class Cell:
             # In flight from the first claim on: a cancellation while lingering must fail them, not lose them.
             self._in_flight = batch = []
             if self.kind.batch_limit == 1:
-                self._add_to_batch(batch, envelope)  # the common case, without a coroutine per message
+                self.messages_dropped += 0 if take(envelope, batch) else 1  # without a coroutine per message
             else:
-                await self._claim_batch(envelope, batch)
+                self.messages_dropped += await claim_batch(self._inbox, self.kind, envelope, batch)
             if not batch:
                 continue
             assert self._actor is not None
@@ -262,31 +234,6 @@ class Cell:
             self.last_activity_at = trio.current_time()
             for done, reply in zip(batch, replies, strict=True):
                 done.resolve(reply)
-
-    async def _claim_batch(self, first: Envelope, batch: list[Envelope]) -> None:
-        """Fill `batch` with the first message plus, for a kind that commits in groups, whatever is queued
-        behind it or arrives within the kind's linger."""
-        self._add_to_batch(batch, first)
-        with trio.move_on_after(self.kind.batch_linger):
-            while len(batch) < self.kind.batch_limit:
-                try:
-                    envelope = self._inbox.receive_nowait()
-                except trio.EndOfChannel:
-                    break
-                except trio.WouldBlock:
-                    if self.kind.batch_linger == 0:
-                        break
-                    try:
-                        envelope = await self._inbox.receive()
-                    except trio.EndOfChannel:
-                        break
-                self._add_to_batch(batch, envelope)
-
-    def _add_to_batch(self, batch: list[Envelope], envelope: Envelope) -> None:
-        if envelope.begin():
-            batch.append(envelope)
-        else:
-            self.messages_dropped += 1
 
     async def _next_envelope(self) -> Envelope | None:
         """The next message, or None when the actor should stop (mailbox closed, or idle: passivated)."""
@@ -342,15 +289,13 @@ class Cell:
             self.status = ActorStatus.RESTARTING
             # Backoff: a cause that outlives an instant (a database blip) must not spend the whole restart
             # intensity in milliseconds. Messages wait in the mailbox meanwhile, under their asks' deadlines.
-            self._stop_signal = trio.Event()
-            with trio.move_on_after(self.kind.restart_delay(len(self._crash_times))):
+            with trio.move_on_after(self.history.restart_delay()):
                 await self._stop_signal.wait()
-            self._stop_signal = None
             if self._stop_requested:
                 self.status = ActorStatus.STOPPING
                 self._drain(lambda: ActorSystemStopping(self.kind.name, self.key, "stopped while restarting"))
                 return False
-            self.restarts += 1
+            self.history.restarts += 1
             try:
                 await self._start_instance(tasks_nursery)
             except trio.Cancelled:
@@ -360,26 +305,16 @@ class Cell:
                 restarting_failed = True
                 continue
             self.status = ActorStatus.RUNNING
-            self._last_crash = None  # its traceback pins the dead instance's frames
+            self.history.last_crash = None
             return True
 
     def _note_crash(self, exc: Exception, *, fail_queued: bool) -> bool:
         """Record a crash and (`fail_queued`) fail what was queued behind it; True if the restart intensity is
         exceeded."""
-        now = trio.current_time()
         self._actor = None
         if self._tasks is not None:
             self._tasks.cancel_all()
-        self._last_crash = exc
-        self.last_error = _describe(exc)
-        self.last_error_at = now
-        if self._crash_times is None:
-            self._crash_times = deque(maxlen=self.kind.max_restarts + 1)
-        self._crash_times.append(now)
-        while self._crash_times and self._crash_times[0] <= now - self.kind.restart_window:
-            self._crash_times.popleft()
-        logger.warning("%s/%s crashed: %s", self.kind.name, self.key, self.last_error, exc_info=exc)
-        if len(self._crash_times) > self.kind.max_restarts:
+        if self.history.record(exc, f"{self.kind.name}/{self.key}"):
             return True  # _escalate refuses the queue as failed: nothing will serve it soon
         if fail_queued:
             # Only what was queued at the crash: senders still waiting for space go to the restarted actor.
@@ -395,41 +330,41 @@ class Cell:
             "%s/%s failed: %d crashes within %gs; refusing work for %gs. Last error: %s",
             self.kind.name,
             self.key,
-            len(self._crash_times),
+            self.history.recent,
             self.kind.restart_window,
             self.kind.failed_cooldown,
-            self.last_error,
+            self.history.last_error,
         )
 
         def failed() -> ActorError:
-            error = ActorFailed(self.kind.name, self.key, self.last_error)
-            error.__cause__ = self._last_crash
+            error = ActorFailed(self.kind.name, self.key, self.history.last_error)
+            error.__cause__ = self.history.last_crash
             return error
 
         self._drain(failed)
-        self._last_crash = None
+        self.history.last_crash = None
         # Senders that find the mailbox broken ask refusal(), which now says ActorFailed.
         self._inbox.close()
 
     def _fail_activation(self, exc: Exception) -> ActivationFailed:
         self._activation_cause = exc
-        self.last_error = _describe(exc)
-        self.last_error_at = trio.current_time()
+        self.history.note_activation_failed(exc)
         self._actor = None
         if self._tasks is not None:
             self._tasks.cancel_all()
         self._registry.forget(self)
 
         def activation_failed() -> ActorError:
-            error = ActivationFailed(self.kind.name, self.key, self.last_error)
+            error = ActivationFailed(self.kind.name, self.key, self.history.last_error)
             error.__cause__ = exc
             return error
 
         self._drain(activation_failed)
         self._inbox.close()
         self.mailbox.close()
-        logger.error("%s/%s failed to activate: %s", self.kind.name, self.key, self.last_error, exc_info=exc)
-        return ActivationFailed(self.kind.name, self.key, self.last_error)
+        logger.error("%s/%s failed to activate: %s", self.kind.name, self.key, self.history.last_error,
+                     exc_info=exc)
+        return ActivationFailed(self.kind.name, self.key, self.history.last_error)
 
     def _abort(self) -> None:
         """Cancelled (shutdown grace expired): fail what is in flight and queued. Must not checkpoint."""
@@ -453,6 +388,6 @@ class Cell:
             envelope.fail(make_error())
 
     def _crashed(self, exc: Exception) -> ActorCrashed:
-        error = ActorCrashed(self.kind.name, self.key, _describe(exc))
+        error = ActorCrashed(self.kind.name, self.key, describe(exc))
         error.__cause__ = exc
         return error

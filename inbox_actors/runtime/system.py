@@ -97,9 +97,9 @@ class ActorSystem:
             for cell in cells:
                 cell.request_stop()
             for cell in cells:
-                await cell.wait_exited()
+                await cell.exited.wait()
         for cell in list(self._retiring.values()):
-            await cell.wait_exited()
+            await cell.exited.wait()
 
     # -- Registry, as seen by cells ----------------------------------------------------------------
 
@@ -119,7 +119,7 @@ class ActorSystem:
             self._circuit_until[kind.name] = now + kind.failed_cooldown
             logger.error("%s: %d actors failed within %gs; the kind refuses work for %gs (last: %s: %s)",
                          kind.name, len(recent), kind.restart_window, kind.failed_cooldown, cell.key,
-                         cell.last_error)
+                         cell.history.last_error)
 
     def _circuit_open(self, kind: str) -> bool:
         until = self._circuit_until.get(kind)
@@ -207,11 +207,9 @@ class ActorSystem:
     def _live_or_failed(self, address: _Address) -> Cell | None:
         """The registered cell, dropping a failed one whose cooldown is over (the next send starts afresh)."""
         cell = self._cells.get(address)
-        if cell is not None and cell.status is ActorStatus.FAILED:
-            assert cell.failed_until is not None
-            if trio.current_time() >= cell.failed_until:
-                del self._cells[address]
-                return None
+        if cell is not None and self._cooled_down(cell):
+            del self._cells[address]
+            return None
         return cell
 
     # -- statistics ----------------------------------------------------------------------------------
@@ -240,4 +238,5 @@ class ActorSystem:
 
     @staticmethod
     def _cooled_down(cell: Cell) -> bool:
-        return cell.status is ActorStatus.FAILED and cell.failed_until is not None and trio.current_time() >= cell.failed_until
+        return (cell.status is ActorStatus.FAILED and cell.failed_until is not None
+                and trio.current_time() >= cell.failed_until)
