@@ -8,7 +8,7 @@ the start is decided here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from inbox_actors.access.activity_log import activity_log_kind, prune_expired_activity
@@ -37,6 +37,11 @@ class ServiceDeps:
     webhooks: EndpointDeps
     idle_seconds: float = 300.0
     """Conversations, contact cards, key rings and webhook endpoints leave memory after this long idle."""
+    extra_jobs: Mapping[str, Job] = field(default_factory=dict)
+    """Timers of the front's own (e.g. its idempotency records' retention), run beside the actors' own."""
+
+    def timer_jobs(self) -> dict[str, Job]:
+        return {**retention_jobs(self.db, self.clock), **self.extra_jobs}
 
 
 def retention_jobs(db: Database, clock: Clock) -> dict[str, Job]:
@@ -47,9 +52,8 @@ def retention_jobs(db: Database, clock: Clock) -> dict[str, Job]:
     }
 
 
-def actor_kinds(deps: ServiceDeps, *, extra_jobs: Mapping[str, Job] = ()) -> list[ActorKind]:
-    """Every kind the service runs (each kind's module defines its ActorKind); `extra_jobs` are timers of the
-    front's own (e.g. its idempotency records' retention)."""
+def actor_kinds(deps: ServiceDeps) -> list[ActorKind]:
+    """Every kind the service runs (each kind's module defines its ActorKind)."""
     idle = deps.idle_seconds
     # In dependency order, what is used before what uses it: shutdown stops kinds in reverse, so a conversation
     # stops before the send pacer it asks, the SLA clock before the conversations it tells, and the activity
@@ -63,12 +67,11 @@ def actor_kinds(deps: ServiceDeps, *, extra_jobs: Mapping[str, Job] = ()) -> lis
         conversation_kind(deps.conversations, idle_timeout=idle),
         sla_clock_kind(SlaClockDeps(db=deps.db, clock=deps.clock)),
         webhook_endpoint_kind(deps.webhooks, idle_timeout=idle),
-        timer_kind({**retention_jobs(deps.db, deps.clock), **dict(extra_jobs)}),
+        timer_kind(deps.timer_jobs()),
     ]
 
 
-async def start_standing_actors(actors: Directory, deps: ServiceDeps, *, extra_jobs: Mapping[str, Job] = ()
-                                ) -> None:
+async def start_standing_actors(actors: Directory, deps: ServiceDeps) -> None:
     """Start the actors that run from the start rather than on demand: the SLA clock and the timers."""
     await start_sla_clock(actors)
-    await start_timers(actors, [*retention_jobs(deps.db, deps.clock), *dict(extra_jobs)])
+    await start_timers(actors, list(deps.timer_jobs()))

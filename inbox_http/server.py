@@ -65,9 +65,10 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
     endpoint_deps = EndpointDeps(db=db, clock=clock, transport=webhooks.transport, guard=guard,
                                  concurrency=settings.webhook_concurrency)
     service_deps = ServiceDeps(db=db, clock=clock, credentials=credentials, conversations=conversations,
-                               webhooks=endpoint_deps, idle_seconds=settings.actor_idle_seconds)
+                               webhooks=endpoint_deps, idle_seconds=settings.actor_idle_seconds,
+                               extra_jobs=_front_jobs(db, clock))
     actors = ActorSystem()
-    for kind in (*actor_kinds(service_deps, extra_jobs=_front_jobs(db, clock)), *extra_kinds):
+    for kind in (*actor_kinds(service_deps), *extra_kinds):
         actors.register(kind)
     conversations.on_new_deadline = partial(deadline_set, actors)
     return create_app(Services(settings=settings, db=db, actors=actors, credentials=credentials, clock=clock,
@@ -103,7 +104,7 @@ async def serve_app(
     async with trio.open_nursery() as nursery:
         await nursery.start(state.credentials.keep_listening)
         await nursery.start(state.actors.run)
-        await start_standing_actors(state.actors, state.actor_deps, extra_jobs=_front_jobs(state.db, state.clock))
+        await start_standing_actors(state.actors, state.actor_deps)
         # After the actors run: on connecting it wakes every workspace with events a crash left pending.
         await nursery.start(OutboxListener(state.db, state.actors).keep_listening)
         simulator_scope = trio.CancelScope()

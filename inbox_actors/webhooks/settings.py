@@ -135,8 +135,8 @@ async def rotate_secret(db: Database, *, workspace_id: int, plan: Plan, member_i
         return NOT_IN_PLAN
     secret = new_secret()
     async with db.transaction() as tx:
-        row = await config_queries.replace_secret(tx, workspace_id, secret, member_id)
-    if row is None:
+        rotated = await config_queries.replace_secret(tx, workspace_id, secret, member_id)
+    if not rotated:
         return SettingsRefusal(404, "not_found", "No webhook endpoint is configured; save the settings first.")
     return NewSecret(secret=secret)
 

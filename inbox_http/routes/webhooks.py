@@ -43,12 +43,9 @@ async def save_config():
     (`secret`), shown this once."""
     state, caller = services(), current_principal()
     body = await read_json_body(settings.SaveSettings)
-    reply = await settings.save_settings(state.db, state.webhooks.guard, workspace_id=caller.workspace_id,
-                                         plan=caller.plan, member_id=caller.member_id, request=body)
-    if isinstance(reply, settings.SettingsRefusal):
-        raise ApiError(reply.status, reply.code, reply.message)
-    wake_endpoint(state.actors, caller.workspace_id, settings_changed=True)
-    return json_response(reply)
+    return _settings_changed(await settings.save_settings(
+        state.db, state.webhooks.guard, workspace_id=caller.workspace_id, plan=caller.plan,
+        member_id=caller.member_id, request=body))
 
 
 @blueprint.post("/rotate-secret")
@@ -57,12 +54,8 @@ async def save_config():
 async def rotate_secret():
     """Replace the signing secret; the new one is in this answer only and signs every event from now on."""
     state, caller = services(), current_principal()
-    reply = await settings.rotate_secret(state.db, workspace_id=caller.workspace_id, plan=caller.plan,
-                                         member_id=caller.member_id)
-    if isinstance(reply, settings.SettingsRefusal):
-        raise ApiError(reply.status, reply.code, reply.message)
-    wake_endpoint(state.actors, caller.workspace_id, settings_changed=True)
-    return json_response(reply)
+    return _settings_changed(await settings.rotate_secret(
+        state.db, workspace_id=caller.workspace_id, plan=caller.plan, member_id=caller.member_id))
 
 
 @blueprint.post("/test")
@@ -75,9 +68,7 @@ async def send_test():
     reply = await test_event.send_test_event(
         state.db, state.webhooks.guard, state.webhooks.transport, state.clock, workspace_id=caller.workspace_id,
         plan=caller.plan, actor=caller.author)
-    if isinstance(reply, settings.SettingsRefusal):
-        raise ApiError(reply.status, reply.code, reply.message)
-    return json_response(reply)
+    return json_response(_refused_or(reply))
 
 
 @blueprint.get("/deliveries")
@@ -88,3 +79,17 @@ async def deliveries():
     """The delivery log, newest first: each event with its attempts (time, status code or error, duration)."""
     state, caller = services(), current_principal()
     return json_response(await delivery_log.delivery_log(state.db, caller.workspace_id, request.args))
+
+
+def _refused_or(reply: object) -> object:
+    """The reply, unless it is a refusal: that is answered in the stable-code convention."""
+    if isinstance(reply, settings.SettingsRefusal):
+        raise ApiError(reply.status, reply.code, reply.message)
+    return reply
+
+
+def _settings_changed(reply: object):
+    """Answer a settings change, telling the workspace's endpoint actor at once when it was made."""
+    answer = json_response(_refused_or(reply))
+    wake_endpoint(services().actors, current_principal().workspace_id, settings_changed=True)
+    return answer

@@ -18,26 +18,26 @@ async def save_config(tx: UnitOfWork, *, workspace_id: int, endpoint_url: str, e
                       credit_alert_levels: list[int], updated_by: int, new_secret: str) -> tuple[Record, bool]:
     """Insert or replace the settings; `new_secret` is stored only when the row is new. True when it was."""
     row = await tx.fetchrow(
-        "INSERT INTO webhook_configs AS c (workspace_id, endpoint_url, events, enabled, signing_secret,"
+        "WITH c AS ("
+        " INSERT INTO webhook_configs AS c (workspace_id, endpoint_url, events, enabled, signing_secret,"
         "  credit_alert_levels, updated_at, updated_by)"
         " VALUES ($1, $2, $3, $4, $5, $6, now(), $7)"
         " ON CONFLICT (workspace_id) DO UPDATE SET endpoint_url = EXCLUDED.endpoint_url, events = EXCLUDED.events,"
         "  enabled = EXCLUDED.enabled, credit_alert_levels = EXCLUDED.credit_alert_levels, updated_at = now(),"
         "  updated_by = EXCLUDED.updated_by"
-        " RETURNING (xmax = 0) AS created",
+        " RETURNING *, (xmax = 0) AS created)"
+        f" SELECT {_COLUMNS}, c.created FROM c LEFT JOIN members m ON m.id = c.updated_by",
         workspace_id, endpoint_url, events, enabled, new_secret, credit_alert_levels, updated_by)
     assert row is not None
-    saved = await find_config(tx, workspace_id)
-    assert saved is not None
-    return saved, row["created"]
+    return row, row["created"]
 
 
-async def replace_secret(tx: UnitOfWork, workspace_id: int, new_secret: str, updated_by: int) -> Record | None:
-    """The settings with a new signing secret; None when the workspace has none to rotate."""
+async def replace_secret(tx: UnitOfWork, workspace_id: int, new_secret: str, updated_by: int) -> bool:
+    """Give the settings a new signing secret; False when the workspace has none to rotate."""
     changed = await tx.fetchval(
         "UPDATE webhook_configs SET signing_secret = $2, secret_created_at = now(), updated_at = now(),"
         " updated_by = $3 WHERE workspace_id = $1 RETURNING workspace_id", workspace_id, new_secret, updated_by)
-    return None if changed is None else await find_config(tx, workspace_id)
+    return changed is not None
 
 
 async def delivery_target(db: Database, workspace_id: int) -> Record | None:

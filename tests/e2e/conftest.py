@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from functools import partial
 
@@ -30,8 +31,10 @@ class RunningService:
 
 @pytest.fixture
 def service_settings(database_url: str) -> Settings:
+    # Webhook receivers in tests listen on this machine, which only an allowed network may be.
     return Settings(database_url=database_url, port=0, shutdown_grace_seconds=2.0,
-                    simulator_status_delays=(0.01, 0.02, 0.03))
+                    simulator_status_delays=(0.01, 0.02, 0.03),
+                    webhook_allowed_networks=(ipaddress.ip_network("127.0.0.0/8"),))
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ settings and the test call behave as the README says."""
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections import deque
 from datetime import datetime, timedelta, timezone
@@ -15,17 +14,12 @@ from standardwebhooks import Webhook
 
 from inbox_actors.domain import events
 from tests.e2e.chat_helpers import customer_writes, eventually, scale_workspace
-from tests.e2e.conftest import bearer, with_settings
+from tests.e2e.conftest import bearer
 from tests.webhook_receiver import webhook_receiver
 
 CONFIG = "/api/webhook/outbound/config"
 DELIVERIES = "/api/webhook/outbound/deliveries"
 PHONE = "919812345670"
-
-
-@pytest.fixture
-def service_settings(service_settings):
-    return with_settings(service_settings, webhook_allowed_networks=(ipaddress.ip_network("127.0.0.0/8"),))
 
 
 async def subscribe(service, auth: dict, url: str, chosen=events.ALL_EVENTS) -> str:

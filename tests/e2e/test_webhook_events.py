@@ -3,24 +3,16 @@ tests/integration/test_sla_clock.py; credits_threshold is emitted by the credits
 
 from __future__ import annotations
 
-import ipaddress
-
-import pytest
-
 from inbox_actors.conversations import bot
 from inbox_actors.domain import events
 from tests import builders
 from tests.e2e.chat_helpers import customer_writes, eventually, scale_workspace
-from tests.e2e.conftest import bearer, with_settings
+from tests.e2e.conftest import bearer
 from tests.webhook_receiver import Receiver, webhook_receiver
 
 CONFIG = "/api/webhook/outbound/config"
 PHONE = "919812300001"
 
-
-@pytest.fixture
-def service_settings(service_settings):
-    return with_settings(service_settings, webhook_allowed_networks=(ipaddress.ip_network("127.0.0.0/8"),))
 
 
 async def subscribe_all(service, auth, url: str) -> None:

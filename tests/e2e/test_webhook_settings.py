@@ -3,23 +3,16 @@ rotation, and who may call."""
 
 from __future__ import annotations
 
-import ipaddress
-
 import pytest
 
 from inbox_actors.domain import events
 from tests import builders
-from tests.e2e.conftest import bearer, with_settings
+from tests.e2e.conftest import bearer
 from tests.e2e.test_key_management import session_of
 
 CONFIG = "/api/webhook/outbound/config"
 ROTATE = "/api/webhook/outbound/rotate-secret"
 RECEIVER = "http://127.0.0.1:9/hook"
-
-
-@pytest.fixture
-def service_settings(service_settings):
-    return with_settings(service_settings, webhook_allowed_networks=(ipaddress.ip_network("127.0.0.0/8"),))
 
 
 def assert_stable(response, status: int, code: str) -> dict:

@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from datetime import datetime, timezone
 from functools import partial
 
+import pytest
 import trio
 
 from inbox_actors.access import accounts
@@ -72,6 +73,15 @@ async def wait_for_breaches(db, workspace_id: int, count: int) -> list:
     return found
 
 
+@pytest.fixture
+async def one_second_sla(db) -> tuple[int, int]:
+    """(workspace id, member id) of a workspace whose customers may wait one second for a person."""
+    workspace_id = await builders.workspace(db)
+    member = await builders.member(db, workspace_id)
+    await accounts.set_sla(db, workspace_id=workspace_id, sla_seconds=1)
+    return workspace_id, member
+
+
 async def announce_again(db, system, workspace_id: int):
     """Ask the chat to announce its current deadline once more (a barrier: it answers after deciding)."""
     deadline = await db.fetchval("SELECT sla_deadline_at FROM conversations WHERE workspace_id = $1 AND phone = $2",
@@ -80,18 +90,16 @@ async def announce_again(db, system, workspace_id: int):
     return deadline
 
 
-async def a_waiting_chat(db, system, workspace_id: int, member: int) -> None:
+async def a_waiting_chat(system, workspace_id: int, member: int) -> None:
     """A customer waits for a person: they wrote, and a member claimed the chat without answering yet."""
     await ask_conversation(system, workspace_id, PHONE, customer_writes("anyone there?"))
     await ask_conversation(system, workspace_id, PHONE, Claim(member_id=member, author="test"))
 
 
-async def test_a_breach_is_announced_once_when_the_deadline_passes(db):
-    workspace_id = await builders.workspace(db)
-    member = await builders.member(db, workspace_id)
-    await accounts.set_sla(db, workspace_id=workspace_id, sla_seconds=1)
+async def test_a_breach_is_announced_once_when_the_deadline_passes(db, one_second_sla):
+    workspace_id, member = one_second_sla
     async with running_service(db) as system:
-        await a_waiting_chat(db, system, workspace_id, member)
+        await a_waiting_chat(system, workspace_id, member)
         assert await breaches(db, workspace_id) == [], "not before the deadline"
         [breach] = await wait_for_breaches(db, workspace_id, 1)
         deadline = await announce_again(db, system, workspace_id)
@@ -105,31 +113,27 @@ async def test_a_breach_is_announced_once_when_the_deadline_passes(db):
     assert len(await breaches(db, workspace_id)) == 1
 
 
-async def test_a_deadline_that_passed_while_the_service_was_down_is_announced_on_start(db):
-    workspace_id = await builders.workspace(db)
-    member = await builders.member(db, workspace_id)
-    await accounts.set_sla(db, workspace_id=workspace_id, sla_seconds=1)
+async def test_a_deadline_that_passed_while_the_service_was_down_is_announced_on_start(db, one_second_sla):
+    workspace_id, member = one_second_sla
     async with running_service(db) as system:
-        await a_waiting_chat(db, system, workspace_id, member)
+        await a_waiting_chat(system, workspace_id, member)
     assert await breaches(db, workspace_id) == []
     await trio.sleep(1.2)
     async with running_service(db):
         await wait_for_breaches(db, workspace_id, 1)
 
 
-async def test_a_new_wait_is_a_new_breach_and_an_ended_wait_none(db):
-    workspace_id = await builders.workspace(db)
-    member = await builders.member(db, workspace_id)
-    await accounts.set_sla(db, workspace_id=workspace_id, sla_seconds=1)
+async def test_a_new_wait_is_a_new_breach_and_an_ended_wait_none(db, one_second_sla):
+    workspace_id, member = one_second_sla
     async with running_service(db) as system:
-        await a_waiting_chat(db, system, workspace_id, member)
+        await a_waiting_chat(system, workspace_id, member)
         await wait_for_breaches(db, workspace_id, 1)
         # Resolved before its deadline: that wait is over, nothing to announce.
         await ask_conversation(system, workspace_id, PHONE, Resolve(by_member=member, author="test", reason=None))
-        await a_waiting_chat(db, system, workspace_id, member)
+        await a_waiting_chat(system, workspace_id, member)
         second_deadline = await db.fetchval("SELECT sla_deadline_at FROM conversations WHERE phone = $1", PHONE)
         await ask_conversation(system, workspace_id, PHONE, Resolve(by_member=member, author="test", reason=None))
         await ask_conversation(system, workspace_id, PHONE, SlaDue(second_deadline))
         assert len(await breaches(db, workspace_id)) == 1
-        await a_waiting_chat(db, system, workspace_id, member)
+        await a_waiting_chat(system, workspace_id, member)
         await wait_for_breaches(db, workspace_id, 2)
