@@ -233,7 +233,8 @@ async def traced_growth(system: Any, scenario: Scenario, keys: list[str], concur
     n = len(keys)
     diffs = after.compare_to(before, "traceback")
     total = sum(d.size_diff for d in diffs)
-    print(f"\n== tracemalloc: {n:,} more live {scenario.kind} actors, {live_count(system, scenario.kind):,} live in all")
+    live = live_count(system, scenario.kind)
+    print(f"\n== tracemalloc: {n:,} more live {scenario.kind} actors, {live:,} live in all")
     print(f"   {total / n:,.0f} bytes per actor in Python objects (traced; the allocator's slack not included)")
 
     by_line: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -310,6 +311,12 @@ def reach(roots: Iterable[object], stop: set[int]) -> dict[int, object]:
     return found
 
 
+def cell_task_code(cell: Any) -> Any:
+    """The code object every task of a cell starts in (`Cell._run` now; `Cell.run` in older runtimes)."""
+    entry = getattr(type(cell), "_run", None) or getattr(type(cell), "run")
+    return entry.__code__
+
+
 def actor_task(cell: Any) -> Any | None:
     """The trio Task running `cell` (its coroutine's frame holds the cell as `self`; read without f_locals,
     which would give the frame a dict it does not otherwise have)."""
@@ -317,12 +324,12 @@ def actor_task(cell: Any) -> Any | None:
     pending = [root]
     while pending:
         task = pending.pop()
-        if getattr(task.coro, "cr_code", None) is type(cell).run.__code__ \
+        if getattr(task.coro, "cr_code", None) is cell_task_code(cell) \
                 and any(o is cell for o in gc.get_referents(task.coro)):
             return task
         for nursery in task.child_nurseries:
             pending.extend(nursery.child_tasks)
-    return None  # a prototype's parked cell: live without a task
+    return None  # a parked cell: live without a task
 
 
 def await_chain(task: Any) -> list[Any]:
@@ -367,8 +374,8 @@ def components(cell: Any, task: Any, kind: str) -> list[tuple[str, list[object]]
         # one scope stops at the next scope out.
         return [s, s._cancel_status] if s is not None else []
     out: list[tuple[str, list[object]]] = [
-        ("mailbox: send + receive channels, their shared state, its deque and waiter dicts",
-         [cell.mailbox, cell._inbox]),
+        ("mailbox (a Mailbox; in older runtimes a channel pair with its shared state)",
+         [cell.mailbox, getattr(cell, "_inbox", None)]),
     ]
     for name in ("ready", "exited", "_stop_signal"):
         if hasattr(cell, name):
@@ -418,7 +425,7 @@ def container_slots(system: Any) -> list[tuple[str, int]]:
          sys.getsizeof(runner.tasks) // live),
     ]
     for name, parked in getattr(system, "_parked", {}).items():
-        rows.append((f"prototype: parked {name} cells dict ({len(parked) / live:.2f} per live actor)",
+        rows.append((f"parked {name} cells dict ({len(parked) / live:.2f} per live actor)",
                      sys.getsizeof(parked) // live))
     heap = runner.deadlines._heap
     if heap:

@@ -7,6 +7,7 @@ import trio
 
 from .actor import ActorKind
 from .envelope import Envelope
+from .mailbox import Mailbox
 
 
 def take(envelope: Envelope, batch: list[Envelope]) -> bool:
@@ -17,23 +18,17 @@ def take(envelope: Envelope, batch: list[Envelope]) -> bool:
     return False
 
 
-async def claim_batch(inbox: trio.MemoryReceiveChannel[Envelope], kind: ActorKind, first: Envelope,
-                      batch: list[Envelope]) -> int:
+async def claim_batch(mailbox: Mailbox, kind: ActorKind, first: Envelope, batch: list[Envelope]) -> int:
     """Fill `batch` (in flight from the first claim on) with `first` and what follows it, up to the kind's
     batch_limit and linger; how many envelopes were skipped because their askers had given up."""
     skipped = 0 if take(first, batch) else 1
     with trio.move_on_after(kind.batch_linger):
         while len(batch) < kind.batch_limit:
-            try:
-                envelope = inbox.receive_nowait()
-            except trio.EndOfChannel:
-                break
-            except trio.WouldBlock:
-                if kind.batch_linger == 0:
+            envelope = mailbox.take()
+            if envelope is None:
+                if kind.batch_linger == 0 or mailbox.closed:
                     break
-                try:
-                    envelope = await inbox.receive()
-                except trio.EndOfChannel:
-                    break
+                await mailbox.wait_for_arrival()
+                continue
             skipped += 0 if take(envelope, batch) else 1
     return skipped

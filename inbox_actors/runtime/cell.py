@@ -2,14 +2,18 @@
 
 A cell outlives the Actor instances it runs: a crash replaces the instance (fresh from the factory, state
 reloaded by on_start) but keeps the mailbox, so refs and queued senders never notice the restart.
+
+A cell has a trio task only while it has something to do. When its mailbox is empty the loop's task ends and
+the cell *parks*: it is still live (its instance and state stay in memory, its ActorTasks run on), but it costs
+no task, coroutine frames or cancel scopes. The next envelope to land wakes it with a fresh task. The system
+passivates a cell that stayed parked for the kind's idle timeout (`passivate`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from datetime import datetime, timezone
-from typing import Protocol
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta, timezone
 
 import trio
 
@@ -19,35 +23,21 @@ from .crash_history import CrashHistory, describe
 from .envelope import Envelope
 from .errors import ActivationFailed, ActorCrashed, ActorError, ActorFailed, ActorSystemStopping
 from .lazy_event import LazyEvent
-from .ref import ActorRef
+from .mailbox import Mailbox
+from .registry import Registry
 from .statistics import ActorStatistics, ActorStatus
 from .tasks import ActorTasks
 
 logger = logging.getLogger("inbox_actors.runtime")
 
 
-class Registry(Protocol):
-    """What a cell tells its supervisor (the ActorSystem) about its life."""
-
-    def forget(self, cell: Cell) -> None:
-        """Stop routing new sends to this cell; it is still finishing (on_stop) until note_exited."""
-
-    def note_exited(self, cell: Cell) -> None: ...
-
-    def note_failed(self, cell: Cell) -> None:
-        """The cell escalated (restart intensity exceeded): the kind's supervisor decides what follows."""
-
-    def ref(self, kind: str, key: str) -> ActorRef:
-        """A handle to any actor of the system (what an actor is given to reach the others)."""
-
-
 class Cell:
     # Slots, not a __dict__: with thirty attributes the dict alone cost 1.4 KB per live actor.
     __slots__ = (
-        "kind", "key", "_registry", "_predecessor", "mailbox", "_inbox", "status", "_actor", "_tasks",
+        "kind", "key", "_registry", "_predecessor", "mailbox", "status", "_actor", "_tasks", "_parked",
         "_loop_scope", "_task_crash", "_in_flight", "_activated", "_activation_cause", "_stop_requested",
-        "_stop_signal", "_aborted", "ready", "exited", "failed_until", "history", "messages_handled",
-        "messages_dropped", "last_activity_at", "started_at", "started_at_wall",
+        "_stop_signal", "_aborted", "ready", "exited", "failed_until", "_history", "messages_handled",
+        "messages_dropped", "last_activity_at", "started_at",
     )
 
     def __init__(self, registry: Registry, kind: ActorKind, key: str, predecessor: Cell | None = None) -> None:
@@ -57,14 +47,15 @@ class Cell:
         # A passivated cell of the same key may still be in on_stop; the fresh one must not load state
         # until that has finished, or the two instances would both believe they own the key.
         self._predecessor = predecessor
-        self.mailbox, self._inbox = trio.open_memory_channel[Envelope](kind.mailbox_capacity)
+        self.mailbox = Mailbox(kind.mailbox_capacity, self._wake)
         self.status = ActorStatus.STARTING
         self._actor: Actor | None = None
         self._tasks: ActorTasks | None = None
+        self._parked = False
         # Cancelled when one of the instance's tasks crashes, to stop its message loop; the crash is kept here.
         self._loop_scope: trio.CancelScope | None = None
         self._task_crash: Exception | None = None
-        self._in_flight: list[Envelope] = []
+        self._in_flight: list[Envelope] | None = None
         self._activated = False
         self._activation_cause: Exception | None = None
         self._stop_requested = False
@@ -73,19 +64,29 @@ class Cell:
         self.ready = LazyEvent()
         self.exited = LazyEvent()
         self.failed_until: float | None = None
-        self.history = CrashHistory(kind)
+        self._history: CrashHistory | None = None  # made at the first crash: most actors never crash
         self.messages_handled = 0
         self.messages_dropped = 0
         self.last_activity_at: float | None = None
         self.started_at = trio.current_time()
-        self.started_at_wall = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
-    # -- what senders see ---------------------------------------------------------------------------
+    @property
+    def history(self) -> CrashHistory:
+        if self._history is None:
+            self._history = CrashHistory(self.kind)
+        return self._history
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind.name}/{self.key}"
+
+    # -- what senders and the system see -----------------------------------------------------------
 
     def refusal(self) -> ActorError | None:
         """Why this cell refuses a send, or None if it merely passivated and a fresh lookup re-activates."""
+        last_error = self._history.last_error if self._history is not None else None
         if self.status is ActorStatus.FAILED:
-            return ActorFailed(self.kind.name, self.key, self.history.last_error)
+            return ActorFailed(self.kind.name, self.key, last_error)
         if self._activation_cause is not None:
             error = ActivationFailed(self.kind.name, self.key, describe(self._activation_cause))
             error.__cause__ = self._activation_cause
@@ -101,71 +102,107 @@ class Cell:
             raise self.refusal() or ActorSystemStopping(self.kind.name, self.key)
 
     def request_stop(self) -> None:
-        """Close the mailbox to senders; the loop handles what is queued, calls on_stop and exits."""
+        """Close the mailbox to senders; the actor handles what is queued, calls on_stop and exits."""
         self._stop_requested = True
         self._stop_signal.set()
         self.mailbox.close()
+        if self._parked:
+            self._unpark()
+            self._registry.start_soon(self._run, self._retire, name=f"stop {self.name}")
+
+    def passivate(self) -> bool:
+        """Leave memory: called by the system for a cell parked for the kind's idle timeout. False (and nothing
+        changes) while the instance's ActorTasks still run: long work under way is activity."""
+        assert self._parked, "only a parked cell is idle"
+        if self._tasks is not None and self._tasks.running:
+            return False
+        self._parked = False
+        # No checkpoint between the park (mailbox empty) and leaving the registry: from here on no sender can
+        # reach this mailbox, and one that already holds the cell gets ClosedResourceError and looks again.
+        self._registry.forget(self)
+        self.mailbox.close()
+        self._registry.start_soon(self._run, self._retire, name=f"passivate {self.name}")
+        return True
 
     def statistics(self) -> ActorStatistics:
+        history = self._history
+        started_wall = datetime.now(timezone.utc) - timedelta(seconds=trio.current_time() - self.started_at)
         return ActorStatistics(
             kind=self.kind.name,
             key=self.key,
             status=self.status,
-            mailbox_used=self.mailbox.statistics().current_buffer_used,
+            mailbox_used=len(self.mailbox),
             mailbox_capacity=self.kind.mailbox_capacity,
             messages_handled=self.messages_handled,
-            restarts=self.history.restarts,
-            last_error=self.history.last_error,
-            last_error_at=self.history.last_error_at,
+            restarts=history.restarts if history is not None else 0,
+            last_error=history.last_error if history is not None else None,
+            last_error_at=history.last_error_at if history is not None else None,
             last_activity_at=self.last_activity_at,
             started_at=self.started_at,
-            started_at_wall=self.started_at_wall,
+            started_at_wall=started_wall.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             messages_dropped=self.messages_dropped,
             tasks_running=self._tasks.running if self._tasks is not None else 0,
         )
 
-    # -- the task ----------------------------------------------------------------------------------
+    # -- the cell's tasks: activation, serving after a wake, retirement -----------------------------
 
-    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+    def activate(self) -> None:
+        """Start the first instance (on_start), then serve what was queued meanwhile."""
+        self._registry.start_soon(self._run, self._activation, name=f"actor {self.name}")
+
+    async def _run(self, job: Callable[[], Awaitable[bool]]) -> None:
+        """Every task of the cell runs through here; `job` answers True when the cell has ended."""
         try:
-            if self._predecessor is not None:
-                await self._predecessor.exited.wait()
-                self._predecessor = None
-            # The instances' tasks (ActorTasks) run here, beside the message loop, for as long as the cell.
-            activation_failure: Exception | None = None
-            async with trio.open_nursery() as tasks_nursery:
-                try:
-                    await self._start_instance(tasks_nursery)
-                except trio.Cancelled:
-                    raise
-                except Exception as exc:
-                    activation_failure = exc
-                    assert self._tasks is not None
-                    self._tasks.cancel_all()
-                else:
-                    self.status = ActorStatus.RUNNING
-                    self._activated = True
-                    self.ready.set()
-                    task_status.started()
-                    # Trio's _TaskStatus holds nursery.start()'s temporary nursery, which holds the finished
-                    # activating task: released, rather than kept by this frame for the actor's whole life.
-                    task_status = trio.TASK_STATUS_IGNORED
-                    await self._serve(tasks_nursery)
-            # Raised outside the nursery, so the activator sees ActivationFailed itself, not a group holding it.
-            if activation_failure is not None:
-                raise self._fail_activation(activation_failure) from activation_failure
-        except* trio.Cancelled:
-            # except*: a cancellation leaving the tasks nursery arrives wrapped in a group.
+            ended = await job()
+        except trio.Cancelled:
             self._abort()
+            self._finish()
             raise
-        finally:
-            self.ready.set()
-            self.exited.set()
-            self._registry.note_exited(self)
+        if ended:
+            self._finish()
 
-    async def _start_instance(self, tasks_nursery: trio.Nursery) -> None:
+    async def _activation(self) -> bool:
+        if self._predecessor is not None:
+            await self._predecessor.exited.wait()
+            self._predecessor = None
+        try:
+            await self._start_instance()
+        except trio.Cancelled:
+            raise
+        except Exception as exc:
+            self._fail_activation(exc)
+            return True
+        self.status = ActorStatus.RUNNING
+        self._activated = True
+        self.ready.set()
+        return await self._serve()
+
+    async def _retire(self) -> bool:
+        await self._stop_cleanly()
+        return True
+
+    def _finish(self) -> None:
+        self.ready.set()
+        self.exited.set()
+        self._registry.note_exited(self)
+
+    def _wake(self) -> None:
+        """An envelope landed (the mailbox calls this): a parked cell gets a task to serve it."""
+        if self._parked:
+            self._unpark()
+            self._registry.start_soon(self._run, self._serve, name=f"actor {self.name}")
+
+    def _park(self) -> None:
+        self._parked = True
+        self._registry.parked(self)
+
+    def _unpark(self) -> None:
+        self._parked = False
+        self._registry.woken(self)
+
+    async def _start_instance(self) -> None:
         """A fresh Actor from the factory, with a fresh task set, loaded by on_start."""
-        self._tasks = ActorTasks(tasks_nursery, self._task_crashed, f"{self.kind.name}/{self.key}")
+        self._tasks = ActorTasks(self._registry, self._task_crashed, self.name)
         self._actor = self.kind.factory(self.key)
         self._actor.tasks = self._tasks
         self._actor.actors = self._registry
@@ -178,37 +215,58 @@ class Cell:
             self._task_crash = exc
             if self._loop_scope is not None:
                 self._loop_scope.cancel()
+            else:
+                self._wake()  # a parked instance crashed too: a task to restart it
 
-    async def _serve(self, tasks_nursery: trio.Nursery) -> None:
-        """The message loop, restarted after a crash of one of the instance's tasks."""
+    # -- the message loop --------------------------------------------------------------------------
+
+    async def _serve(self) -> bool:
+        """Handle what is queued, restarting after crashes; False once the mailbox is empty (the cell parked),
+        True when the cell ended."""
         while True:
-            with trio.CancelScope() as self._loop_scope:
-                if self._task_crash is None:  # a task may have failed before the loop began
-                    await self._handle_messages(tasks_nursery)
-                    return
+            if self._task_crash is None:
+                ended: bool | None = None
+                with trio.CancelScope() as self._loop_scope:
+                    ended = await self._handle_messages()
+                self._loop_scope = None
+                # No checkpoint between the empty mailbox and the park, so no envelope can slip in unseen.
+                if ended is not None and (ended or self._task_crash is None):
+                    if not ended:
+                        self._park()
+                    return ended
             crash, self._task_crash = self._task_crash, None
             assert crash is not None, "only a task crash cancels the message loop"
-            batch, self._in_flight = self._in_flight, []
+            batch, self._in_flight = self._in_flight or [], None
             self.messages_dropped += len(batch)
             for failed in batch:
                 failed.fail(self._crashed(crash))
-            if not await self._recover(crash, tasks_nursery):
-                return
+            if not await self._recover(crash):
+                return True
 
-    async def _handle_messages(self, tasks_nursery: trio.Nursery) -> None:
+    async def _handle_messages(self) -> bool:
+        """Handle envelopes until none is queued (False) or the actor ended (True)."""
+        lingered = False
         while True:
-            # Nothing of the last message (envelope, reply event, message, reply) is kept while idle.
-            envelope = batch = replies = done = reply = None
-            envelope = await self._next_envelope()
+            envelope = self.mailbox.take()
+            if envelope is None and not lingered and not self.mailbox.closed:
+                # One pass of the scheduler before parking: a busy actor's next message usually arrives within
+                # it, and serving it here costs less than a fresh task for it.
+                lingered = True
+                await trio.lowlevel.checkpoint()
+                envelope = self.mailbox.take()
             if envelope is None:
+                if not self.mailbox.closed:
+                    return False
                 await self._stop_cleanly()
-                return
+                return True
+            lingered = False
             # In flight from the first claim on: a cancellation while lingering must fail them, not lose them.
             self._in_flight = batch = []
             if self.kind.batch_limit == 1:
                 self.messages_dropped += 0 if take(envelope, batch) else 1  # without a coroutine per message
             else:
-                self.messages_dropped += await claim_batch(self._inbox, self.kind, envelope, batch)
+                self.messages_dropped += await claim_batch(self.mailbox, self.kind, envelope, batch)
+            envelope = None
             if not batch:
                 continue
             assert self._actor is not None
@@ -222,42 +280,22 @@ class Cell:
             except trio.Cancelled:
                 raise
             except Exception as exc:
-                self._in_flight = []
+                self._in_flight = None
                 self.messages_dropped += len(batch)
                 for failed in batch:
                     failed.fail(self._crashed(exc))
-                if not await self._recover(exc, tasks_nursery):
-                    return
+                if not await self._recover(exc):
+                    return True
                 continue
-            self._in_flight = []
+            self._in_flight = None
             self.messages_handled += len(batch)
             self.last_activity_at = trio.current_time()
             for done, reply in zip(batch, replies, strict=True):
                 done.resolve(reply)
-
-    async def _next_envelope(self) -> Envelope | None:
-        """The next message, or None when the actor should stop (mailbox closed, or idle: passivated)."""
-        while True:
-            with trio.move_on_after(self.kind.idle_timeout):
-                try:
-                    return await self._inbox.receive()
-                except trio.EndOfChannel:
-                    return None
-            # Long work under way (the actor's tasks) is activity, though no message came.
-            if self._tasks is None or not self._tasks.running:
-                break
-        # A sender may have queued right as the idle timer fired; serve it rather than strand it.
-        try:
-            return self._inbox.receive_nowait()
-        except trio.EndOfChannel:
-            return None
-        except trio.WouldBlock:
-            pass
-        # No checkpoint between the empty check above and leaving the registry: from here on no sender
-        # can reach this mailbox, and one that already holds it gets ClosedResourceError and looks again.
-        self._registry.forget(self)
-        self.mailbox.close()
-        return None
+            del batch, replies
+            # A checkpoint per batch, as a channel's receive was: a busy actor lets others run and can be
+            # cancelled between messages even when its handler never awaits.
+            await trio.lowlevel.checkpoint()
 
     async def _stop_cleanly(self) -> None:
         self.status = ActorStatus.STOPPING
@@ -269,11 +307,11 @@ class Cell:
             raise
         except Exception:
             # The actor is leaving either way; a failing cleanup must not look like a crash to restart.
-            logger.warning("%s/%s: on_stop raised", self.kind.name, self.key, exc_info=True)
+            logger.warning("%s: on_stop raised", self.name, exc_info=True)
 
     # -- supervision -------------------------------------------------------------------------------
 
-    async def _recover(self, exc: Exception, tasks_nursery: trio.Nursery) -> bool:
+    async def _recover(self, exc: Exception) -> bool:
         """Restart after a crash; False when the cell must end instead (escalated or shutting down)."""
         restarting_failed = False
         while True:
@@ -297,7 +335,7 @@ class Cell:
                 return False
             self.history.restarts += 1
             try:
-                await self._start_instance(tasks_nursery)
+                await self._start_instance()
             except trio.Cancelled:
                 raise
             except Exception as restart_exc:
@@ -314,74 +352,66 @@ class Cell:
         self._actor = None
         if self._tasks is not None:
             self._tasks.cancel_all()
-        if self.history.record(exc, f"{self.kind.name}/{self.key}"):
+        if self.history.record(exc, self.name):
             return True  # _escalate refuses the queue as failed: nothing will serve it soon
         if fail_queued:
-            # Only what was queued at the crash: senders still waiting for space go to the restarted actor.
-            queued = self.mailbox.statistics().current_buffer_used
-            self._drain(lambda: self._crashed(exc), limit=queued)
+            # Only what was queued at the crash: senders still waiting for room go to the restarted actor.
+            self._drain(lambda: self._crashed(exc), limit=len(self.mailbox))
         return False
 
     def _escalate(self) -> None:
+        history = self.history
         self.status = ActorStatus.FAILED
         self.failed_until = trio.current_time() + self.kind.failed_cooldown
         self._registry.note_failed(self)
-        logger.error(
-            "%s/%s failed: %d crashes within %gs; refusing work for %gs. Last error: %s",
-            self.kind.name,
-            self.key,
-            self.history.recent,
-            self.kind.restart_window,
-            self.kind.failed_cooldown,
-            self.history.last_error,
-        )
+        logger.error("%s failed: %d crashes within %gs; refusing work for %gs. Last error: %s", self.name,
+                     history.recent, self.kind.restart_window, self.kind.failed_cooldown, history.last_error)
 
         def failed() -> ActorError:
-            error = ActorFailed(self.kind.name, self.key, self.history.last_error)
-            error.__cause__ = self.history.last_crash
+            error = ActorFailed(self.kind.name, self.key, history.last_error)
+            error.__cause__ = history.last_crash
             return error
 
         self._drain(failed)
-        self.history.last_crash = None
+        history.last_crash = None
         # Senders that find the mailbox broken ask refusal(), which now says ActorFailed.
-        self._inbox.close()
+        self.mailbox.break_()
 
-    def _fail_activation(self, exc: Exception) -> ActivationFailed:
+    def _fail_activation(self, exc: Exception) -> None:
         self._activation_cause = exc
         self.history.note_activation_failed(exc)
         self._actor = None
         if self._tasks is not None:
             self._tasks.cancel_all()
         self._registry.forget(self)
+        last_error = self.history.last_error
 
         def activation_failed() -> ActorError:
-            error = ActivationFailed(self.kind.name, self.key, self.history.last_error)
+            error = ActivationFailed(self.kind.name, self.key, last_error)
             error.__cause__ = exc
             return error
 
         self._drain(activation_failed)
-        self._inbox.close()
-        self.mailbox.close()
-        logger.error("%s/%s failed to activate: %s", self.kind.name, self.key, self.history.last_error,
-                     exc_info=exc)
-        return ActivationFailed(self.kind.name, self.key, self.history.last_error)
+        self.mailbox.break_()
+        logger.error("%s failed to activate: %s", self.name, last_error, exc_info=exc)
 
     def _abort(self) -> None:
         """Cancelled (shutdown grace expired): fail what is in flight and queued. Must not checkpoint."""
         self._aborted = True
-        for envelope in self._in_flight:
+        if self._tasks is not None:
+            self._tasks.cancel_all()
+        for envelope in self._in_flight or ():
             envelope.fail(ActorSystemStopping(self.kind.name, self.key, "cancelled while handling"))
             self.messages_dropped += 1
-        self._in_flight = []
+        self._in_flight = None
         self._drain(lambda: ActorSystemStopping(self.kind.name, self.key, "cancelled before handling"))
-        self._inbox.close()
+        self.mailbox.break_()
 
     def _drain(self, make_error: Callable[[], ActorError], *, limit: int | None = None) -> None:
         taken = 0
         while limit is None or taken < limit:
-            try:
-                envelope = self._inbox.receive_nowait()
-            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+            envelope = self.mailbox.take()
+            if envelope is None:
                 return
             taken += 1
             self.messages_dropped += 1

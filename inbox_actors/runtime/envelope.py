@@ -42,10 +42,6 @@ class Envelope:
             self._replied.set()
 
     @property
-    def handling(self) -> bool:
-        return self._state == _HANDLING
-
-    @property
     def settled(self) -> bool:
         return self._replied is not None and self._replied.is_set()
 

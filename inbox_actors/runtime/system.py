@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
 import trio
 
 from .actor import ActorKind
 from .cell import Cell
 from .envelope import Envelope
-from .errors import ActivationFailed, ActorSystemStopping, KindUnavailable, MailboxFull
+from .errors import ActorSystemStopping, KindUnavailable, MailboxFull
 from .ref import ActorRef
 from .statistics import ActorStatistics, ActorStatus, SystemSummary, summarize
 
@@ -29,6 +31,10 @@ class ActorSystem:
         self._cells: dict[_Address, Cell] = {}
         # Passivated cells still running on_stop; a re-activation of the same key waits for them.
         self._retiring: dict[_Address, Cell] = {}
+        # Per kind, the parked (idle, taskless) cells and when each parked, oldest first: the kind's sweeper
+        # passivates them as their idle timeout runs out, so idle actors need no timer of their own.
+        self._parked: dict[str, dict[Cell, float]] = {}
+        self._sweeping: set[str] = set()
         # Each kind's supervisor: when its actors escalated, and until when its circuit is open.
         self._kind_failures: dict[str, deque[float]] = {}
         self._circuit_until: dict[str, float] = {}
@@ -103,6 +109,40 @@ class ActorSystem:
 
     # -- Registry, as seen by cells ----------------------------------------------------------------
 
+    def start_soon(self, async_fn: Callable[..., Awaitable[Any]], *args: Any, name: object = None) -> None:
+        assert self._nursery is not None
+        self._nursery.start_soon(async_fn, *args, name=name)
+
+    def parked(self, cell: Cell) -> None:
+        kind = cell.kind
+        if math.isinf(kind.idle_timeout):
+            return  # never passivated: nothing to sweep
+        self._parked.setdefault(kind.name, {})[cell] = trio.current_time()
+        if kind.name not in self._sweeping:
+            self._sweeping.add(kind.name)
+            self.start_soon(self._sweep, kind, name=f"sweep idle {kind.name} actors")
+
+    def woken(self, cell: Cell) -> None:
+        parked = self._parked.get(cell.kind.name)
+        if parked is not None:
+            parked.pop(cell, None)
+
+    async def _sweep(self, kind: ActorKind) -> None:
+        """Passivate the kind's cells parked for its idle timeout; ends when none is parked."""
+        parked = self._parked[kind.name]
+        try:
+            while parked:
+                cell, since = next(iter(parked.items()))
+                due = since + kind.idle_timeout
+                if trio.current_time() < due:
+                    await trio.sleep_until(due)
+                    continue  # the oldest may have woken meanwhile
+                del parked[cell]
+                if not cell.passivate():
+                    parked[cell] = trio.current_time()  # its ActorTasks still run: activity, not idleness
+        finally:
+            self._sweeping.discard(kind.name)
+
     def forget(self, cell: Cell) -> None:
         address = (cell.kind.name, cell.key)
         if self._cells.get(address) is cell:
@@ -160,17 +200,10 @@ class ActorSystem:
         assert self._nursery is not None
         cell = Cell(self, kind, key, predecessor=self._retiring.get(address))
         self._cells[address] = cell
-        self._nursery.start_soon(self._activate, cell, name=f"activate {kind.name}/{key}")
+        # In a system task rather than the first sender's, so that sender's deadline or cancellation cannot
+        # cancel an on_start other queued senders are waiting on.
+        cell.activate()
         return cell, True
-
-    async def _activate(self, cell: Cell) -> None:
-        # Started from a system task rather than by the first sender, so that sender's deadline or
-        # cancellation cannot cancel an on_start other queued senders are waiting on.
-        assert self._nursery is not None
-        try:
-            await self._nursery.start(cell.run, name=f"actor {cell.kind.name}/{cell.key}")
-        except ActivationFailed:
-            pass  # every waiting caller already got it, and the cell logged it
 
     async def deliver(self, kind: ActorKind, key: str, envelope: Envelope, *, await_activation: bool) -> None:
         while True:

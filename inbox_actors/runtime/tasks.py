@@ -3,25 +3,32 @@
 The tasks belong to one actor instance, as an Erlang process's linked workers do: a task that raises crashes
 the actor (the runtime restarts it with its state reloaded, under the kind's restart intensity), and a crash,
 a stop or a passivation of the instance cancels all of its tasks. While any task runs the actor is not idle,
-so it does not passivate. The tasks run in the cell's nursery: an actor holds no nursery of its own.
+so it does not passivate. The tasks run in the system's nursery: an actor holds no nursery (nor task) of its own
+while it is idle.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import trio
 
 logger = logging.getLogger("inbox_actors.runtime")
 
 
-class ActorTasks:
-    __slots__ = ("_nursery", "_on_crash", "_owner", "_scopes", "_closed", "_none_running")
+class Spawner(Protocol):
+    """Where the tasks run (a trio.Nursery is one; the ActorSystem lends its own)."""
 
-    def __init__(self, nursery: trio.Nursery, on_crash: Callable[[Exception], None], owner: str) -> None:
-        self._nursery = nursery
+    def start_soon(self, async_fn: Callable[..., Awaitable[Any]], *args: Any, name: object = None) -> None: ...
+
+
+class ActorTasks:
+    __slots__ = ("_spawner", "_on_crash", "_owner", "_scopes", "_closed", "_none_running")
+
+    def __init__(self, spawner: Spawner, on_crash: Callable[[Exception], None], owner: str) -> None:
+        self._spawner = spawner
         self._on_crash = on_crash
         self._owner = owner
         self._scopes: set[trio.CancelScope] | None = None  # made by the first task
@@ -42,7 +49,7 @@ class ActorTasks:
         if self._scopes is None:
             self._scopes = set()
         self._scopes.add(scope)
-        self._nursery.start_soon(self._run, scope, job, args, name=name or f"{self._owner} task")
+        self._spawner.start_soon(self._run, scope, job, args, name=name or f"{self._owner} task")
 
     def cancel_all(self) -> None:
         """End the instance's tasks (crash, stop, passivation); a late failure of one is no longer a crash."""

@@ -25,7 +25,8 @@ KIND = "timer"
 class Job:
     every: float
     """Seconds between the end of one round and the start of the next."""
-    run: Callable[[], Awaitable[object]]
+    run: Callable[[Directory], Awaitable[object]]
+    """One round, given the system (a job that reaches actors asks them through it)."""
 
 
 class StartTimer(msgspec.Struct, frozen=True):
@@ -42,7 +43,7 @@ class Timer(Actor):
 
     async def _repeat(self) -> None:
         while True:
-            await self.job.run()
+            await self.job.run(self.actors)
             await trio.sleep(self.job.every)
 
     async def receive(self, message: object) -> object:

@@ -96,3 +96,31 @@ async def test_a_full_mailbox_is_a_trio_would_block_as_trio_nowait_calls_raise(a
         with pytest.raises(trio.WouldBlock):
             ref.tell_nowait(Echo("no room"))
         gate.set()
+
+
+async def test_senders_waiting_for_room_are_served_first_come_first_served(autojump_clock):
+    probe = Probe()
+    async with running(probe.kind(mailbox_capacity=1)) as system:
+        gate = await fill_mailbox(system, probe, 1)
+        ref = system.ref("probe", "k")
+        async with trio.open_nursery() as nursery:
+            for n in range(5):
+                nursery.start_soon(ref.tell, Echo(f"waiting-{n}"))
+                await trio.testing.wait_all_tasks_blocked()  # each blocks in turn, in this order
+            gate.set()
+        await trio.testing.wait_all_tasks_blocked()
+        assert [e[2] for e in probe.events("handled")] == [
+            "held", "queued-0", "waiting-0", "waiting-1", "waiting-2", "waiting-3", "waiting-4"]
+
+
+async def test_a_sender_that_gives_up_waiting_for_room_leaves_nothing_behind(autojump_clock):
+    probe = Probe()
+    async with running(probe.kind(mailbox_capacity=1)) as system:
+        gate = await fill_mailbox(system, probe, 1)
+        ref = system.ref("probe", "k")
+        with trio.move_on_after(1):
+            await ref.tell(Echo("gave up"))
+        gate.set()
+        await trio.testing.wait_all_tasks_blocked()
+        assert [e[2] for e in probe.events("handled")] == ["held", "queued-0"]
+        assert system.statistics("probe", "k").mailbox_used == 0

@@ -98,9 +98,8 @@ async def test_a_thousand_actors_activate_and_passivate(autojump_clock, count):
 
 async def test_message_sent_as_the_idle_timer_fires_is_never_stranded(autojump_clock):
     # Trio wakes the tasks whose deadlines passed in deadline order, then runs that batch forwards or
-    # backwards at random. Senders due just before and just after the actors' idle deadline, all woken by
-    # one clock jump, guarantee that in either direction some sends land after the idle timer cancelled
-    # the actor's receive but before the actor ran again (the race), and others after it passivated.
+    # backwards at random. Senders due just before and just after the actors' idle deadline are woken by one
+    # clock jump together with the kind's sweeper, so some sends land as their actor is being passivated.
     probe = Probe()
     autojump_clock.autojump_threshold = math.inf  # the clock moves only when this test says so
     async with running(probe.kind(idle_timeout=30)) as system:
@@ -126,4 +125,7 @@ async def test_message_sent_as_the_idle_timer_fires_is_never_stranded(autojump_c
             autojump_clock.autojump_threshold = 0  # a stranded message now fails by AskTimeout, not a hang
         assert replies == {key: "at-deadline" for key in early + late}
         assert len([e for e in probe.events("handled") if e[2] == "at-deadline"]) == len(early + late)
-        assert len(probe.events("stop")) == 20, "one group raced the idle timer, the other re-activated"
+        # Each actor either woke for its message before the sweeper reached it, or was passivated and came
+        # back for it: whichever order trio ran them in, every stop is matched by a re-activation.
+        stops, starts = len(probe.events("stop")), len(probe.events("start"))
+        assert starts == 40 + stops, (starts, stops)

@@ -12,7 +12,7 @@ from inbox_actors.runtime import ActorSystem, Job, start_timers, timer_kind
 async def test_a_job_runs_at_once_then_every_period(autojump_clock):
     runs: list[float] = []
 
-    async def job():
+    async def job(_actors):
         runs.append(trio.current_time())
 
     system = ActorSystem([timer_kind({"prune": Job(3600, job)})])
@@ -29,7 +29,7 @@ async def test_a_job_runs_at_once_then_every_period(autojump_clock):
 async def test_a_failing_round_shows_as_a_crash_and_is_retried_after_a_backoff_without_end(autojump_clock):
     runs: list[float] = []
 
-    async def job():
+    async def job(_actors):
         runs.append(trio.current_time())
         if len(runs) <= 20:
             raise RuntimeError("database away")

@@ -1,0 +1,36 @@
+"""Registry: what a cell needs of its supervisor (the ActorSystem), as a typed seam, so cell.py does not
+import the system."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .ref import ActorRef
+
+if TYPE_CHECKING:
+    from .cell import Cell
+
+
+class Registry(Protocol):
+    """What a cell tells its supervisor (the ActorSystem) about its life, and what it borrows from it."""
+
+    def start_soon(self, async_fn: Callable[..., Awaitable[Any]], *args: Any, name: object = None) -> None:
+        """Run a task in the system's nursery (the cell's loop, its retirement, its instance's ActorTasks)."""
+
+    def parked(self, cell: Cell) -> None:
+        """The cell's mailbox ran empty and its task ended: its idle clock starts."""
+
+    def woken(self, cell: Cell) -> None:
+        """The parked cell has work again: its idle clock stops."""
+
+    def forget(self, cell: Cell) -> None:
+        """Stop routing new sends to this cell; it is still finishing (on_stop) until note_exited."""
+
+    def note_exited(self, cell: Cell) -> None: ...
+
+    def note_failed(self, cell: Cell) -> None:
+        """The cell escalated (restart intensity exceeded): the kind's supervisor decides what follows."""
+
+    def ref(self, kind: str, key: str) -> ActorRef:
+        """A handle to any actor of the system (what an actor is given to reach the others)."""
