@@ -17,6 +17,7 @@ from inbox_actors.access.key_ring import key_ring_kind
 from inbox_actors.access.rate_bucket import rate_bucket_kinds
 from inbox_actors.contacts.contact_card import contact_card_kind
 from inbox_actors.conversations.conversation import ConversationDeps, conversation_kind
+from inbox_actors.conversations.in_doubt_sweeper import in_doubt_job
 from inbox_actors.conversations.send_pacer import send_pacer_kind
 from inbox_actors.conversations.sla_clock import SlaClockDeps, sla_clock_kind, start_sla_clock
 from inbox_actors.runtime import ActorKind, Directory, Job, start_timers, timer_kind
@@ -41,14 +42,15 @@ class ServiceDeps:
     """Timers of the front's own (e.g. its idempotency records' retention), run beside the actors' own."""
 
     def timer_jobs(self) -> dict[str, Job]:
-        return {**retention_jobs(self.db, self.clock), **self.extra_jobs}
+        return {**actor_jobs(self.db, self.clock), **self.extra_jobs}
 
 
-def retention_jobs(db: Database, clock: Clock) -> dict[str, Job]:
-    """The hourly retention timers of the actors' own data."""
+def actor_jobs(db: Database, clock: Clock) -> dict[str, Job]:
+    """The timers of the actors' own data: hourly retention, and giving up sends left in doubt."""
     return {
-        "activity retention": Job(HOUR, lambda: prune_expired_activity(db, clock)),
-        "webhook delivery log retention": Job(HOUR, lambda: prune_delivered_events(db, clock)),
+        "activity retention": Job(HOUR, lambda _actors: prune_expired_activity(db, clock)),
+        "webhook delivery log retention": Job(HOUR, lambda _actors: prune_delivered_events(db, clock)),
+        "in-doubt sends": in_doubt_job(db, clock),
     }
 
 

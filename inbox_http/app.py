@@ -44,6 +44,7 @@ def create_app(services: Services | None) -> QuartTrio:
     install_guard(app)
     install_audit(app)
     app.before_request(_refuse_oversized_body)
+    app.after_request(_read_unread_body)
     return app
 
 
@@ -55,3 +56,15 @@ async def _refuse_oversized_body():
         response.headers["Connection"] = "close"
         return response
     return None
+
+
+async def _read_unread_body(response):
+    """Read the body of a request answered without it (a refusal, a route that takes none): left unread, it
+    can stall the next request on the same keep-alive connection. An oversized one is not read; that answer
+    closes the connection instead. A request without Content-Length or Transfer-Encoding has no body (most
+    GETs): nothing to wait for."""
+    length = request.content_length
+    if (length is not None and 0 < length <= MAX_BODY_BYTES) or \
+            (length is None and "Transfer-Encoding" in request.headers):
+        await request.get_data()
+    return response

@@ -15,6 +15,8 @@ class IdConverter(BaseConverter):
 
     regex = r"\d{1,40}"
     weight = 50
+    # What the contract promises: ids are positive bigints (other digits are answered 404 like a missing id).
+    json_schema = {"type": "integer", "minimum": 1, "maximum": BIGINT_MAX}
 
     def to_python(self, value: str) -> int:
         number = int(value)

@@ -1,4 +1,5 @@
-"""`Idempotency-Key` on sends: a retried request gets the first answer back instead of sending again.
+"""`Idempotency-Key` on sends: a retried request gets the first answer back, and a message goes to the platform at
+most once per key, whatever crashes in between.
 
 The rules (the sentences are the send route's error convention):
 
@@ -10,17 +11,28 @@ The rules (the sentences are the send route's error convention):
   body (the JSON re-encoded with sorted keys and no insignificant whitespace; a body that is not JSON counts
   byte for byte). The same key with another request: 422 "This Idempotency-Key was used with a different
   request.", and nothing is sent.
-- The first request reserves the key (a row in progress) before it sends. A request arriving while the
-  reservation is held: 409 "A request with this Idempotency-Key is still in progress." with `Retry-After: 1`
-  (it does not wait; nothing is sent).
-- When the send answers, the answer (status and JSON body) is remembered on the key: a success, and also a
-  failed send (the platform refused: the spec's HTTP 500 with errorCode...). A retry gets that answer again,
-  with the header `Idempotent-Replayed: true`, and nothing is sent a second time.
-- A refusal raised before anything reached the platform (a 4xx such as a missing field, an opted-out contact)
-  and our own unexpected failure (500 internal error) release the reservation: nothing was sent, so a retry
-  with the same key is handled afresh.
-- A reservation still in progress after ABANDONED_AFTER (2 minutes: its process died mid-send, or the send
-  was cancelled) is taken over by a retry of the same request.
+- The first request reserves the key (a row in progress). Before it calls the platform, the send commits its
+  message as pending, linked to the reservation in the same statement, only while the request still holds it.
+  A request arriving while the reservation is held and no message is linked yet: 409 "A request with this
+  Idempotency-Key is still in progress." with `Retry-After: 1` (it does not wait; nothing is sent).
+- Once a message is linked, the key is the message's: while its outcome is not known (the platform is being
+  asked, or the service stopped between the platform's answer and recording it), a retry gets 409 IN_DOUBT with
+  `Retry-After: 5`, and nothing is sent again, ever. The outcome is recorded on the message and the answer
+  stored on the key in one transaction: when the platform answers, or, after a crash, when the platform's
+  status webhook for the message (carrying its id as callback data) settles it (200 with the platform's
+  messageId), or when nothing has settled it after IN_DOUBT_LIFETIME (6 hours): 500 with errorCode 131000
+  "Send outcome unknown" (it may or may not have been delivered).
+- The answer, a success or a failed send (the platform refused: the spec's HTTP 500 with errorCode...), is
+  replayed to every retry with the header `Idempotent-Replayed: true`; a key whose message is settled but whose
+  answer was never stored is answered from the message.
+- A refusal raised before any message was committed (a 4xx such as a missing field, an opted-out contact) and
+  our own unexpected failure (500 internal error) before that point release the reservation: nothing was sent,
+  so a retry with the same key is handled afresh. After the message is committed nothing releases the key.
+- A reservation still in progress with no message after ABANDONED_AFTER (15 seconds: its process died before
+  committing a message, or its request is still queued) is taken over by a retry of the same request; one with
+  a message is never taken over. Taking over is safe at any age, because a send commits its message only while
+  its request still holds the reservation: a request overtaken later sends nothing and answers 409 "still in
+  progress". The wait only spares a request that is merely slow.
 - A key lives KEY_LIFETIME (24 hours) from its first use: after that the same key is a new key, whatever the
   request. `prune_idempotency` deletes expired rows (schedule it, e.g. hourly); reuse replaces them lazily.
 """
@@ -36,6 +48,8 @@ import msgspec
 import trio
 from quart import Response, request
 
+from inbox_actors.conversations.messages import KeyReservation
+from inbox_actors.conversations.send_answers import KEY_IN_PROGRESS, message_verdict
 from inbox_http.encoding import json_response
 from inbox_http.errors import SentenceError
 from persistence.database import Database, UnitOfWork
@@ -47,10 +61,13 @@ HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 MAX_KEY_LENGTH = 200
 KEY_LIFETIME = timedelta(hours=24)
-ABANDONED_AFTER = timedelta(minutes=2)
+ABANDONED_AFTER = timedelta(seconds=15)
 
 INVALID_KEY = f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} printable ASCII characters."
-STILL_IN_PROGRESS = "A request with this Idempotency-Key is still in progress."
+STILL_IN_PROGRESS = KEY_IN_PROGRESS
+IN_DOUBT = ("The message of this Idempotency-Key was handed to the platform and its outcome is not known yet; it will "
+            "not be sent again. Retry later for its answer.")
+IN_DOUBT_RETRY_AFTER = 5
 DIFFERENT_REQUEST = "This Idempotency-Key was used with a different request."
 
 _canonical = msgspec.json.Encoder(order="sorted")
@@ -64,7 +81,8 @@ class Replay(msgspec.Struct, frozen=True):
 
 
 class Reservation(msgspec.Struct, frozen=True):
-    """The key is the caller's: send, then `remember` the answer (or `release` the key)."""
+    """The key is the caller's: send with `held()` (the sender stores the answer on it with the outcome, or
+    `remember` does), or `release` the key."""
 
     workspace_id: int
     key: str
@@ -72,15 +90,24 @@ class Reservation(msgspec.Struct, frozen=True):
     reserved_at: datetime
 
 
+    def held(self) -> KeyReservation:
+        """What the send carries to the conversation actor."""
+        return KeyReservation(key=self.key, reserved_at=self.reserved_at)
+
+
 class InProgress(msgspec.Struct, frozen=True):
-    """Another request holds the key and has not answered yet (409)."""
+    """Another request holds the key and has not committed a message yet (409)."""
+
+
+class InDoubt(msgspec.Struct, frozen=True):
+    """The key's message was committed and its outcome is not known yet (409; never sent again)."""
 
 
 class Conflict(msgspec.Struct, frozen=True):
     """The key was used with a different request (422)."""
 
 
-Outcome = Replay | Reservation | InProgress | Conflict
+Outcome = Replay | Reservation | InProgress | InDoubt | Conflict
 
 
 # -- the request --------------------------------------------------------------------------------------------
@@ -135,9 +162,13 @@ async def replay_or_reserve(db: Database | UnitOfWork, workspace_id: int, key: s
             continue  # released or pruned between the two statements: try again
         if bytes(row["request_hash"]) != request_hash:
             return Conflict()
-        if row["response_status"] == queries.IN_PROGRESS:
+        if row["response_status"] != queries.IN_PROGRESS:
+            return Replay(status=row["response_status"], body=msgspec.json.decode(row["response_body"]))
+        if row["message_id"] is None:
             return InProgress()
-        return Replay(status=row["response_status"], body=msgspec.json.decode(row["response_body"]))
+        verdict = message_verdict(row["status"], row["platform_message_id"], row["source"], row["error_code"],
+                                  row["error_text"])
+        return InDoubt() if verdict is None else Replay(status=verdict.status, body=msgspec.to_builtins(verdict.body))
     return InProgress()
 
 
@@ -152,7 +183,7 @@ async def remember(db: Database | UnitOfWork, reservation: Reservation, status: 
 
 
 async def release(db: Database | UnitOfWork, reservation: Reservation) -> bool:
-    """Give the key back unanswered, so a retry is handled afresh."""
+    """Give the key back unanswered, so a retry is handled afresh; False (and kept) once a message is linked."""
     return await queries.release(db, workspace_id=reservation.workspace_id, key=reservation.key,
                                  reserved_at=reservation.reserved_at)
 
@@ -165,47 +196,46 @@ async def prune_idempotency(db: Database | UnitOfWork, older_than: datetime) -> 
 # -- the whole round, for a handler -------------------------------------------------------------------------
 
 
-Send = Callable[[], Awaitable[tuple[int, Any]]]
+Send = Callable[[KeyReservation | None], Awaitable[tuple[int, Any]]]
 
 
 async def answer_once(db: Database, workspace_id: int, key: str | None, request_hash: bytes, send: Send, *,
                       now: datetime | None = None) -> Response:
-    """Run `send` at most once per key and answer with what it returned, or with what it returned the first
-    time. `send()` returns (status, body) for an answer to remember (success, the platform's refusal); it
-    raises for a refusal that sent nothing (SentenceError, ApiError) or a failure, which releases the key.
-    Without a key, `send` simply runs."""
+    """Run `send` at most once per key and answer with what it returned, or with the key's stored answer.
+    `send(reservation)` returns (status, body) for a verdict (success, the platform's refusal), which the sender
+    has stored on the reservation with the send's outcome; it raises for a refusal that sent nothing
+    (SentenceError, ApiError) or a failure, which releases the key unless a message was committed. Without a
+    key, `send(None)` simply runs."""
     if key is None:
-        status, body = await send()
+        status, body = await send(None)
         return json_response(body, status)
     outcome = await replay_or_reserve(db, workspace_id, key, request_hash, now=now)
     if not isinstance(outcome, Reservation):
         return outcome_response(outcome)
     try:
-        status, body = await send()
+        status, body = await send(outcome.held())
     except trio.Cancelled:
-        raise  # nobody knows whether the platform got it: the reservation stays, abandoned after 2 minutes
+        raise  # nobody knows how far the send got: the key stays, its message (if any) settles it
     except Exception:
         await _release_quietly(db, outcome)
         raise
-    try:
-        await remember(db, outcome, status, body)
-    except Exception:  # the send happened: answer it; a retry after ABANDONED_AFTER may send again
-        log.exception("could not remember the answer to Idempotency-Key %r of workspace %s", key, workspace_id)
     return json_response(body, status)
 
 
-def outcome_response(outcome: Replay | InProgress | Conflict) -> Response:
+def outcome_response(outcome: Replay | InProgress | InDoubt | Conflict) -> Response:
     """The answer for a request that must not send: the replayed answer, or the 409 / 422 sentence."""
     if isinstance(outcome, Replay):
         return json_response(outcome.body, outcome.status, {REPLAYED_HEADER: "true"})
     if isinstance(outcome, InProgress):
         return json_response({"error": STILL_IN_PROGRESS}, 409, {"Retry-After": "1"})
+    if isinstance(outcome, InDoubt):
+        return json_response({"error": IN_DOUBT}, 409, {"Retry-After": str(IN_DOUBT_RETRY_AFTER)})
     return json_response({"error": DIFFERENT_REQUEST}, 422)
 
 
 async def _release_quietly(db: Database, reservation: Reservation) -> None:
     try:
         await release(db, reservation)
-    except Exception:  # the original failure is the one to report; the reservation is abandoned in 2 minutes
+    except Exception:  # the original failure is the one to report; the reservation is abandoned in 15 seconds
         log.exception("could not release Idempotency-Key %r of workspace %s", reservation.key,
                       reservation.workspace_id)

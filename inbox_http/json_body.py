@@ -27,6 +27,23 @@ def is_utf8(raw: bytes) -> bool:
     return True
 
 
+def decode_json(raw: bytes, kind: type[Body]) -> Body:
+    """`raw` as `kind`, a JSON number with no fraction counting as an integer: `3.0` is `3` (JSON and JSON Schema
+    know numbers, not an int and a float type, and some clients write every number with a fraction).
+    Raises msgspec's DecodeError or ValidationError."""
+    return msgspec.convert(_whole_numbers(msgspec.json.decode(raw)), type=kind)
+
+
+def _whole_numbers(value: object) -> object:
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
+    if isinstance(value, dict):
+        return {key: _whole_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_whole_numbers(item) for item in value]
+    return value
+
+
 async def read_json_body(kind: type[Body], *, empty_ok: bool = False) -> Body:
     """The request's JSON body as `kind`; with `empty_ok`, no body at all means `kind()` (its defaults)."""
     raw = await request.get_data()
@@ -37,7 +54,7 @@ async def read_json_body(kind: type[Body], *, empty_ok: bool = False) -> Body:
     if not is_utf8(raw):
         raise ApiError(400, "invalid_body", f"{NOT_UTF8}.")
     try:
-        return msgspec.json.decode(raw, type=kind)
+        return decode_json(raw, kind)
     except msgspec.ValidationError as err:
         raise ApiError(400, "invalid_body", f"Invalid request body: {err}.") from None
     except msgspec.DecodeError:

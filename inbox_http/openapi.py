@@ -12,10 +12,10 @@ import re
 import msgspec
 from quart import Quart
 
+from inbox_http.contract import path_schema
 from inbox_http.route_table import route_table
 
 API_VERSION = "1.0.0"
-_PATH_PARAMETER = re.compile(r"{([a-z_]+)}")
 
 _STABLE_ERROR = {
     "type": "object", "required": ["error", "message"],
@@ -30,22 +30,18 @@ _SENTENCE_ERROR = {"type": "object", "required": ["error"], "properties": {"erro
 
 
 def build_document(app: Quart) -> dict:
-    response_types = {}
-    for endpoint, view in app.view_functions.items():
-        if getattr(view, "response_type", None) is not None:
-            response_types[endpoint] = view.response_type
-    schemas, components = msgspec.json.schema_components(
-        list(response_types.values()), ref_template="#/components/schemas/{name}")
-    schema_of = dict(zip(response_types.values(), schemas, strict=True))
+    views = {row["endpoint"]: app.view_functions[row["endpoint"]] for row in route_table(app)}
+    declared = {getattr(view, name) for view in views.values() for name in ("response_type", "request_body")
+                if isinstance(getattr(view, name, None), type) and getattr(view, name) is not str}
+    schemas, components = msgspec.json.schema_components(sorted(declared, key=lambda t: t.__name__),
+                                                         ref_template="#/components/schemas/{name}")
+    schema_of = dict(zip(sorted(declared, key=lambda t: t.__name__), schemas, strict=True))
+    rules = {rule.endpoint: rule.rule for rule in app.url_map.iter_rules()}
 
     paths: dict[str, dict] = {}
     for row in route_table(app):
-        view = app.view_functions[row["endpoint"]]
-        success = (getattr(view, "response_status", 200), schema_of.get(response_types.get(row["endpoint"])))
-        operation = _operation(row, *success)
-        query = [parameter.openapi() for parameter in getattr(view, "query_parameters", ())]
-        if query:
-            operation["parameters"] = operation.get("parameters", []) + query
+        view = views[row["endpoint"]]
+        operation = _operation(row, view, schema_of, _path_converters(app, rules[row["endpoint"]]))
         paths.setdefault(row["path"], {})[row["method"].lower()] = operation
     components["StableError"] = _STABLE_ERROR
     components["SentenceError"] = _SENTENCE_ERROR
@@ -61,26 +57,60 @@ def build_document(app: Quart) -> dict:
     }
 
 
-_KEY_ANSWERS = {
-    "400": "Bad parameter or body (invalid_*)",
-    "404": "No such item in the workspace (not_found)",
-    "409": "Conflicts with the item's state or a limit",
+_STABLE = {"$ref": "#/components/schemas/StableError"}
+_SENTENCE = {"$ref": "#/components/schemas/SentenceError"}
+_EITHER = {"anyOf": [_STABLE, _SENTENCE]}
+
+# What each error status means, whichever route answers it.
+_ERROR_ANSWERS = {
+    400: "Bad input: a parameter or the body is malformed (stable routes: invalid_* naming it, since_after_to, "
+         "window_too_large; sentence routes: a sentence)",
+    401: "No credential, or not the one this call takes",
+    403: "Refused by the auth ladder, or by a rule of the call",
+    404: "No such item in the workspace (not_found)",
+    409: "Conflicts with the item's state or a limit",
+    412: "version_conflict: the item has moved on from the version named",
+    413: "payload_too_large: the body is over 1 MiB",
+    429: "Over the per-IP ceiling (sentence) or the key's limit (rate_limited)",
+    500: "Service side (internal_error, or the sentence of the sentence convention); retry with backoff",
+    502: "The platform refused the send (send_failed with its errorCode)",
+    503: "Unavailable: a dependency is down; retry",
 }
 
 
-def _operation(row: dict, success_status: int, success_schema: dict | None) -> dict:
-    error = {"$ref": "#/components/schemas/StableError"}
-    sentence = {"$ref": "#/components/schemas/SentenceError"}
+def _operation(row: dict, view, schema_of: dict, converters: dict[str, str]) -> dict:
+    def answer(description: str, schema: dict, media: str = "application/json") -> dict:
+        return {"description": description, "content": {media: {"schema": schema}}}
 
-    def answer(description: str, schema: dict) -> dict:
-        return {"description": description, "content": {"application/json": {"schema": schema}}}
-
-    responses = {str(success_status): answer("OK" if success_status == 200 else "Created", success_schema or {})}
+    success_status = getattr(view, "response_status", 200)
+    response_type = getattr(view, "response_type", None)
+    if response_type is str:
+        success = answer("OK", {"type": "string"}, "text/plain")
+    else:
+        success = answer("OK" if success_status == 200 else "Created", schema_of.get(response_type, {}))
+    responses: dict[str, dict] = {str(success_status): success}
     operation: dict = {"summary": row["summary"], "x-documented": row["documented"], "responses": responses}
-    parameters = [{"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
-                  for name in _PATH_PARAMETER.findall(row["path"])]
+
+    parameters = [_path_parameter(name, converter, view) for name, converter in converters.items()]
+    parameters += [parameter.openapi() for parameter in getattr(view, "query_parameters", ())]
     if parameters:
         operation["parameters"] = parameters
+    body = getattr(view, "request_body", None)
+    if body is not None:
+        operation["requestBody"] = {
+            "required": not view.request_body_optional,
+            "content": {"application/json": {"schema": schema_of[body] if isinstance(body, type) else body}}}
+
+    convention = _SENTENCE if row["errors"] == "sentence" else _STABLE
+    statuses: dict[int, dict] = {}
+    if body is not None or any(_is_checked(parameter) for parameter in getattr(view, "query_parameters", ())):
+        statuses[400] = convention
+    stable = set(getattr(view, "stable_statuses", ()))
+    for status in getattr(view, "error_statuses", ()):
+        if status < 400 or status in getattr(view, "report_statuses", ()):  # the route's own body
+            responses[str(status)] = {**success, "description": "OK" if status < 400 else _ERROR_ANSWERS[status]}
+        else:
+            statuses[status] = _STABLE if status in stable else convention
     if row["auth"] != "none":
         operation["security"] = [{"apiKey": []}]
         operation["x-api-tier"] = row["tier"]
@@ -88,12 +118,32 @@ def _operation(row: dict, success_status: int, success_schema: dict | None) -> d
         operation["x-error-convention"] = row["errors"]
         if row["admin"] is not None:
             operation["x-admin"] = row["admin"]
-            responses.update({status: answer(text, error) for status, text in _KEY_ANSWERS.items()})
-        responses["401"] = answer("No credential", sentence)
-        responses["403"] = answer("Refused by the auth ladder", {"oneOf": [error, sentence]})
-        responses["429"] = answer("Over the per-IP ceiling (sentence) or the key's limit (rate_limited)",
-                                  {"oneOf": [error, sentence]})
+        statuses.update({401: _SENTENCE, 403: _EITHER, 429: _EITHER})
+    if body is not None:
+        statuses[413] = _STABLE  # answered before the handler, in the stable convention
+    statuses.setdefault(500, convention)
+    for status in sorted(statuses):
+        responses[str(status)] = answer(_ERROR_ANSWERS[status], statuses[status])
     return operation
+
+
+def _is_checked(parameter) -> bool:
+    """Whether a query parameter has rules its handler refuses with 400 (free text and numbers it clamps have
+    none)."""
+    return bool(parameter.enum or parameter.rules or parameter.required)
+
+
+_CONVERTER = re.compile(r"<(?:([a-z]+):)?([a-z_]+)>")
+
+
+def _path_converters(app: Quart, rule: str) -> dict[str, str]:
+    """{parameter: converter name} of a URL rule, in path order (`default` when it names none)."""
+    return {name: converter or "default" for converter, name in _CONVERTER.findall(rule)}
+
+
+def _path_parameter(name: str, converter: str, view) -> dict:
+    schema = path_schema(name, converter, getattr(view, "path_schemas", {}))
+    return {"name": name, "in": "path", "required": True, "schema": schema}
 
 
 def main() -> None:

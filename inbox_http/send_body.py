@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from inbox_actors.domain.phones import InvalidPhone, normalise_phone
+from inbox_actors.domain.phones import PHONE_PATTERN, InvalidPhone, normalise_phone
 from inbox_actors.domain.text import has_control_characters
 from inbox_actors.platform.messages import MEDIA_TYPES, MESSAGE_TYPES, SendRequest
 from inbox_http.errors import SentenceError
@@ -107,3 +107,38 @@ def _optional_text(value: Any, field: str, limit: int) -> str | None:
 def _refuse_control(value: str, field: str) -> None:
     if has_control_characters(value):
         raise SentenceError(400, f"{field} may not contain control characters")
+
+
+def send_body_schema(*, needs_recipient: bool = True) -> dict:
+    """The JSON Schema of what `read_send_body` accepts, from the same limits: the message kinds are alternatives
+    told apart by `type`; fields a kind does not read are ignored."""
+    lines = r"[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+    text = {"type": "string", "maxLength": MAX_TEXT, "pattern": rf"^{lines}*[^\s\x00-\x1f\x7f\x85]{lines}*$"}
+    caption = {"type": ["string", "null"], "maxLength": MAX_CAPTION, "pattern": rf"^{lines}*$"}
+    media_url = {"type": "string", "maxLength": 2048, "pattern": rf"^[ \t\n\r]*https?://{lines}*$"}
+    parameter = {"anyOf": [{"type": "string", "pattern": rf"^{lines}*$"}, {"type": "number"}]}
+    template = {
+        "type": "object", "required": ["name"],
+        "properties": {
+            "name": {"type": "string", "minLength": 1, "maxLength": 512, "pattern": rf"^{lines}*$"},
+            "language": {"type": "string", "minLength": 2, "maxLength": 15, "pattern": rf"^{lines}*$",
+                         "default": "en", "description": "a locale code such as en or en_US"},
+            "parameters": {"type": "array", "maxItems": MAX_PARAMETERS, "items": parameter, "default": []},
+        },
+    }
+    kinds = [
+        {"properties": {"type": {"enum": ["text", None], "default": "text"}, "message": text},
+         "required": ["message"]},
+        {"properties": {"type": {"const": "template"}, "template": template}, "required": ["type", "template"]},
+        {"properties": {"type": {"enum": [kind for kind in MEDIA_TYPES if kind != "document"]},
+                        "message": caption, "media_url": media_url}, "required": ["type", "media_url"]},
+        {"properties": {"type": {"const": "document"}, "message": caption, "media_url": media_url,
+                        "filename": {"type": ["string", "null"], "maxLength": 240, "pattern": rf"^{lines}*$"}},
+         "required": ["type", "media_url"]},
+    ]
+    schema: dict = {"type": "object", "anyOf": kinds}
+    if needs_recipient:
+        schema["properties"] = {"to": {"type": "string", "pattern": PHONE_PATTERN,
+                                       "description": "digits with country code; + and spaces accepted"}}
+        schema["required"] = ["to"]
+    return schema

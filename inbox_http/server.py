@@ -44,11 +44,13 @@ IDEMPOTENCY_PRUNE_SECONDS = 3600.0
 
 
 async def build_app(db: Database, settings: Settings, *, clock: Clock | None = None,
-                    extra_kinds: Sequence[ActorKind] = (), responder: Responder | None = None) -> QuartTrio:
+                    extra_kinds: Sequence[ActorKind] = (), responder: Responder | None = None,
+                    address_guard: AddressGuard | None = None) -> QuartTrio:
     """The app with its services: credential cache (listening for changes), clock, platform link, actors.
 
-    `clock`, `extra_kinds` and `responder` are for tests (a clock that follows trio's, probe actors, a bot
-    of their own); the default bot is the workspace's FAQ bot.
+    `clock`, `extra_kinds`, `responder` and `address_guard` are for tests and scripts (a clock that follows
+    trio's, probe actors, a bot of their own, webhook address rules stricter than the settings'); the default
+    bot is the workspace's FAQ bot.
     """
     clock = clock or WallClock()
     credentials = CredentialCache(db)
@@ -58,7 +60,7 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
     conversations = ConversationDeps(db=db, clock=clock, platform=platform,
                                      responder=responder if responder is not None else FaqBot(db),
                                      sends_per_second=settings.platform_sends_per_second)
-    guard = AddressGuard(settings.webhook_allowed_networks)
+    guard = address_guard or AddressGuard(settings.webhook_allowed_networks)
     # As many kept-alive connections as requests in flight: fewer would close and reopen one per event.
     webhooks = WebhookServices(guard=guard, transport=WebhookTransport(
         guard, max_idle_per_host=settings.webhook_concurrency))
@@ -77,8 +79,10 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
 
 def _front_jobs(db: Database, clock: Clock) -> dict[str, Job]:
     """Timers of the HTTP front's own data: Idempotency-Keys are forgotten after their 24-hour life."""
-    return {"idempotency key retention": Job(
-        IDEMPOTENCY_PRUNE_SECONDS, lambda: idempotency.prune_idempotency(db, clock.now() - idempotency.KEY_LIFETIME))}
+    def prune(_actors: object) -> Awaitable[int]:
+        return idempotency.prune_idempotency(db, clock.now() - idempotency.KEY_LIFETIME)
+
+    return {"idempotency key retention": Job(IDEMPOTENCY_PRUNE_SECONDS, prune)}
 
 
 async def serve_app(

@@ -28,7 +28,56 @@ def open_database_loop():
 
 
 _ACQUIRE_TIMEOUT_SECONDS = 30.0
+
+
+async def _keep_session(connection: asyncpg.Connection) -> None:
+    """The pool's reset on release, instead of asyncpg's default (advisory unlock, CLOSE ALL, UNLISTEN, RESET
+    ALL: a round trip after every pooled statement). Nothing here leaves session state behind: no SET, no
+    session advisory locks (migrations take transaction-scoped ones), no cursors, and LISTEN runs on
+    connections of its own. An open transaction is still rolled back by asyncpg before this is called."""
 _CLOSE_GRACE_SECONDS = 10.0
+
+
+async def _begin(pool: asyncpg.Pool) -> tuple[asyncpg.Connection, Any]:
+    """(asyncio side) A pooled connection with its transaction begun."""
+    connection = await pool.acquire()
+    begun = False
+    try:
+        tx = connection.transaction()
+        await tx.start()
+        begun = True
+    finally:
+        if not begun:
+            await pool.release(connection)
+    return connection, tx
+
+
+async def _end(pool: asyncpg.Pool, connection: asyncpg.Connection, tx: Any, commit: bool) -> None:
+    """(asyncio side) COMMIT, or ROLLBACK, then the connection back to the pool whatever happened."""
+    try:
+        if commit:
+            await tx.commit()
+        else:
+            try:
+                await tx.rollback()
+            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as err:
+                log.warning("rollback failed (the connection is reset on release): %s", err)
+    finally:
+        await pool.release(connection)
+
+
+POOL_OPTIONS: dict[str, Any] = {
+    "reset": _keep_session,
+    # No asyncio timer per statement, per connection given back or per cached statement: trio-asyncio keeps a
+    # cancelled timer (and the contextvars of the request that made it) until it comes due, so asyncpg's
+    # command_timeout (60 s) and idle checks (300 s) kept hundreds of thousands alive under load, and full
+    # garbage collections grew into pauses of most of a second. The server bounds statements instead; idle
+    # connections and prepared statements simply stay.
+    "max_inactive_connection_lifetime": 0,
+    "max_cached_statement_lifetime": 0,
+    "server_settings": {"application_name": "inbox-actors", "timezone": "UTC", "statement_timeout": "60s"},
+}
+"""How the service's pool is made (scripts/bench_database.py makes its asyncio floor the same way)."""
 
 
 class DatabaseUnavailable(RuntimeError):
@@ -79,22 +128,21 @@ class UnitOfWork(_Queries):
 
 
 class Database(_Queries):
-    def __init__(self, pool: asyncpg.Pool, url: str) -> None:
+    def __init__(self, pool: asyncpg.Pool, url: str, acquire_timeout: float = _ACQUIRE_TIMEOUT_SECONDS) -> None:
         self._target = pool
         self._pool = pool
         self.url = url
+        self._acquire_timeout = acquire_timeout
         self._listeners: dict[str, asyncpg.Connection] = {}
 
     @classmethod
-    async def connect(cls, url: str, *, min_size: int = 1, max_size: int = 10) -> "Database":
+    async def connect(cls, url: str, *, min_size: int = 1, max_size: int = 10,
+                      acquire_timeout: float = _ACQUIRE_TIMEOUT_SECONDS) -> "Database":
         try:
-            pool = await aio_as_trio(asyncpg.create_pool)(
-                url, min_size=min_size, max_size=max_size, command_timeout=60,
-                server_settings={"application_name": "inbox-actors", "timezone": "UTC"},
-            )
+            pool = await aio_as_trio(asyncpg.create_pool)(url, min_size=min_size, max_size=max_size, **POOL_OPTIONS)
         except (OSError, asyncpg.PostgresError) as err:
             raise DatabaseUnavailable(f"cannot connect to PostgreSQL: {err}") from err
-        return cls(pool, url)
+        return cls(pool, url, acquire_timeout)
 
     async def close(self) -> None:
         with trio.CancelScope(shield=True):
@@ -114,31 +162,26 @@ class Database(_Queries):
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[UnitOfWork]:
-        # Shielded (and bounded): a cancellation landing as the pool hands the connection over would otherwise
-        # drop it unreleased, and the pool's close would wait for it forever.
+        # Each crossing into asyncio costs about as much as a statement, so taking a connection and BEGIN are
+        # one crossing, and COMMIT (or ROLLBACK) and giving it back another. Both are shielded (and bounded):
+        # a cancellation landing as the pool hands the connection over would otherwise drop it unreleased,
+        # and the pool's close would wait for it forever; an interrupted block still rolls back.
+        # The wait for a connection is bounded on Trio's side (a trio deadline costs nothing once met; an asyncio
+        # timeout would leave a timer behind for 30 s).
         try:
-            with trio.CancelScope(shield=True):
-                connection = await aio_as_trio(self._pool.acquire)(timeout=_ACQUIRE_TIMEOUT_SECONDS)
-        except (TimeoutError, *_CONNECTION_FAILURES) as err:
+            with trio.CancelScope(shield=True, deadline=trio.current_time() + self._acquire_timeout) as waiting:
+                connection, tx = await aio_as_trio(_begin)(self._pool)
+        except _CONNECTION_FAILURES as err:
             raise DatabaseUnavailable(f"no connection: {type(err).__name__}: {err}") from err
-        tx = connection.transaction()
-        started = committed = False
+        if waiting.cancelled_caught:
+            raise DatabaseUnavailable(f"no connection within {self._acquire_timeout:g}s")
+        commit = False
         try:
-            await aio_as_trio(tx.start)()
-            started = True
             yield UnitOfWork(connection)
-            with trio.CancelScope(shield=True):
-                await aio_as_trio(tx.commit)()
-            committed = True
+            commit = True
         finally:
-            # Shielded: an interrupted block (cancellation included) still rolls back and returns its connection.
             with trio.CancelScope(shield=True):
-                if started and not committed:
-                    try:
-                        await aio_as_trio(tx.rollback)()
-                    except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as err:
-                        log.warning("rollback failed (the connection is reset on release): %s", err)
-                await aio_as_trio(self._pool.release)(connection)
+                await aio_as_trio(_end)(self._pool, connection, tx, commit)
 
     async def listen(self, handlers: Mapping[str, Callable[[str], None]], on_lost: Callable[[], None], *,
                      name: str) -> None:

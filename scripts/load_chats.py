@@ -597,9 +597,11 @@ class SeparateSimulator:
 
     port: int
     service_port: int
-    app_secret: str = field(default_factory=lambda: secrets.token_urlsafe(24))
-    access_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
-    verify_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    # Hex, not urlsafe: these travel on the simulator's command line, where a token starting with '-' would be
+    # read as an option.
+    app_secret: str = field(default_factory=lambda: secrets.token_hex(24))
+    access_token: str = field(default_factory=lambda: secrets.token_hex(24))
+    verify_token: str = field(default_factory=lambda: secrets.token_hex(24))
 
     @classmethod
     def on_free_ports(cls) -> SeparateSimulator:

@@ -56,6 +56,8 @@ class ChatState:
         self._row: Record | None = None
         self._open: UnitOfWork | None = None       # the unit of work under way, if any
         self._written: Record | None = None        # the row as written in it, until it commits
+        # Events of the unit of work not yet in the outbox; an empty tuple between units (no list per idle chat).
+        self._unsent: list[WebhookEvent] | tuple[()] = ()
 
     async def load(self) -> None:
         """Read the workspace profile and the row (none until the chat's first message)."""
@@ -104,8 +106,9 @@ class ChatState:
             raise RuntimeError(f"chat {self.key}: a transaction is already under way")
         try:
             async with self.db.transaction() as tx:
-                self._open, self._written = tx, None
+                self._open, self._written, self._unsent = tx, None, []
                 yield tx
+                await self._flush(tx, ())  # events of a block that ended without commit()
             if self._written is not None:
                 before, self._row = self._row, self._written
                 deadline = self._row["sla_deadline_at"]
@@ -114,6 +117,7 @@ class ChatState:
                     self._on_new_deadline(deadline)
         finally:
             self._open = self._written = None
+            self._unsent = ()
 
     async def ensure_chat(self, tx: UnitOfWork, *, profile_name: str, at: datetime, author: str) -> Record:
         """The chat's row, creating the contact (first contact) and the conversation as needed; `author` is
@@ -124,8 +128,8 @@ class ChatState:
         contact, created = await contact_queries.insert_contact_if_absent(tx, self.workspace_id, self.phone,
                                                                           profile_name)
         if created:
-            await self._append(tx, WebhookEvent(events.CONTACT_CREATED, author,
-                                                contact_event_data(contact)))
+            # Appended with the block's other events, in one statement (commit, or the block's end).
+            self._unsent.append(WebhookEvent(events.CONTACT_CREATED, author, contact_event_data(contact)))
         self._written = await conversation_queries.insert_conversation(
             tx, workspace_id=self.workspace_id, phone=self.phone, contact_id=contact["id"], at=at)
         return self._written
@@ -139,14 +143,16 @@ class ChatState:
             if row is None:
                 raise LookupError(f"chat {self.key}: no conversation to change (ensure_chat first)")
             self._written = await conversation_queries.update_conversation(tx, row, changes, now)
-        for event in emitted:
-            await self._append(tx, event)
+        await self._flush(tx, emitted)
 
     def _current(self, tx: UnitOfWork) -> Record | None:
         if tx is not self._open:
             raise RuntimeError(f"chat {self.key}: write inside ChatState.transaction()")
         return self._written if self._written is not None else self._row
 
-    async def _append(self, tx: UnitOfWork, event: WebhookEvent) -> None:
-        await outbox.append_event(tx, workspace_id=self.workspace_id, event=event.name, actor=event.author,
-                                  data=event.data, correlation_id=events.new_correlation_id())
+    async def _flush(self, tx: UnitOfWork, emitted: Sequence[WebhookEvent]) -> None:
+        """Append what the block left unsent, then `emitted`, to the outbox in one statement."""
+        pending = [*self._unsent, *emitted]
+        self._unsent = []
+        await outbox.append_events(tx, workspace_id=self.workspace_id, events=[
+            (event.name, event.author, event.data, events.new_correlation_id()) for event in pending])

@@ -8,6 +8,10 @@ its `TeamActions` (team_actions.py) change only through `ChatState.commit`. Ever
 the actor replies. Expected refusals (illegal transition, chat not visible, consent, window) are reply
 values; a version conflict or a database failure crashes the actor, whose restart reloads the row.
 
+Sends are recorded through `SendRecords` (send_records.py): pending before the platform is called, then their
+outcome; a status for a send whose answer a crash lost settles it there, and the in-doubt sweeper's
+`GiveUpInDoubt` gives up one that nothing settled.
+
 The bot speaks after the customer's message is committed and acknowledged: the actor queues a `BotTurn` to
 itself, so the platform's webhook is answered without waiting for the bot's send.
 """
@@ -27,6 +31,7 @@ from inbox_actors.conversations.messages import (
     Changed,
     Claim,
     CustomerWrote,
+    GiveUpInDoubt,
     MarkRead,
     NotVisible,
     Open,
@@ -40,6 +45,7 @@ from inbox_actors.conversations.messages import (
     StatusReported,
     Transfer,
 )
+from inbox_actors.conversations.send_records import SendRecords
 from inbox_actors.conversations.sending import Sender
 from inbox_actors.conversations.team_actions import TeamActions
 from inbox_actors.domain import conversation_states as states
@@ -55,8 +61,8 @@ from persistence.queries import conversations as conversation_queries
 from persistence.queries import messages as message_queries
 
 __all__ = [
-    "KIND", "BotTurn", "Changed", "Claim", "Conversation", "ConversationDeps", "CustomerWrote", "MarkRead",
-    "NotVisible", "Open", "Recorded", "Refused", "Release", "Resolve", "Send", "SendOutcome", "SlaDue",
+    "KIND", "BotTurn", "Changed", "Claim", "Conversation", "ConversationDeps", "CustomerWrote", "GiveUpInDoubt",
+    "MarkRead", "NotVisible", "Open", "Recorded", "Refused", "Release", "Resolve", "Send", "SendOutcome", "SlaDue",
     "StatusReported", "Transfer", "ask_conversation", "conversation_key", "conversation_kind",
 ]
 
@@ -86,10 +92,11 @@ class Conversation(Actor):
         self.chat = ChatState(key, deps.db, deps.clock, deps.on_new_deadline)
         self.workspace_id, self.phone = self.chat.workspace_id, self.chat.phone
         self.team = TeamActions(self.chat)
+        self.sends = SendRecords(self.chat)
 
     async def on_start(self) -> None:
         # The runtime has given the actor its system (`self.actors`) and its own ref by now.
-        self.sender = Sender(self.chat, self.team, self.deps, self.actors)
+        self.sender = Sender(self.chat, self.sends, self.team, self.deps, self.actors)
         await self.chat.load()
 
     async def receive(self, message: object) -> object:
@@ -104,6 +111,8 @@ class Conversation(Actor):
                 return await self._send(message)
             case SlaDue():
                 return await self._sla_due(message.deadline)
+            case GiveUpInDoubt():
+                return await self.sends.give_up(message.message_id)
         chat = self.chat
         if not chat.visible(getattr(message, "only_assigned_to", None)):
             return NotVisible()
@@ -172,23 +181,33 @@ class Conversation(Actor):
         chat = self.chat
         async with chat.transaction() as tx:
             message = await message_queries.find_by_platform_id(tx, self.workspace_id, update.message_id)
-            if message is None or message["direction"] != "outbound" or chat.row is None \
-                    or message["conversation_id"] != chat.row["id"]:
+            changes: dict[str, Any] = {}
+            reported: list[WebhookEvent] = []
+            settled = False
+            if message is None and update.callback_data is not None:
+                # A send whose answer a crash lost: its callback data names it (send_records.py).
+                message, changes, reported = await self.sends.settle(tx, update)
+                settled = message is not None
+            if not settled and (message is None or message["direction"] != "outbound" or chat.row is None
+                                or message["conversation_id"] != chat.row["id"]):
                 log.info("status %s for a message not sent from chat %s (%s) ignored", update.status, self.key,
                          update.message_id)
                 return Recorded(None)
-            new_receipt = await message_queries.add_receipt(tx, message["id"], update.status, update.at)
-            if not delivery_status.advances(message["status"], update.status):
-                return Recorded(message["id"], duplicate=not new_receipt)
+            advances = delivery_status.advances(message["status"], update.status)
             error_text = storable(update.error_title) if update.status == delivery_status.FAILED else None
-            message = await message_queries.set_status(tx, message["id"], update.status, update.at,
-                                                       error_code=update.error_code, error_text=error_text)
-            reported: list[WebhookEvent] = []
-            if update.status != delivery_status.SENT:
-                reported.append(WebhookEvent(events.MESSAGE_STATUS, "platform", data.status_data(
-                    self.phone, message, update.status, update.at, update.error_code, storable(update.error_title),
-                    now)))
-            changes = await self._answered_by(tx, message) if delivery_status.reached_phone(update.status) else {}
+            new_receipt, moved = await message_queries.record_status(
+                tx, message["id"], update.status, update.at, advance=advances, error_code=update.error_code,
+                error_text=error_text)
+            if moved is not None:
+                message = moved
+                if update.status != delivery_status.SENT:
+                    reported.append(WebhookEvent(events.MESSAGE_STATUS, "platform", data.status_data(
+                        self.phone, message, update.status, update.at, update.error_code,
+                        storable(update.error_title), now)))
+                if delivery_status.reached_phone(update.status):
+                    changes.update(await self._answered_by(tx, message))
+            elif not settled:
+                return Recorded(message["id"], duplicate=not new_receipt)
             await chat.commit(tx, changes, reported, now)
         return Recorded(message["id"])
 

@@ -32,6 +32,14 @@ class SlaDue(msgspec.Struct, frozen=True):
     deadline: datetime
 
 
+class KeyReservation(msgspec.Struct, frozen=True):
+    """The Idempotency-Key reservation a send holds (the key's `created_at`): its pending message is linked to
+    it, and its answer stored on it, only while the reservation is still the send's."""
+
+    key: str
+    reserved_at: datetime
+
+
 class Send(msgspec.Struct, frozen=True):
     request: SendRequest
     sender_type: str                 # system (API sends), agent (a member replying), bot
@@ -39,6 +47,14 @@ class Send(msgspec.Struct, frozen=True):
     sender_label: str | None = None
     actor_id: int | None = None      # the member, for agent replies
     only_assigned_to: int | None = None
+    reservation: KeyReservation | None = None
+
+
+class GiveUpInDoubt(msgspec.Struct, frozen=True):
+    """The in-doubt sweeper: this pending message of the chat has waited past IN_DOUBT_LIFETIME for its outcome;
+    record it as failed (never send it again)."""
+
+    message_id: int
 
 
 class Claim(msgspec.Struct, frozen=True):

@@ -2,9 +2,11 @@
 today, MCP's send tool later); each front only translates the answer into its own protocol.
 
 A send the conversation actor took to a verdict answers the spec's body: 200 `{success, messageId, channel}`,
-or 500 with the platform's reason (`SendVerdict`, which an `Idempotency-Key` replays). A send refused before
-anything went out (chat not visible to the key, consent, channel, a refused request) is a `SendRefusal`: a
-status and the sentence, never remembered.
+or 500 with the platform's reason (`SendVerdict`, which an `Idempotency-Key` replays: the actor stores it on the
+key in the transaction that records the outcome). A send refused before anything went out (chat not visible to
+the key, consent, channel, a refused request, a key no longer the request's) is a `SendRefusal`: a status and
+the sentence, never remembered. `message_verdict` answers from a message row, for a key whose answer was not
+stored (a send settled after a crash).
 """
 
 from __future__ import annotations
@@ -12,9 +14,13 @@ from __future__ import annotations
 import msgspec
 
 from inbox_actors.conversations.messages import NotVisible, Refused, SendOutcome
+from inbox_actors.domain import delivery_status
 
 CONTACT_NOT_FOUND = "Contact not found"
 NOT_SENT = "The message was not sent"
+KEY_IN_PROGRESS = "A request with this Idempotency-Key is still in progress."
+# Meta's generic "Something went wrong", for a failure recorded without the platform's own code.
+UNKNOWN_FAILURE_CODE = 131000
 
 
 # The spec's bodies (their names are the published contract's schema names, so they carry no docstring).
@@ -62,3 +68,15 @@ def send_answer(reply: object) -> SendVerdict | SendRefusal:
                                             errorSubcode=failure.subcode, errorDetails=failure.details))
     return SendVerdict(200, SendSuccess(success=True, messageId=reply.platform_message_id or "",
                                         channel=reply.channel))
+
+
+def message_verdict(status: str, platform_message_id: str | None, channel: str, error_code: int | None,
+                    error_text: str | None) -> SendVerdict | None:
+    """The answer a send's message row gives: 200 once it is known sent, 500 once failed; None while pending."""
+    if status == delivery_status.PENDING:
+        return None
+    if status == delivery_status.FAILED or not platform_message_id:
+        reason = error_text or NOT_SENT
+        return SendVerdict(500, SendFailure(error=reason, errorCode=error_code or UNKNOWN_FAILURE_CODE,
+                                            errorTitle=reason, errorSubcode=None, errorDetails=error_text))
+    return SendVerdict(200, SendSuccess(success=True, messageId=platform_message_id, channel=channel))

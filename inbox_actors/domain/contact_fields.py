@@ -39,6 +39,10 @@ _CONTROL_EXCEPT_LINES = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # Deliberately loose (the mailbox provider is the judge), but it catches the usual mistakes: no @, spaces,
 # no dot in the domain, two @.
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s.]+(\.[^@\s.]+)+$")
+# The same rules as JSON Schema patterns for the published contract (text as sent, before trimming): an email
+# or "" (which clears it); a tag, which may not hold a comma.
+EMAIL_OR_EMPTY_PATTERN = r"^(?:[^@\s\x00-\x1f\x7f]+@[^@\s.\x00-\x1f\x7f]+(?:\.[^@\s.\x00-\x1f\x7f]+)+)?$"
+TAG_PATTERN = r"^[^,\x00-\x1f\x7f]*[^,\s\x00-\x1f\x7f\x85][^,\x00-\x1f\x7f]*$"
 
 
 class ContactFieldError(ValueError):

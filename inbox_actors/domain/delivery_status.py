@@ -4,10 +4,15 @@ The platform retries and reorders status webhooks: "delivered" may arrive after 
 twice. A message's current status only ever advances (sent -> delivered -> read); "failed" replaces only
 "sent" (a message already delivered did reach the phone). Every receipt is still kept with its own
 timestamp, so the receipts list is complete whatever order the webhooks came in.
+
+An outbound message is "pending" from the moment it is committed, before the platform is called, until its
+outcome is recorded: sent (with the platform's id) or failed. A pending message is no reply and has no
+response time; only the outcome (or a status webhook carrying its id, after a crash) settles it.
 """
 
 from __future__ import annotations
 
+PENDING = "pending"
 SENT = "sent"
 DELIVERED = "delivered"
 READ = "read"

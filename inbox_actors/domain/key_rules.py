@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from inbox_actors.domain import scopes as scope_rules
@@ -12,6 +13,29 @@ RATE_LIMIT = (10, 100_000)
 MAX_GRACE_HOURS = 168
 DEFAULT_GRACE_HOURS = 24
 DEFAULT_RATE_LIMIT = 600
+MAX_NAME = 200
+# Characters a key name may not hold: controls (Cc), invisible format characters such as bidi overrides and
+# zero-width spaces (Cf), and line and paragraph separators (Zl, Zp), as Unicode 15 assigns them. One list for
+# the check and for the contract's pattern.
+_REFUSED_RANGES = (
+    (0x00, 0x1F), (0x7F, 0x9F), (0xAD, 0xAD), (0x600, 0x605), (0x61C, 0x61C), (0x6DD, 0x6DD), (0x70F, 0x70F),
+    (0x890, 0x891), (0x8E2, 0x8E2), (0x180E, 0x180E), (0x200B, 0x200F), (0x2028, 0x202E), (0x2060, 0x2064),
+    (0x2066, 0x206F), (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD),
+    (0x13430, 0x13438), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001), (0xE0020, 0xE007F),
+)
+
+
+def _character(code: int) -> str:
+    # \uXXXX reads the same in Python's and JSON Schema's regular expressions; a character beyond the BMP is
+    # written as itself.
+    return f"\\u{code:04x}" if code <= 0xFFFF else chr(code)
+
+
+REFUSED_IN_NAMES = "".join(_character(low) + (f"-{_character(high)}" if high > low else "")
+                           for low, high in _REFUSED_RANGES)
+_REFUSED_CHARACTER = re.compile(f"[{REFUSED_IN_NAMES}]")
+# `key_name` as a JSON Schema pattern, for the contract: no refused character, not blank once trimmed.
+NAME_PATTERN = rf"^[^{REFUSED_IN_NAMES}]*[^\s{REFUSED_IN_NAMES}][^{REFUSED_IN_NAMES}]*$"
 KEY_STATUSES = ("active", "rotated", "retired", "expired", "revoked")
 
 
@@ -25,9 +49,9 @@ class KeyRuleError(ValueError):
 
 def key_name(value: str) -> str:
     value = value.strip()
-    if not 1 <= len(value) <= 200:
-        raise KeyRuleError("invalid_name", "A key name must be 1 to 200 characters.")
-    if any(not character.isprintable() for character in value):
+    if not 1 <= len(value) <= MAX_NAME:
+        raise KeyRuleError("invalid_name", f"A key name must be 1 to {MAX_NAME} characters.")
+    if _REFUSED_CHARACTER.search(value):
         raise KeyRuleError("invalid_name", "A key name cannot contain control characters.")
     return value
 

@@ -11,6 +11,9 @@ INDIAN_PREFIX = "91"
 # E.164 allows at most 15 digits; fewer than 8 with a country code is no reachable mobile number.
 MIN_DIGITS = 8
 MAX_DIGITS = 15
+# What `normalise_phone` accepts, as a JSON Schema pattern: spaces anywhere after an optional leading +
+# (whitespace around it trimmed), 8 to 15 digits. A 10-digit number is among them (it gets 91).
+PHONE_PATTERN = rf"^\s*\+? *(?:[0-9] *){{{MIN_DIGITS},{MAX_DIGITS}}}\s*$"
 
 
 class InvalidPhone(ValueError):

@@ -64,6 +64,11 @@ class MessageRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     audio: MediaBody | None = None
     document: MediaBody | None = None
     template: TemplateBody | None = None
+    biz_opaque_callback_data: str | None = None
+
+
+# Meta's limit on biz_opaque_callback_data.
+MAX_CALLBACK_DATA = 512
 
 
 def encode_send_request(request: SendRequest) -> bytes:
@@ -86,6 +91,8 @@ def encode_send_request(request: SendRequest) -> bytes:
         fields[request.type] = MediaBody(link=request.media_url, caption=caption, filename=filename)
     else:
         raise InvalidSendRequest(f"unknown message type {request.type!r}")
+    if request.callback_data is not None:
+        fields["biz_opaque_callback_data"] = request.callback_data
     # messaging_product, recipient_type and type are always written, although they are the defaults.
     body = msgspec.to_builtins(MessageRequest(**fields))
     return msgspec.json.encode({"messaging_product": MESSAGING_PRODUCT, "recipient_type": "individual",
@@ -104,6 +111,13 @@ def decode_send_request(raw: bytes) -> SendRequest:
         raise InvalidSendRequest(f"unsupported message type {message.type!r}")
     if not message.to.strip():
         raise InvalidSendRequest("to is required")
+    callback = message.biz_opaque_callback_data
+    if callback is not None and len(callback) > MAX_CALLBACK_DATA:
+        raise InvalidSendRequest(f"biz_opaque_callback_data is longer than {MAX_CALLBACK_DATA} characters")
+    return msgspec.structs.replace(_request_of(message), callback_data=callback)
+
+
+def _request_of(message: MessageRequest) -> SendRequest:
     if message.type == "text":
         if message.text is None or not message.text.body:
             raise InvalidSendRequest("text.body is required for a text message")

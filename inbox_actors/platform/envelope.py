@@ -111,6 +111,7 @@ class _Status(msgspec.Struct, frozen=True, omit_defaults=True):
     timestamp: str | int
     recipient_id: str
     errors: tuple[_StatusError, ...] = ()
+    biz_opaque_callback_data: str | None = None  # what the send carried, echoed
 
 
 class _Metadata(msgspec.Struct, frozen=True):
@@ -199,7 +200,8 @@ def _status_update(status: _Status) -> StatusUpdate:
     error = status.errors[0] if status.errors else None
     return StatusUpdate(message_id=status.id, recipient_phone=status.recipient_id, status=status.status,
                         at=_time(status.timestamp), error_code=error.code if error else None,
-                        error_title=(error.title or error.message) if error else None)
+                        error_title=(error.title or error.message) if error else None,
+                        callback_data=status.biz_opaque_callback_data)
 
 
 def _time(timestamp: str | int) -> datetime:
@@ -250,7 +252,7 @@ def _wire_status(status: StatusUpdate) -> _Status:
     if status.error_code is not None:
         errors = (_StatusError(code=status.error_code, title=status.error_title, message=status.error_title),)
     return _Status(id=status.message_id, status=status.status, timestamp=_unix(status.at),
-                   recipient_id=status.recipient_phone, errors=errors)
+                   recipient_id=status.recipient_phone, errors=errors, biz_opaque_callback_data=status.callback_data)
 
 
 def _unix(at: datetime) -> str:

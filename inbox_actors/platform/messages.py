@@ -30,6 +30,9 @@ class SendRequest(msgspec.Struct, frozen=True):
     template_name: str | None = None
     template_language: str | None = None
     template_parameters: tuple[str, ...] = ()
+    # Meta's biz_opaque_callback_data: echoed on the message's status webhooks (the send's row id, so a status
+    # can settle a send whose answer was lost).
+    callback_data: str | None = None
 
 
 class SendAccepted(msgspec.Struct, frozen=True):
@@ -68,6 +71,7 @@ class StatusUpdate(msgspec.Struct, frozen=True):
     at: datetime
     error_code: int | None = None            # for failed
     error_title: str | None = None
+    callback_data: str | None = None         # the send's biz_opaque_callback_data, echoed by the platform
 
 
 class InboundBatch(msgspec.Struct, frozen=True):

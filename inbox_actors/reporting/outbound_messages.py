@@ -1,7 +1,8 @@
 """`GET /api/reporting/v1/messages`: outbound messages currently in a status, newest first.
 
 The spec leaves the row shape open; ours is `OutboundMessage`. A failed row carries the platform's error code
-and text as recorded at send time (or when the failure status arrived).
+and text as recorded at send time (or when the failure status arrived). `status=pending` lists the sends whose
+outcome is not known yet (in doubt after a crash, until a status settles them or they are given up).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from inbox_actors.reporting.windows import REPLIES_AND_MESSAGES, Window, window
 from persistence.database import Database
 from persistence.queries.reporting import messages as queries
 
-STATUSES = ("sent", "delivered", "read", "failed")
+STATUSES = ("sent", "delivered", "read", "failed", "pending")
 DEFAULT_LIMIT = 50
 PREVIEW_CHARS = 120
 

@@ -8,33 +8,48 @@ from __future__ import annotations
 
 import msgspec
 
+from inbox_actors.domain.phones import PHONE_PATTERN
+from inbox_actors.reporting import parameters, windows
+
 
 class QueryParameter(msgspec.Struct, frozen=True):
     name: str
     type: str                      # JSON Schema type of the value: string, integer, boolean
     description: str
     enum: tuple[str, ...] = ()
+    # Further JSON Schema the parsing enforces (minimum, maximum, pattern, maxLength, format...).
+    rules: dict = {}
+    required: bool = False
 
     def openapi(self) -> dict:
-        schema: dict = {"type": self.type}
+        schema: dict = {"type": self.type, **self.rules}
         if self.enum:
             schema["enum"] = list(self.enum)
-        return {"name": self.name, "in": "query", "required": False, "schema": schema,
+        return {"name": self.name, "in": "query", "required": self.required, "schema": schema,
                 "description": self.description}
 
 
-def _p(name: str, kind: str, description: str, *enum: str) -> QueryParameter:
-    return QueryParameter(name, kind, description, tuple(enum))
+def _p(name: str, kind: str, description: str, *enum: str, required: bool = False, **rules: object
+       ) -> QueryParameter:
+    return QueryParameter(name, kind, description, tuple(enum), rules, required)
 
 
-SINCE = _p("since", "string", "ISO 8601 date-time or YYYY-MM-DD (start of that UTC day); alias `from`")
-TO = _p("to", "string", "end of the window (default now); alias `until`")
-LIMIT_50 = _p("limit", "integer", "1 to 200, default 50")
-LIMIT_100 = _p("limit", "integer", "1 to 200, default 100")
-CURSOR = _p("cursor", "string", "the previous page's next_cursor (opaque)")
+# A date-time or a date; a window's bounds are also judged together (since_after_to, window_too_large), which
+# JSON Schema cannot say.
+_INSTANT = {"anyOf": [{"format": "date-time"}, {"format": "date"}]}
+_MEMBER_ID = {"minimum": 1, "maximum": parameters.BIGINT_MAX}
+_PAGE_SIZE = {"minimum": 1, "maximum": parameters.MAX_PAGE}
+_SEARCH = {"maxLength": parameters.MAX_SEARCH, "pattern": r"^[^\x00-\x1f\x7f]*$"}
+
+SINCE = _p("since", "string", "ISO 8601 date-time or YYYY-MM-DD (start of that UTC day); alias `from`", **_INSTANT)
+TO = _p("to", "string", "end of the window (default now); alias `until`", **_INSTANT)
+LIMIT_50 = _p("limit", "integer", "1 to 200, default 50", **_PAGE_SIZE)
+LIMIT_100 = _p("limit", "integer", "1 to 200, default 100", **_PAGE_SIZE)
+CURSOR = _p("cursor", "string", "the previous page's next_cursor (opaque: any other text is invalid_cursor)",
+            minLength=1, maxLength=512)
 STATE = _p("state", "string", "conversation state", "AI_ONLY", "HANDOFF_PENDING", "HUMAN_ACTIVE")
-ASSIGNED_TO = _p("assigned_to", "integer", "user id of the assignee")
-Q = _p("q", "string", "part of the contact's name or phone")
+ASSIGNED_TO = _p("assigned_to", "integer", "user id of the assignee", **_MEMBER_ID)
+Q = _p("q", "string", "part of the contact's name or phone", **_SEARCH)
 
 CONVERSATIONS = (
     _p("unread", "boolean", "chats with unopened customer messages inside the window"),
@@ -47,12 +62,12 @@ CONVERSATIONS = (
     LIMIT_50, CURSOR,
 )
 UNANSWERED = (
-    _p("older_than", "string", "<number><s|m|h|d>, default 30m, at most 90d"),
+    _p("older_than", "string", "<number><s|m|h|d>, default 30m, at most 90d", pattern=windows.OLDER_THAN_PATTERN),
     STATE, ASSIGNED_TO, Q, SINCE, TO, LIMIT_50, CURSOR,
 )
 WINDOW_ONLY = (SINCE, TO)
 THREAD = (
-    _p("since", "string", "only messages at or after (ISO 8601 or YYYY-MM-DD)"), TO,
+    _p("since", "string", "only messages at or after (ISO 8601 or YYYY-MM-DD)", **_INSTANT), TO,
     _p("order", "string", "oldest first (default) or newest first", "asc", "desc"),
     _p("expand", "string", "receipts: each outbound message's receipts", "receipts"),
     LIMIT_100, CURSOR,
@@ -60,18 +75,20 @@ THREAD = (
 RECEIPTS = (SINCE, TO, LIMIT_100)
 VIEWS = (LIMIT_100, CURSOR)
 REPLIES = (
-    _p("since", "string", "default 7 days ago; alias `from`"), TO,
-    _p("agent_id", "integer", "only replies by this member"),
+    _p("since", "string", "default 7 days ago; alias `from`", **_INSTANT), TO,
+    _p("agent_id", "integer", "only replies by this member", **_MEMBER_ID),
     _p("sender_type", "string", "only replies of this kind", "agent", "bot", "system"),
-    _p("phone", "string", "only this contact"),
+    _p("phone", "string", "only this contact", pattern=PHONE_PATTERN),
     LIMIT_50, CURSOR,
 )
 OUTBOUND_MESSAGES = (
-    _p("status", "string", "required: the messages' current status", "sent", "delivered", "read", "failed"),
-    _p("since", "string", "default 7 days ago (window at most 90 days); alias `from`"), TO, LIMIT_50, CURSOR,
+    _p("status", "string", "the messages' current status", "sent", "delivered", "read", "failed", "pending",
+       required=True),
+    _p("since", "string", "default 7 days ago (window at most 90 days); alias `from`", **_INSTANT), TO, LIMIT_50,
+    CURSOR,
 )
 CONTACTS = (
-    _p("page", "integer", "from 1, default 1"),
+    _p("page", "integer", "from 1, default 1", minimum=1, maximum=parameters.MAX_PAGE_NUMBER),
     LIMIT_50,
-    _p("search", "string", "matches name, phone, tags and message text"),
+    _p("search", "string", "matches name, phone, tags and message text", **_SEARCH),
 )

@@ -15,6 +15,7 @@ from inbox_actors.domain.phones import phone_or_none
 MAX_PAGE = 200
 BIGINT_MAX = 2**63 - 1
 MAX_SEARCH = 200
+MAX_PAGE_NUMBER = 1_000_000
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -88,7 +89,7 @@ def page(raw: str | None) -> int:
     if raw is None:
         return 1
     value = _whole(raw)
-    if value is None or not 1 <= value <= 1_000_000:
+    if value is None or not 1 <= value <= MAX_PAGE_NUMBER:
         raise InvalidParameter("invalid_page", "page must be a whole number from 1.")
     return value
 

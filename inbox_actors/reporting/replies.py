@@ -3,7 +3,8 @@
 A bot or system reply is timed from when the customer began waiting; an agent reply from when the customer
 began waiting for a person (the actor records that start on the reply when it is sent: `waited_from`). A
 failed send is never a reply: it is listed with its status, but has no response time and is never a first
-response. A bot reply is never reported as a human's.
+response; nor is a send still pending (its outcome not known yet, delivery_status.py). A bot reply is never
+reported as a human's.
 """
 
 from __future__ import annotations
@@ -73,8 +74,9 @@ Args = Mapping[str, str | None]
 
 
 def response_seconds(row: Record) -> int | None:
-    """Seconds the customer waited for this reply on its clock; None if nobody was waiting or it failed."""
-    if row["status"] == delivery_status.FAILED or row["waited_from"] is None:
+    """Seconds the customer waited for this reply on its clock; None if nobody was waiting, it failed or its
+    outcome is not known yet."""
+    if row["status"] in (delivery_status.FAILED, delivery_status.PENDING) or row["waited_from"] is None:
         return None
     return max(0, int((row["sent_at"] - row["waited_from"]).total_seconds()))
 

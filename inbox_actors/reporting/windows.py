@@ -24,6 +24,27 @@ _OLDER_THAN = re.compile(r"^(\d{1,9})([smhd])$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
+def _at_most(limit: int) -> str:
+    """A regular expression for the whole numbers 0 to `limit`, written without leading zeros."""
+    digits = str(limit)
+    choices = ["0"] if limit else []
+    if len(digits) > 1:
+        choices.append(rf"[1-9]\d{{0,{len(digits) - 2}}}")
+    for i, digit in enumerate(digits):
+        low = "1" if i == 0 else "0"
+        if int(digit) > int(low):
+            choices.append(f"{digits[:i]}[{low}-{int(digit) - 1}]" + (rf"\d{{{len(digits) - i - 1}}}"
+                                                                        if i < len(digits) - 1 else ""))
+    choices.append(digits)
+    return "(?:" + "|".join(dict.fromkeys(choices)) + ")"
+
+
+# `older_than` as a JSON Schema pattern: a number and a unit, at most MAX_OLDER_THAN.
+OLDER_THAN_PATTERN = r"^\s*(?:" + "|".join(
+    f"{_at_most(int(MAX_OLDER_THAN.total_seconds()) // seconds)}{unit}" for unit, seconds in _UNIT_SECONDS.items()
+) + r")\s*$"
+
+
 class Window(msgspec.Struct, frozen=True, rename={"start": "from", "end": "to"}):
     start: datetime
     end: datetime

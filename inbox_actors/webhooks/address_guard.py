@@ -28,6 +28,9 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 SocketAddress = tuple  # what getaddrinfo gives: (host, port) or (host, port, flowinfo, scope_id)
 
 MAX_URL_LENGTH = 2048
+# The syntax `check_url` accepts, as a JSON Schema pattern: http(s), printable ASCII without spaces,
+# backslashes or a #fragment, no user@ in the host part.
+URL_PATTERN = r'^https?://[!"$-.0->A-\[\]-~]+(?:[/?][!"$-\[\]-~]*)?$'
 DEFAULT_RESOLVE_TIMEOUT = 3.0
 DEFAULT_PORTS = {"http": 80, "https": 443}
 

@@ -114,21 +114,21 @@ class WebhookEndpoint(Actor):
                 self._pumping = False
                 return
             if self._target is None:
-                # Nothing goes out: a busy workspace without an endpoint skips its events in bulk, once a
-                # period, rather than once per commit.
+                # Nothing goes out: a workspace without an endpoint skips its events in bulk, once a period,
+                # rather than once per commit; the pump ends after a period in which nothing came.
                 await trio.sleep(self.deps.recheck_seconds)
                 continue
             with trio.move_on_after(self.deps.recheck_seconds):
                 await self._wake.wait()
 
     async def _take_events(self) -> int:
-        """Take what is pending into lanes (or skip it); how many events were taken."""
+        """Take what is pending into lanes (or skip it); how many events were taken (or skipped)."""
         target = await self._current_target()
         if target is None:
             skipped = await delivery_queries.skip_all_pending(self.deps.db, self.workspace_id)
             if skipped:
                 log.debug("workspace %s: %d events skipped (no deliverable endpoint)", self.key, skipped)
-            return 0
+            return skipped
         room = self.deps.window - len(self._in_hand)
         if room <= 0:
             return 0

@@ -11,12 +11,13 @@ import base64
 import secrets
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Annotated
 
 import msgspec
 
 from inbox_actors.domain import events
 from inbox_actors.domain.plans import Plan
-from inbox_actors.webhooks.address_guard import AddressGuard, InvalidEndpointUrl
+from inbox_actors.webhooks.address_guard import MAX_URL_LENGTH, URL_PATTERN, AddressGuard, InvalidEndpointUrl
 from persistence.database import Database, Record
 from persistence.queries import webhook_configs as config_queries
 
@@ -63,11 +64,18 @@ class SettingsRefusal(msgspec.Struct, frozen=True):
     message: str
 
 
+def _described(**json_schema: object) -> msgspec.Meta:
+    """JSON Schema, for the published contract, of what `save_settings` checks after decoding."""
+    return msgspec.Meta(extra_json_schema=json_schema)
+
+
 class SaveSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    endpoint_url: str
-    events: list[str]
+    # Also judged where it leads: a name must resolve, and only to addresses webhooks may go to.
+    endpoint_url: Annotated[str, _described(maxLength=MAX_URL_LENGTH, pattern=URL_PATTERN)]
+    events: list[Annotated[str, _described(enum=list(events.ALL_EVENTS))]]
     enabled: bool = True
-    credit_alert_levels: list[int] = []
+    credit_alert_levels: Annotated[list[Annotated[int, _described(minimum=1, maximum=MAX_CREDIT_ALERT_LEVEL)]],
+                                   _described(maxItems=MAX_CREDIT_ALERT_LEVELS)] = []
 
 
 NOT_IN_PLAN = SettingsRefusal(403, "webhooks_not_in_plan",

@@ -28,6 +28,12 @@ def add_command(commands: Any) -> None:
                            help="sends per second per business number before 130429 (default 80)")
     simulator.add_argument("--status-delays", default="0.05,0.2,0.5", metavar="SENT,DELIVERED,READ",
                            help="seconds after acceptance of each status (default 0.05,0.2,0.5)")
+    simulator.add_argument("--webhook-retry-delays", metavar="S,S,...",
+                           help="waits between attempts at a status webhook the service did not take; after the "
+                                "last its statuses are dropped (default 0.5,2,8)")
+    simulator.add_argument("--history", type=int, metavar="N",
+                           help="accepted sends kept per business number for GET /simulator/numbers/.../messages "
+                                "(default 1000)")
 
 
 def run_simulator(args: argparse.Namespace) -> None:
@@ -51,6 +57,17 @@ def run_simulator(args: argparse.Namespace) -> None:
         delays = []
     if len(delays) != 3 or delays != sorted(delays) or delays[0] < 0:
         fail("--status-delays must be three increasing numbers of seconds", EXIT_BAD_ARGUMENTS)
+    retry_delays = None
+    if args.webhook_retry_delays is not None:
+        try:
+            retry_delays = tuple(float(part) for part in args.webhook_retry_delays.split(","))
+        except ValueError:
+            retry_delays = (-1.0,)
+        if any(delay < 0 for delay in retry_delays):
+            fail("--webhook-retry-delays must be numbers of seconds, at least 0", EXIT_BAD_ARGUMENTS)
+    if args.history is not None and args.history < 1:
+        fail("--history must be at least 1", EXIT_BAD_ARGUMENTS)
     trio.run(lambda: run_simulator_command(
         args.host, args.port, args.webhook_url, args.app_secret, args.access_token, templates=templates,
-        delays=StatusDelays(*delays), throughput_per_second=args.throughput, on_ready=print_json))
+        delays=StatusDelays(*delays), throughput_per_second=args.throughput, webhook_retry_delays=retry_delays,
+        history_per_number=args.history, on_ready=print_json))

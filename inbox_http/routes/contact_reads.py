@@ -12,6 +12,7 @@ from inbox_actors.domain.access import ErrorStyle, assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.reporting import contact_list
 from inbox_actors.reporting import parameter_catalog as catalog
+from inbox_http.contract import answers
 from inbox_http.encoding import json_response
 from inbox_http.errors import SentenceError
 from inbox_http.guard import accepts, current_credential, guarded, responds
@@ -37,6 +38,7 @@ async def paginated():
 @blueprint.get("/<phone>")
 @responds(contact_list.ContactWithChat)
 @guarded(**_POLICY)
+@answers(404)
 async def one(phone: str):
     """One contact with its chat's status and who claimed it."""
     state, credential = services(), current_credential()

@@ -14,7 +14,7 @@ left out keep their value, tags given are added, attributes merged. See the card
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from quart import Blueprint, request
@@ -27,13 +27,16 @@ from inbox_actors.contacts.contact_card import (
     CreateContact,
     EditContact,
 )
+from inbox_actors.domain import contact_fields as fields
 from inbox_actors.domain.access import ErrorStyle
-from inbox_actors.domain.phones import InvalidPhone, normalise_phone
+from inbox_actors.domain.phones import PHONE_PATTERN, InvalidPhone, normalise_phone
 from inbox_actors.domain.plans import ApiTier
+from inbox_http.contract import FILLED_LINE, NO_CONTROL, NO_CONTROL_EXCEPT_LINES, answers, in_path, rule, takes
+from inbox_http.converters import BIGINT_MAX
 from inbox_http.encoding import json_response
 from inbox_http.errors import SentenceError, stable_error
 from inbox_http.guard import current_credential, current_principal, guarded, responds
-from inbox_http.json_body import NOT_UTF8, is_utf8
+from inbox_http.json_body import NOT_UTF8, decode_json, is_utf8
 from inbox_http.services import services
 
 blueprint = Blueprint("contacts", __name__, url_prefix="/api/contacts")
@@ -42,57 +45,84 @@ _POLICY = {"tier": ApiTier.CORE, "scopes": ("contacts",), "errors": ErrorStyle.S
 _Unset = msgspec.UnsetType
 
 # -- bodies --------------------------------------------------------------------------------------------------
+# Decoded as plain types; `rule` describes for the contract what the contact card's checks
+# (inbox_actors.domain.contact_fields) then enforce, each answered with its own sentence.
+
+_Name = Annotated[str, rule(max_length=fields.MAX_NAME, pattern=FILLED_LINE)]
+_Status = Annotated[str, rule(max_length=fields.MAX_STATUS, pattern=FILLED_LINE)]
+_Email = Annotated[str, rule(max_length=fields.MAX_EMAIL, pattern=fields.EMAIL_OR_EMPTY_PATTERN)]
+_Company = Annotated[str, rule(max_length=fields.MAX_COMPANY, pattern=NO_CONTROL)]
+_Notes = Annotated[str, rule(max_length=fields.MAX_NOTES, pattern=NO_CONTROL_EXCEPT_LINES)]
+_Tag = Annotated[str, rule(max_length=fields.MAX_TAG, pattern=fields.TAG_PATTERN)]
+_Tags = Annotated[list[_Tag], rule(max_items=fields.MAX_TAGS)]
+_AttributeValue = Annotated[Any, rule(any_of=[
+    {"type": "string", "maxLength": fields.MAX_ATTRIBUTE_TEXT, "pattern": "^[^\\x00]*$"},
+    {"type": "number", "minimum": -fields.MAX_ATTRIBUTE_INTEGER, "maximum": fields.MAX_ATTRIBUTE_INTEGER},
+    {"type": "boolean"}, {"type": "null", "description": "removes the attribute"}])]
+_Attributes = Annotated[dict[str, _AttributeValue], rule(
+    max_properties=fields.MAX_ATTRIBUTES,
+    property_names={"maxLength": fields.MAX_ATTRIBUTE_KEY, "pattern": FILLED_LINE})]
+_Changes = Annotated[_Attributes, rule(min_properties=1)]
+# A version the client last saw (or If-Match); a contact that moved on is 412 version_conflict.
+_Version = Annotated[int, rule(minimum=1, maximum=BIGINT_MAX)]
 
 
 class CreateBody(msgspec.Struct, forbid_unknown_fields=True):
-    phone: str
-    name: str
-    email: str | None | _Unset = UNSET
-    company: str | None | _Unset = UNSET
-    status: str | _Unset = UNSET
-    tags: list[str] = []
-    notes: str | None | _Unset = UNSET
-    attributes: dict[str, Any] | _Unset = UNSET
-    version: int | None = None
+    phone: Annotated[str, rule(pattern=PHONE_PATTERN)]
+    name: _Name
+    email: _Email | None | _Unset = UNSET
+    company: _Company | None | _Unset = UNSET
+    status: _Status | _Unset = UNSET
+    tags: _Tags = []
+    notes: _Notes | None | _Unset = UNSET
+    attributes: _Attributes | _Unset = UNSET
+    version: _Version | None = None
 
 
 class NameBody(msgspec.Struct, forbid_unknown_fields=True):
-    name: str
-    version: int | None = None
+    name: _Name
+    version: _Version | None = None
 
 
 class StatusBody(msgspec.Struct, forbid_unknown_fields=True):
-    status: str
-    version: int | None = None
+    status: _Status
+    version: _Version | None = None
 
 
 class EmailBody(msgspec.Struct, forbid_unknown_fields=True):
-    email: str | None
-    version: int | None = None
+    email: _Email | None
+    version: _Version | None = None
 
 
 class CompanyBody(msgspec.Struct, forbid_unknown_fields=True):
-    company: str | None
-    version: int | None = None
+    company: _Company | None
+    version: _Version | None = None
 
 
 class NotesBody(msgspec.Struct, forbid_unknown_fields=True):
-    notes: str | None
-    version: int | None = None
+    notes: _Notes | None
+    version: _Version | None = None
 
 
 class TagsBody(msgspec.Struct, forbid_unknown_fields=True):
-    tags: list[str]
-    version: int | None = None
+    tags: _Tags
+    version: _Version | None = None
 
 
 class AttributesBody(msgspec.Struct, forbid_unknown_fields=True):
-    attributes: dict[str, Any]
-    version: int | None = None
+    attributes: _Changes
+    version: _Version | None = None
 
 
 class VersionBody(msgspec.Struct, forbid_unknown_fields=True):
-    version: int | None = None
+    version: _Version | None = None
+
+
+# A contact that does not exist is 404; one at another version than the one named, 412 version_conflict
+# (stable code, so a client can tell it from other refusals).
+_EDIT_ANSWERS = answers(404, stable=(412,))
+_TAG_IN_PATH = in_path(tag={"type": "string", "maxLength": fields.MAX_TAG, "pattern": fields.TAG_PATTERN})
+_KEY_IN_PATH = in_path(key={"type": "string", "maxLength": fields.MAX_ATTRIBUTE_KEY, "pattern": FILLED_LINE})
 
 
 # -- routes --------------------------------------------------------------------------------------------------
@@ -101,6 +131,8 @@ class VersionBody(msgspec.Struct, forbid_unknown_fields=True):
 @blueprint.post("")
 @responds(ContactView, 201)
 @guarded(**_POLICY)
+@takes(CreateBody)
+@answers(200, stable=(412,))
 async def create_contact():
     """Create a contact (201), or update the one the phone already has with the fields given (200)."""
     body = await _body(CreateBody)
@@ -114,6 +146,8 @@ async def create_contact():
 @blueprint.put("/<phone>/name")
 @responds(ContactView)
 @guarded(**_POLICY)
+@takes(NameBody)
+@_EDIT_ANSWERS
 async def set_name(phone: str):
     """Set the contact's name: {"name": "..."}."""
     body = await _body(NameBody)
@@ -123,6 +157,8 @@ async def set_name(phone: str):
 @blueprint.put("/<phone>/status")
 @responds(ContactView)
 @guarded(**_POLICY)
+@takes(StatusBody)
+@_EDIT_ANSWERS
 async def set_status(phone: str):
     """Set the contact's status (free text, up to 50 characters; new contacts are "New"): {"status": "..."}."""
     body = await _body(StatusBody)
@@ -132,6 +168,8 @@ async def set_status(phone: str):
 @blueprint.put("/<phone>/email")
 @responds(ContactView)
 @guarded(**_POLICY)
+@takes(EmailBody)
+@_EDIT_ANSWERS
 async def set_email(phone: str):
     """Set the contact's email, or clear it with null: {"email": "..."}."""
     body = await _body(EmailBody)
@@ -141,6 +179,8 @@ async def set_email(phone: str):
 @blueprint.put("/<phone>/company")
 @responds(ContactView)
 @guarded(**_POLICY)
+@takes(CompanyBody)
+@_EDIT_ANSWERS
 async def set_company(phone: str):
     """Set the contact's company, or clear it with null: {"company": "..."}."""
     body = await _body(CompanyBody)
@@ -150,6 +190,8 @@ async def set_company(phone: str):
 @blueprint.put("/<phone>/notes")
 @responds(ContactView)
 @guarded(**_POLICY)
+@takes(NotesBody)
+@_EDIT_ANSWERS
 async def set_notes(phone: str):
     """Set the contact's notes, or clear them with null: {"notes": "..."}."""
     body = await _body(NotesBody)
@@ -159,6 +201,8 @@ async def set_notes(phone: str):
 @blueprint.put("/<phone>/tags")
 @responds(ContactView)
 @guarded(**_POLICY)
+@takes(TagsBody)
+@_EDIT_ANSWERS
 async def set_tags(phone: str):
     """Replace the contact's tags with a list of strings: {"tags": [...]}."""
     body = await _body(TagsBody)
@@ -168,6 +212,8 @@ async def set_tags(phone: str):
 @blueprint.post("/<phone>/tags")
 @responds(ContactView)
 @guarded(**_POLICY)
+@takes(TagsBody)
+@_EDIT_ANSWERS
 async def add_tags(phone: str):
     """Add tags, keeping the others: {"tags": [...]}."""
     body = await _body(TagsBody)
@@ -177,6 +223,9 @@ async def add_tags(phone: str):
 @blueprint.delete("/<phone>/tags/<path:tag>")
 @responds(ContactView)
 @guarded(**_POLICY)
+@takes(VersionBody, optional=True)
+@_EDIT_ANSWERS
+@_TAG_IN_PATH
 async def remove_tag(phone: str, tag: str):
     """Remove one tag (ignoring case); removing a tag the contact lacks changes nothing."""
     body = await _body(VersionBody, empty_ok=True)
@@ -186,6 +235,8 @@ async def remove_tag(phone: str, tag: str):
 @blueprint.put("/<phone>/attributes")
 @responds(ContactView)
 @guarded(**_POLICY)
+@takes(AttributesBody)
+@_EDIT_ANSWERS
 async def merge_attributes(phone: str):
     """Merge custom attributes: {"attributes": {"key": value}}; a null value removes its key."""
     body = await _body(AttributesBody)
@@ -195,6 +246,9 @@ async def merge_attributes(phone: str):
 @blueprint.delete("/<phone>/attributes/<path:key>")
 @responds(ContactView)
 @guarded(**_POLICY)
+@takes(VersionBody, optional=True)
+@_EDIT_ANSWERS
+@_KEY_IN_PATH
 async def remove_attribute(phone: str, key: str):
     """Remove one custom attribute; removing one the contact lacks changes nothing."""
     body = await _body(VersionBody, empty_ok=True)
@@ -204,6 +258,8 @@ async def remove_attribute(phone: str, key: str):
 @blueprint.post("/<phone>/opt-out")
 @responds(ContactView)
 @guarded(**_POLICY)
+@takes(VersionBody, optional=True)
+@_EDIT_ANSWERS
 async def opt_out(phone: str):
     """Record that the contact withdrew consent (opted_out, opted_out_at); repeating it keeps the first time."""
     body = await _body(VersionBody, empty_ok=True)
@@ -213,6 +269,8 @@ async def opt_out(phone: str):
 @blueprint.post("/<phone>/opt-in")
 @responds(ContactView)
 @guarded(**_POLICY)
+@takes(VersionBody, optional=True)
+@_EDIT_ANSWERS
 async def opt_in(phone: str):
     """Record that the contact gave consent again (clears opted_out and opted_out_at)."""
     body = await _body(VersionBody, empty_ok=True)
@@ -261,7 +319,7 @@ _IF_MATCH = re.compile(r'^(?:W/)?"(\d{1,9})"$|^(\d{1,9})$')
 
 def _expected_version(body_version: int | None) -> int | None:
     """The version the client says it edits: If-Match ("*" means any) or the body's `version`."""
-    if body_version is not None and body_version < 1:
+    if body_version is not None and not 1 <= body_version <= BIGINT_MAX:
         raise SentenceError(400, "version must be a positive whole number")
     header = request.headers.get("If-Match")
     if header is None or header.strip() == "*":
@@ -294,7 +352,7 @@ async def _body(kind: type, *, empty_ok: bool = False):
     if not is_utf8(raw):
         raise SentenceError(400, NOT_UTF8)
     try:
-        return msgspec.json.decode(raw, type=kind)
+        return decode_json(raw, kind)
     except msgspec.ValidationError as err:
         raise SentenceError(400, _body_sentence(kind, str(err))) from None
     except msgspec.DecodeError:

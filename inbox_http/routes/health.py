@@ -6,15 +6,29 @@ import functools
 import hmac
 import ipaddress
 
+import msgspec
 from quart import Blueprint, request
 
+from inbox_actors.reporting.parameter_catalog import QueryParameter
+from inbox_actors.runtime.statistics import ActorStatistics, SystemSummary
+from inbox_http.contract import answers
 from inbox_http.encoding import json_response
 from inbox_http.errors import stable_error
-from inbox_http.guard import bearer_token
+from inbox_http.guard import accepts, bearer_token, responds
 from inbox_http.services import services
 from persistence.database import DatabaseUnavailable
 
 blueprint = Blueprint("health", __name__, url_prefix="/health")
+
+
+class HealthReport(msgspec.Struct, frozen=True):
+    """What `GET /health` answers (the contract's description; the handler builds it)."""
+
+    status: str
+    database: str
+    accepting: bool | msgspec.UnsetType = msgspec.UNSET
+    failing_kinds: list[str] | msgspec.UnsetType = msgspec.UNSET
+    activity_records_dropped: int | msgspec.UnsetType = msgspec.UNSET
 
 
 def operator_only(handler):
@@ -33,7 +47,7 @@ def operator_only(handler):
                                 "INBOX_HEALTH_TOKEN is set.")
         return await handler(*args, **kwargs)
 
-    return view
+    return answers(*getattr(handler, "error_statuses", ()), stable=(401, 403))(view)
 
 
 def _is_loopback(address: str | None) -> bool:
@@ -44,6 +58,8 @@ def _is_loopback(address: str | None) -> bool:
 
 
 @blueprint.get("")
+@responds(HealthReport)
+@answers(reports=(503,))
 async def health():
     """Readiness: 200 while PostgreSQL answers and no vital actor kind has its circuit open; 503 otherwise."""
     try:
@@ -59,7 +75,10 @@ async def health():
 
 
 @blueprint.get("/actors")
+@responds(SystemSummary)
 @operator_only
+@accepts((QueryParameter("busiest", "string", "how many of the busiest actors to list: a whole number, held to "
+                                          "0 to 100; any other text means the default, 10"),))
 async def actors():
     """Counts per kind, mailbox depth, restarts, the busiest and the failing actors."""
     limit = request.args.get("busiest", default=10, type=int)
@@ -67,8 +86,11 @@ async def actors():
 
 
 @blueprint.get("/actors/<kind>/<path:key>")
+@responds(ActorStatistics)
 @operator_only
+@answers(404)
 async def actor(kind: str, key: str):
+    """One actor's statistics (live, or failed within its cooldown)."""
     stats = services().actors.statistics(kind, key)
     if stats is None:
         return stable_error(404, "not_found", f"No live or failed {kind} actor with key {key}.")

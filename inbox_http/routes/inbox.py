@@ -21,12 +21,13 @@ from inbox_actors.domain.phones import phone_or_none
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.domain.text import has_control_characters
 from inbox_actors.reporting import conversation_detail as conversation_views
+from inbox_http.contract import NO_CONTROL_EXCEPT_LINES, answers, rule, takes
 from inbox_http.converters import BIGINT_MAX
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError, SentenceError
 from inbox_http.guard import current_credential, guarded, responds
 from inbox_http.json_body import read_json_body
-from inbox_http.send_body import read_send_body
+from inbox_http.send_body import read_send_body, send_body_schema
 from inbox_http.services import services
 
 blueprint = Blueprint("inbox", __name__, url_prefix="/api/inbox/conversations")
@@ -34,13 +35,18 @@ blueprint = Blueprint("inbox", __name__, url_prefix="/api/inbox/conversations")
 MAX_REASON = 500
 
 
+# Checked by `_reason` after decoding (400 invalid_reason).
+_Reason = Annotated[str, rule(max_length=MAX_REASON, pattern=NO_CONTROL_EXCEPT_LINES)]
+
+
 class ReasonBody(msgspec.Struct, forbid_unknown_fields=True):
-    reason: str | None = None
+    reason: _Reason | None = None
 
 
 class TransferBody(msgspec.Struct, forbid_unknown_fields=True):
+    # An active member of the workspace; any other id is 400 invalid_member.
     to_user_id: Annotated[int, msgspec.Meta(ge=1, le=BIGINT_MAX)]
-    reason: str | None = None
+    reason: _Reason | None = None
 
 
 class ReplySent(msgspec.Struct, frozen=True):
@@ -52,6 +58,7 @@ class ReplySent(msgspec.Struct, frozen=True):
 @blueprint.get("/<phone>")
 @responds(conversation_views.ConversationDetail)
 @guarded(tier=ApiTier.FULL, scopes=("inbox",))
+@answers(404)
 async def show(phone: str):
     """One chat: state, assignment, waiting and SLA, unread, counts, last message, contact."""
     return json_response(await _detail(_phone(phone)))
@@ -60,6 +67,7 @@ async def show(phone: str):
 @blueprint.post("/<phone>/claim")
 @responds(conversation_views.ConversationDetail)
 @guarded(tier=ApiTier.FULL, scopes=("inbox",))
+@answers(404, 409)
 async def claim(phone: str):
     """Claim the chat for the acting member (HUMAN_ACTIVE)."""
     credential = current_credential()
@@ -70,6 +78,8 @@ async def claim(phone: str):
 @blueprint.post("/<phone>/release")
 @responds(conversation_views.ConversationDetail)
 @guarded(tier=ApiTier.FULL, scopes=("inbox",))
+@takes(ReasonBody, optional=True)
+@answers(404, 409)
 async def release(phone: str):
     """Give a claimed chat back to the queue (HANDOFF_PENDING); optional {reason}."""
     body = await read_json_body(ReasonBody, empty_ok=True)
@@ -82,6 +92,8 @@ async def release(phone: str):
 @blueprint.post("/<phone>/transfer")
 @responds(conversation_views.ConversationDetail)
 @guarded(tier=ApiTier.FULL, scopes=("inbox",))
+@takes(TransferBody)
+@answers(404, 409)
 async def transfer(phone: str):
     """Hand a claimed chat to another active member: {to_user_id, reason?}."""
     body = await read_json_body(TransferBody)
@@ -94,6 +106,8 @@ async def transfer(phone: str):
 @blueprint.post("/<phone>/resolve")
 @responds(conversation_views.ConversationDetail)
 @guarded(tier=ApiTier.FULL, scopes=("inbox",))
+@takes(ReasonBody, optional=True)
+@answers(404, 409)
 async def resolve(phone: str):
     """Close the chat's hand-off: back to the bot (AI_ONLY); optional {reason}."""
     body = await read_json_body(ReasonBody, empty_ok=True)
@@ -106,6 +120,7 @@ async def resolve(phone: str):
 @blueprint.post("/<phone>/open")
 @responds(conversation_views.ConversationDetail)
 @guarded(tier=ApiTier.FULL, scopes=("inbox",))
+@answers(404, 409)
 async def open_chat(phone: str):
     """Record that the acting member opened the chat (a view); its unread messages count as read."""
     credential = current_credential()
@@ -116,6 +131,7 @@ async def open_chat(phone: str):
 @blueprint.post("/<phone>/read")
 @responds(conversation_views.ConversationDetail)
 @guarded(tier=ApiTier.FULL, scopes=("inbox",))
+@answers(404, 409)
 async def mark_read(phone: str):
     """Mark the chat read without recording a view (a key is not a person looking)."""
     credential = current_credential()
@@ -126,6 +142,8 @@ async def mark_read(phone: str):
 @blueprint.post("/<phone>/reply")
 @responds(ReplySent)
 @guarded(tier=ApiTier.FULL, scopes=("inbox",))
+@takes(send_body_schema(needs_recipient=False))
+@answers(403, 404, 409, 502)
 async def reply(phone: str):
     """Reply as the acting member (sender_type agent); replying claims an unclaimed chat.
     Body as send-message without `to`."""

@@ -10,44 +10,63 @@ from __future__ import annotations
 import base64
 import binascii
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from quart import Blueprint, request
 
 from inbox_actors.access import key_reads, key_ring
-from inbox_actors.domain import key_rules
+from inbox_actors.domain import key_rules, scopes
 from inbox_actors.domain.access import AdminRule
 from inbox_actors.domain.plans import ApiTier
+from inbox_actors.reporting.parameter_catalog import QueryParameter
+from inbox_http.contract import answers, rule, takes
 from inbox_http.converters import BIGINT_MAX
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
-from inbox_http.guard import current_principal, guarded, responds
+from inbox_http.guard import accepts, current_principal, guarded, responds
 from inbox_http.json_body import read_json_body
 from inbox_http.services import services
 
 blueprint = Blueprint("keys", __name__, url_prefix="/api/keys")
 
 ACTIVITY_DAYS = (7, 30)
+KEY_LIST_PARAMETERS = (QueryParameter("status", "string", "only keys in this status", key_rules.KEY_STATUSES),)
+ACTIVITY_PARAMETERS = (
+    QueryParameter("days", "integer", "the last 7 (default) or 30 days", rules={"enum": list(ACTIVITY_DAYS)}),
+    QueryParameter("limit", "integer", "1 to 200, default 100", rules={"minimum": 1, "maximum": 200}),
+    QueryParameter("cursor", "string", "the previous page's next_cursor (opaque: any other text is invalid_cursor)",
+                   rules={"minLength": 1}),
+)
+
+
+# Decoded as plain types; `rule` describes what inbox_actors.domain.key_rules then enforces (400 invalid_*).
+_Name = Annotated[str, rule(min_length=1, max_length=key_rules.MAX_NAME, pattern=key_rules.NAME_PATTERN)]
+_Scopes = Annotated[list[str], rule(min_items=1, any_of=[
+    {"items": {"const": scopes.ALL}},
+    {"items": {"enum": sorted(scopes.VALID_SCOPES - {scopes.ALL})}}])]
+_ExpiresInDays = Annotated[int, rule(minimum=key_rules.EXPIRY_DAYS[0], maximum=key_rules.EXPIRY_DAYS[1])]
+_RateLimit = Annotated[int, rule(minimum=key_rules.RATE_LIMIT[0], maximum=key_rules.RATE_LIMIT[1])]
 
 
 class CreateKeyBody(msgspec.Struct, forbid_unknown_fields=True):
-    name: str
-    scopes: list[str]
-    expires_in_days: int | None = None
-    rate_limit_per_minute: int | None = None
+    name: _Name
+    scopes: _Scopes
+    expires_in_days: _ExpiresInDays | None = None
+    rate_limit_per_minute: _RateLimit | None = None
 
 
 class EditKeyBody(msgspec.Struct, forbid_unknown_fields=True):
-    name: str | msgspec.UnsetType = msgspec.UNSET
-    expires_in_days: int | None | msgspec.UnsetType = msgspec.UNSET
-    rate_limit_per_minute: int | None | msgspec.UnsetType = msgspec.UNSET
+    name: _Name | msgspec.UnsetType = msgspec.UNSET
+    expires_in_days: _ExpiresInDays | None | msgspec.UnsetType = msgspec.UNSET
+    rate_limit_per_minute: _RateLimit | None | msgspec.UnsetType = msgspec.UNSET
     # Accepted only to be refused with a clear reason: scopes are fixed at creation.
-    scopes: Any = msgspec.UNSET
+    scopes: Annotated[Any, rule(description="refused: scopes are fixed when a key is created",
+                                not_={})] = msgspec.UNSET
 
 
 class RotateKeyBody(msgspec.Struct, forbid_unknown_fields=True):
-    grace_hours: int = key_rules.DEFAULT_GRACE_HOURS
+    grace_hours: Annotated[int, rule(minimum=0, maximum=key_rules.MAX_GRACE_HOURS)] = key_rules.DEFAULT_GRACE_HOURS
 
 
 class KeyList(msgspec.Struct, frozen=True):
@@ -72,6 +91,8 @@ class ActivityPage(msgspec.Struct, frozen=True):
 @blueprint.post("")
 @responds(key_ring.IssuedKey, 201)
 @guarded(tier=ApiTier.FULL, admin=AdminRule.MANAGE)
+@takes(CreateKeyBody)
+@answers(409)
 async def create_key():
     """Create a key; its plaintext is in this answer only."""
     body = await read_json_body(CreateKeyBody)
@@ -85,6 +106,7 @@ async def create_key():
 @blueprint.get("")
 @responds(KeyList)
 @guarded(tier=ApiTier.FULL, admin=AdminRule.VIEW)
+@accepts(KEY_LIST_PARAMETERS)
 async def list_keys():
     """Every key of the workspace, newest first (never a plaintext or a hash)."""
     state = services()
@@ -100,6 +122,7 @@ async def list_keys():
 @blueprint.get("/<id:key_id>")
 @responds(key_ring.KeyView)
 @guarded(tier=ApiTier.FULL, admin=AdminRule.VIEW)
+@answers(404)
 async def show_key(key_id: int):
     """One key."""
     state = services()
@@ -112,6 +135,8 @@ async def show_key(key_id: int):
 @blueprint.patch("/<id:key_id>")
 @responds(key_ring.KeyView)
 @guarded(tier=ApiTier.FULL, admin=AdminRule.MANAGE)
+@takes(EditKeyBody)
+@answers(404, 409)
 async def edit_key(key_id: int):
     """Change a key's name, expiry (days from now; null: never) or limit (null: the default); not its scopes."""
     body = await read_json_body(EditKeyBody)
@@ -126,6 +151,8 @@ async def edit_key(key_id: int):
 @blueprint.post("/<id:key_id>/rotate")
 @responds(key_ring.Rotation, 201)
 @guarded(tier=ApiTier.FULL, admin=AdminRule.MANAGE)
+@takes(RotateKeyBody, optional=True)
+@answers(404, 409)
 async def rotate_key(key_id: int):
     """Replace a key (same name, scopes, limit); the old one works for grace_hours (0 to 168, default 24)."""
     body = await read_json_body(RotateKeyBody, empty_ok=True)
@@ -137,6 +164,7 @@ async def rotate_key(key_id: int):
 @blueprint.post("/<id:key_id>/revoke")
 @responds(key_ring.KeyView)
 @guarded(tier=ApiTier.FULL, admin=AdminRule.MANAGE)
+@answers(404, 409)
 async def revoke_key(key_id: int):
     """Revoke a key: immediate and irreversible."""
     reply = await key_ring.change_keys(services().actors, current_principal().workspace_id,
@@ -147,6 +175,8 @@ async def revoke_key(key_id: int):
 @blueprint.get("/<id:key_id>/activity")
 @responds(ActivityPage)
 @guarded(tier=ApiTier.FULL, admin=AdminRule.VIEW)
+@accepts(ACTIVITY_PARAMETERS)
+@answers(404)
 async def key_activity(key_id: int):
     """Calls made with the key (method, path, status, IP, time), newest first, over the last 7 or 30 days."""
     state = services()

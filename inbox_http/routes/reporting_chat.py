@@ -14,6 +14,7 @@ from inbox_actors.domain.plans import ApiTier
 from inbox_actors.reporting import assignment_history, attention, conversation_detail, replies, thread
 from inbox_actors.reporting import parameter_catalog as catalog
 from inbox_actors.reporting.chat_lookup import ChatNotFound
+from inbox_http.contract import answers
 from inbox_http.encoding import json_response
 from inbox_http.guard import accepts, current_credential, guarded, responds
 from inbox_http.routes.reporting import CHAT_CONTENT, TEAM_DATA
@@ -25,6 +26,7 @@ blueprint = Blueprint("reporting_chat", __name__, url_prefix="/api/reporting/v1/
 @blueprint.get("/<phone>")
 @responds(conversation_detail.ConversationDetail)
 @guarded(tier=ApiTier.FULL, scopes=CHAT_CONTENT)
+@answers(404)
 async def detail(phone: str):
     """One chat over its whole life, with its contact."""
     state, credential = services(), current_credential()
@@ -39,6 +41,7 @@ async def detail(phone: str):
 @responds(thread.MessagePage)
 @guarded(tier=ApiTier.FULL, scopes=CHAT_CONTENT)
 @accepts(catalog.THREAD)
+@answers(404)
 async def messages(phone: str):
     """The chat's messages: since, to, order (asc | desc), expand=receipts, limit (default 100), cursor."""
     state, credential = services(), current_credential()
@@ -50,6 +53,7 @@ async def messages(phone: str):
 @responds(thread.ReceiptList)
 @guarded(tier=ApiTier.FULL, scopes=CHAT_CONTENT)
 @accepts(catalog.RECEIPTS)
+@answers(404)
 async def receipts(phone: str):
     """Outbound messages with their delivery receipts, most recent first: since, to, limit (default 100)."""
     state, credential = services(), current_credential()
@@ -60,6 +64,7 @@ async def receipts(phone: str):
 @blueprint.get("/<phone>/seen-by")
 @responds(attention.SeenBy)
 @guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
+@answers(404)
 async def seen_by(phone: str):
     """Which members opened the chat, when, and what they have not seen since."""
     state, credential = services(), current_credential()
@@ -71,6 +76,7 @@ async def seen_by(phone: str):
 @responds(attention.ViewPage)
 @guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
 @accepts(catalog.VIEWS)
+@answers(404)
 async def views(phone: str):
     """Each time a member opened the chat, newest first (repeated opens within a minute count once)."""
     state, credential = services(), current_credential()
@@ -82,6 +88,7 @@ async def views(phone: str):
 @responds(replies.ChatReplies)
 @guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
 @accepts(catalog.WINDOW_ONLY)
+@answers(404)
 async def chat_replies(phone: str):
     """The chat's replies with response times on two clocks, and its first (human) response."""
     state, credential = services(), current_credential()
@@ -92,6 +99,7 @@ async def chat_replies(phone: str):
 @blueprint.get("/<phone>/assignment-history")
 @responds(assignment_history.AssignmentHistory)
 @guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
+@answers(404)
 async def history(phone: str):
     """Claims, releases, transfers and resolutions, newest first."""
     state, credential = services(), current_credential()

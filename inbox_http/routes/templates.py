@@ -7,12 +7,22 @@ from quart import Blueprint, request
 
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.platform import templates
+from inbox_actors.reporting.parameter_catalog import QueryParameter
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
-from inbox_http.guard import current_principal, guarded, responds
+from inbox_http.guard import accepts, current_principal, guarded, responds
 from inbox_http.services import services
 
 blueprint = Blueprint("templates", __name__, url_prefix="/api/templates")
+
+
+PARAMETERS = (
+    QueryParameter("status", "string", "only templates in this status (any case)",
+                   rules={"pattern": "^(?:" + "|".join(
+                       "".join(f"[{c}{c.lower()}]" for c in status) for status in templates.STATUSES) + ")$"}),
+    QueryParameter("name", "string", "only templates of this name"),
+    QueryParameter("language", "string", "only templates in this language"),
+)
 
 
 class TemplateList(msgspec.Struct, frozen=True):
@@ -22,6 +32,7 @@ class TemplateList(msgspec.Struct, frozen=True):
 @blueprint.get("")
 @responds(TemplateList)
 @guarded(tier=ApiTier.CORE, scopes=("templates",))
+@accepts(PARAMETERS)
 async def list_templates():
     """The workspace's message templates by name and language (?status=, ?name=, ?language= filter)."""
     status = request.args.get("status")

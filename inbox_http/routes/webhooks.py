@@ -15,6 +15,7 @@ from quart import Blueprint, request
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.webhooks import delivery_log, settings, test_event
 from inbox_actors.webhooks.endpoint import wake_endpoint
+from inbox_http.contract import answers, takes
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
 from inbox_http.guard import accepts, current_principal, guarded, responds
@@ -38,6 +39,7 @@ async def read_config():
 @blueprint.put("/config")
 @responds(settings.WebhookConfig)
 @guarded(tier=ApiTier.FULL, scopes=SETTINGS, dashboard=True)
+@takes(settings.SaveSettings)
 async def save_config():
     """Save `{endpoint_url, events, enabled, credit_alert_levels}`; the first save answers the signing secret
     (`secret`), shown this once."""
@@ -51,6 +53,7 @@ async def save_config():
 @blueprint.post("/rotate-secret")
 @responds(settings.NewSecret)
 @guarded(tier=ApiTier.FULL, scopes=SETTINGS, dashboard=True)
+@answers(404)
 async def rotate_secret():
     """Replace the signing secret; the new one is in this answer only and signs every event from now on."""
     state, caller = services(), current_principal()
@@ -61,6 +64,7 @@ async def rotate_secret():
 @blueprint.post("/test")
 @responds(test_event.SentTestEvent)
 @guarded(tier=ApiTier.FULL, scopes=SETTINGS, dashboard=True)
+@answers(400, 404)
 async def send_test():
     """Send a signed `webhook_test` event to the endpoint now, under the delivery rules; the answer carries
     each attempt (at most 3, so at most about 29 s)."""

@@ -12,16 +12,20 @@ import logging
 from collections import defaultdict
 from functools import partial
 
+import msgspec
 import trio
 from quart import Blueprint, Response, request
 
 from inbox_actors.conversations import conversation
-from inbox_actors.conversations.chat_lookup import chats_of_messages
+from inbox_actors.conversations.chat_lookup import chats_of_statuses
 from inbox_actors.domain.phones import platform_phone
 from inbox_actors.platform.envelope import InvalidEnvelope, parse_envelope, verify_signature
+from inbox_actors.reporting.parameter_catalog import QueryParameter
 from inbox_actors.runtime import ActorError
+from inbox_http.contract import answers, takes
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
+from inbox_http.guard import accepts, responds
 from inbox_http.json_body import NOT_UTF8, is_utf8
 from inbox_http.services import services
 from persistence.database import DatabaseUnavailable
@@ -35,8 +39,24 @@ blueprint = Blueprint("whatsapp_webhook", __name__, url_prefix="/webhooks/whatsa
 # of 100 statuses took longer than the platform waits (measured with scripts/load_chats.py).
 PARALLEL_CHATS = 64
 
+VERIFICATION = (
+    QueryParameter("hub.mode", "string", "subscribe"),
+    QueryParameter("hub.verify_token", "string", "the verify token the platform was given"),
+    QueryParameter("hub.challenge", "string", "echoed back when the token matches"),
+)
+# Meta's envelope (object "whatsapp_business_account", entry[].changes[].value with messages and statuses),
+# signed: X-Hub-Signature-256 is sha256= and the HMAC-SHA256 of the raw body keyed with the app secret.
+ENVELOPE = {"type": "object", "description": "the platform's webhook envelope, as Meta sends it"}
+
+
+class Received(msgspec.Struct, frozen=True):
+    received: bool
+
 
 @blueprint.get("")
+@responds(str)
+@accepts(VERIFICATION)
+@answers(403)
 async def verify():
     """The platform's subscription check: echo hub.challenge when hub.verify_token matches."""
     link = services().platform
@@ -46,6 +66,9 @@ async def verify():
 
 
 @blueprint.post("")
+@responds(Received)
+@takes(ENVELOPE)
+@answers(401, 503)
 async def receive():
     """Customer messages and delivery statuses from the platform (signed with X-Hub-Signature-256)."""
     state = services()
@@ -67,11 +90,11 @@ async def receive():
         for message in batch.messages:
             _add(work, workspace_id, message.from_phone, conversation.CustomerWrote(message))
         # A status goes to the chat its message was sent from, whatever spelling of the number the platform
-        # reports back (its WhatsApp id can differ from the number a send used).
-        chats = await chats_of_messages(state.db, workspace_id, [status.message_id for status in batch.statuses])
-        for status in batch.statuses:
-            phone = chats.get(status.message_id, status.recipient_phone)
-            _add(work, workspace_id, phone, conversation.StatusReported(status))
+        # reports back (its WhatsApp id can differ from the number a send used); a send whose answer was lost is
+        # found by the callback data its status carries.
+        chats = await chats_of_statuses(state.db, workspace_id, batch.statuses)
+        for status, phone in zip(batch.statuses, chats):
+            _add(work, workspace_id, phone or status.recipient_phone, conversation.StatusReported(status))
     failures: list[str] = []
     limiter = trio.CapacityLimiter(PARALLEL_CHATS)
     async with trio.open_nursery() as nursery:

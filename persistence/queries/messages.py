@@ -1,16 +1,21 @@
-"""Messages of a chat, their delivery receipts."""
+"""Messages of a chat, their delivery receipts, and the life of an outbound message: committed `pending` before the
+platform is called, then sent (with the platform's id) or failed; a pending one a crash left is settled later by
+a status carrying its id (`find_unsettled`), or given up (`in_doubt_before`)."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import NamedTuple
 
 from persistence.database import Database, Record, UnitOfWork
 
 _MESSAGE_COLUMNS = (
     "workspace_id", "conversation_id", "platform_message_id", "direction", "sender_type", "actor_id",
     "sender_label", "type", "text", "template_name", "template_language", "template_parameters", "media_url",
-    "filename", "status", "source", "error_code", "error_text", "answers_message_id", "waited_from", "sent_at", "status_at",
+    "filename", "status", "source", "error_code", "error_text", "answers_message_id", "waited_from", "sent_at",
+    "status_at", "recipient", "idempotency_key",
 )
+PENDING = "pending"
 
 
 async def insert_message(tx: UnitOfWork, **values) -> Record:
@@ -25,40 +30,152 @@ async def insert_message(tx: UnitOfWork, **values) -> Record:
     )
 
 
+class PendingInsert(NamedTuple):
+    message: Record | None              # the pending message; None when nothing was inserted
+    opted_out: bool = False             # why not: the contact has opted out (else: the key was not held)
+
+
+async def insert_pending(q: Database | UnitOfWork, *, answers_latest_of: int | None = None,
+                         claim: tuple[str, datetime] | None = None, unless_opted_out: bool = False,
+                         **values) -> PendingInsert:
+    """Commit an outbound message as `pending`, in one statement. `answers_latest_of`: a conversation whose
+    customer's last word the message answers. `claim` (key, reserved_at): an Idempotency-Key reservation the
+    message is linked to in the same statement, only while the caller still holds it with nothing linked yet.
+    `unless_opted_out`: only if the recipient's contact (workspace_id, recipient) has not opted out, read in the
+    same statement (the consent rule, without a round trip of its own)."""
+    names = [name for name in _MESSAGE_COLUMNS if name in values]
+    unknown = set(values) - set(_MESSAGE_COLUMNS)
+    if unknown or "status" in values:
+        raise ValueError(f"not columns of a pending message: {sorted(unknown | ({'status'} & set(values)))}")
+    args = [values[name] for name in names]
+
+    def arg(value: object) -> str:
+        args.append(value)
+        return f"${len(args)}"
+
+    expressions = [f"${i}" for i in range(1, len(args) + 1)]
+    names.append("status")
+    expressions.append(f"'{PENDING}'")
+    if answers_latest_of is not None:
+        names.append("answers_message_id")
+        expressions.append(f"(SELECT id FROM messages WHERE conversation_id = {arg(answers_latest_of)}"
+                           " AND sender_type = 'customer' ORDER BY sent_at DESC, id DESC LIMIT 1)")
+    workspace = arg(values["workspace_id"]) if unless_opted_out or claim is not None else ""
+    conditions = ["NOT (SELECT opted_out FROM consent)"]
+    consent = "SELECT false AS opted_out"
+    if unless_opted_out:
+        consent = (f"SELECT coalesce((SELECT opted_out FROM contacts WHERE workspace_id = {workspace}"
+                   f" AND phone = {arg(values['recipient'])}), false) AS opted_out")
+    held = linked = ""
+    if claim is not None:
+        key, reserved_at = arg(claim[0]), arg(claim[1])
+        # The reservation's row is locked for the statement: a retry taking it over waits, then finds a message
+        # linked and leaves it alone (persistence/queries/idempotency.py).
+        held = f"""held AS (
+                SELECT 1 FROM idempotent_requests
+                WHERE workspace_id = {workspace} AND idempotency_key = {key} AND created_at = {reserved_at}
+                  AND response_status = 0 AND message_id IS NULL
+                FOR UPDATE),"""
+        conditions.append("EXISTS (SELECT 1 FROM held)")
+        linked = f""",
+            linked AS (
+                UPDATE idempotent_requests SET message_id = (SELECT id FROM pending)
+                WHERE workspace_id = {workspace} AND idempotency_key = {key} AND EXISTS (SELECT 1 FROM pending))"""
+    row = await q.fetchrow(
+        f"""WITH consent AS ({consent}), {held}
+            pending AS (INSERT INTO messages ({', '.join(names)}) SELECT {', '.join(expressions)}
+                        WHERE {' AND '.join(conditions)} RETURNING *){linked}
+            SELECT consent.opted_out AS consent_opted_out, pending.* FROM consent LEFT JOIN pending ON true""",
+        *args,
+    )
+    if row["id"] is None:
+        return PendingInsert(None, opted_out=row["consent_opted_out"])
+    return PendingInsert(row)
+
+
+async def record_outcome(tx: UnitOfWork, message_id: int, *, status: str, at: datetime,
+                         conversation_id: int | None = None, platform_message_id: str | None = None,
+                         error_code: int | None = None, error_text: str | None = None,
+                         sent_at: datetime | None = None) -> Record:
+    """A send's outcome on its row: `status` (sent or failed) at `at`, the platform's id or the error, the chat
+    (when the send made it) and `sent_at` (when given: the time a reply is clocked at)."""
+    return await tx.fetchrow(
+        "UPDATE messages SET status = $2, status_at = $3, conversation_id = coalesce($4, conversation_id),"
+        " platform_message_id = coalesce($5, platform_message_id), error_code = $6, error_text = $7,"
+        " sent_at = coalesce($8, sent_at) WHERE id = $1 RETURNING *",
+        message_id, status, at, conversation_id, platform_message_id, error_code, error_text, sent_at,
+    )
+
+
+async def find_unsettled(q: Database | UnitOfWork, workspace_id: int, message_id: int, *,
+                         conversation_id: int | None, recipient: str) -> Record | None:
+    """The outbound message `message_id` of this chat (or, while the chat has no row, to `recipient`) that has no
+    platform id: pending (its answer was lost), or failed without one (given up, or a timeout the platform had
+    in fact accepted)."""
+    return await q.fetchrow(
+        "SELECT * FROM messages WHERE id = $1 AND workspace_id = $2 AND direction = 'outbound'"
+        " AND platform_message_id IS NULL AND status IN ('pending', 'failed')"
+        " AND (conversation_id = $3 OR (conversation_id IS NULL AND recipient = $4))",
+        message_id, workspace_id, conversation_id, recipient,
+    )
+
+
+async def give_up(tx: UnitOfWork, workspace_id: int, message_id: int, *, at: datetime, conversation_id: int | None,
+                  error_code: int, error_text: str) -> Record | None:
+    """A message still pending recorded as failed (in the chat `conversation_id`, if it has none yet); None when
+    it is pending no more."""
+    return await tx.fetchrow(
+        "UPDATE messages SET status = 'failed', status_at = $3, conversation_id = coalesce(conversation_id, $4),"
+        " error_code = $5, error_text = $6 WHERE id = $2 AND workspace_id = $1 AND status = 'pending' RETURNING *",
+        workspace_id, message_id, at, conversation_id, error_code, error_text,
+    )
+
+
+async def in_doubt_before(q: Database | UnitOfWork, before: datetime, limit: int) -> list[Record]:
+    """Pending messages committed before `before`, oldest first: id, workspace_id and the chat's phone."""
+    return await q.fetch(
+        "SELECT m.id, m.workspace_id, coalesce(c.phone, m.recipient) AS phone FROM messages m"
+        " LEFT JOIN conversations c ON c.id = m.conversation_id"
+        " WHERE m.status = 'pending' AND m.sent_at < $1 ORDER BY m.sent_at, m.id LIMIT $2",
+        before, limit,
+    )
+
+
 async def find_by_platform_id(q: Database | UnitOfWork, workspace_id: int, platform_message_id: str) -> Record | None:
     return await q.fetchrow("SELECT * FROM messages WHERE workspace_id = $1 AND platform_message_id = $2",
                             workspace_id, platform_message_id)
 
 
-async def conversation_phones(q: Database | UnitOfWork, workspace_id: int,
-                              platform_message_ids: list[str]) -> dict[str, str]:
-    """platform message id -> the phone of the chat it belongs to, for the ids that are ours."""
-    if not platform_message_ids:
-        return {}
+async def conversation_phones(q: Database | UnitOfWork, workspace_id: int, platform_message_ids: list[str],
+                              message_ids: list[int] = ()) -> tuple[dict[str, str], dict[int, str]]:
+    """(platform message id -> phone, message id -> phone): the chat each of the workspace's outbound messages
+    named belongs to (a pending message of a chat not made yet: its recipient)."""
+    if not platform_message_ids and not message_ids:
+        return {}, {}
     rows = await q.fetch(
-        "SELECT m.platform_message_id, c.phone FROM messages m JOIN conversations c ON c.id = m.conversation_id"
-        " WHERE m.workspace_id = $1 AND m.platform_message_id = ANY($2::text[])",
-        workspace_id, platform_message_ids)
-    return {row["platform_message_id"]: row["phone"] for row in rows}
+        "SELECT m.id, m.platform_message_id, coalesce(c.phone, m.recipient) AS phone FROM messages m"
+        " LEFT JOIN conversations c ON c.id = m.conversation_id"
+        " WHERE m.workspace_id = $1 AND (m.platform_message_id = ANY($2::text[]) OR m.id = ANY($3::bigint[]))",
+        workspace_id, platform_message_ids, list(message_ids))
+    by_platform_id = {row["platform_message_id"]: row["phone"] for row in rows
+                      if row["platform_message_id"] is not None and row["phone"] is not None}
+    return by_platform_id, {row["id"]: row["phone"] for row in rows if row["phone"] is not None}
 
 
-async def set_status(tx: UnitOfWork, message_id: int, status: str, at: datetime, *, error_code: int | None = None,
-                     error_text: str | None = None) -> Record:
-    return await tx.fetchrow(
-        "UPDATE messages SET status = $2, status_at = $3, error_code = coalesce($4, error_code),"
-        " error_text = coalesce($5, error_text) WHERE id = $1 RETURNING *",
-        message_id, status, at, error_code, error_text,
+async def record_status(tx: UnitOfWork, message_id: int, status: str, at: datetime, *, advance: bool,
+                        error_code: int | None = None, error_text: str | None = None) -> tuple[bool, Record | None]:
+    """Record one receipt and, when `advance`, make `status` the message's: one statement. (Whether the
+    receipt is new, i.e. not a platform retry; the message as updated, None when not advanced.)"""
+    row = await tx.fetchrow(
+        "WITH receipt AS (INSERT INTO receipts (message_id, status, at) VALUES ($1, $2, $3)"
+        "  ON CONFLICT (message_id, status) DO NOTHING RETURNING 1),"
+        " moved AS (UPDATE messages SET status = $2, status_at = $3, error_code = coalesce($4, error_code),"
+        "  error_text = coalesce($5, error_text) WHERE id = $1 AND $6 RETURNING *)"
+        " SELECT EXISTS (SELECT 1 FROM receipt) AS new_receipt, moved.* FROM (SELECT 1) AS one"
+        " LEFT JOIN moved ON true",
+        message_id, status, at, error_code, error_text, advance,
     )
-
-
-async def add_receipt(tx: UnitOfWork, message_id: int, status: str, at: datetime) -> bool:
-    """Record one receipt; False if that status was already recorded (a platform retry)."""
-    inserted = await tx.fetchval(
-        "INSERT INTO receipts (message_id, status, at) VALUES ($1, $2, $3)"
-        " ON CONFLICT (message_id, status) DO NOTHING RETURNING 1",
-        message_id, status, at,
-    )
-    return bool(inserted)
+    return row["new_receipt"], (row if advance else None)
 
 
 async def latest_customer_message(q: Database | UnitOfWork, conversation_id: int) -> Record | None:

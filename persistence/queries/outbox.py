@@ -18,3 +18,24 @@ async def append_event(tx: UnitOfWork, *, workspace_id: int, event: str, actor: 
         " VALUES ($1, $2, $3, $4, $5::jsonb)",
         workspace_id, event, correlation_id, actor, msgspec.json.encode(data).decode(),
     )
+
+
+async def append_events(tx: UnitOfWork, *, workspace_id: int,
+                        events: list[tuple[str, str, dict[str, Any], str]]) -> None:
+    """Queue several (event, actor, data, correlation_id) in one statement, in the order given (which is the
+    order they are delivered in)."""
+    if len(events) == 1:
+        event, actor, data, correlation_id = events[0]
+        await append_event(tx, workspace_id=workspace_id, event=event, actor=actor, data=data,
+                           correlation_id=correlation_id)
+        return
+    if not events:
+        return
+    await tx.execute(
+        "INSERT INTO webhook_outbox (workspace_id, event, correlation_id, actor, data)"
+        " SELECT $1, e.event, e.correlation_id, e.actor, e.data"
+        " FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[]) WITH ORDINALITY"
+        " AS e(event, correlation_id, actor, data, n) ORDER BY e.n",
+        workspace_id, [e[0] for e in events], [e[3] for e in events], [e[1] for e in events],
+        [msgspec.json.encode(e[2]).decode() for e in events],
+    )

@@ -275,3 +275,33 @@ async def test_a_signed_platform_delivery_that_is_not_utf8_is_refused_and_stores
         assert signed.status_code == 400 and signed.json()["error"] == "invalid_envelope", signed.text
     assert await service.db.fetchval("SELECT count(*) FROM messages") == 0
     assert await service.db.fetchval("SELECT count(*) FROM conversations") == 0
+
+
+async def _answer_on(stream: trio.SocketStream, request: bytes) -> bytes:
+    await stream.send_all(request)
+    response = b""
+    while not (b"\r\n\r\n" in response and _complete(response)):
+        chunk = await stream.receive_some(65536)
+        assert chunk, "the server closed the keep-alive connection"
+        response += chunk
+    return response
+
+
+async def test_requests_on_one_keep_alive_connection_each_answer_at_once_read_body_or_not(service):
+    # A refused request's body is read and dropped, and a GET (no body) waits for none: neither holds up the
+    # next request on the same connection.
+    issued = await builders.plaintext_key(service.db)
+    auth = f"Authorization: Bearer {issued.key}".encode()
+    parts = urlsplit(service.url)
+    stream = await trio.open_tcp_stream(parts.hostname, parts.port)
+    body = b'{"ignored": "' + b'x' * 200_000 + b'"}'  # more than one read of the socket
+    unread = b"\r\n".join([b"POST /api/send-message HTTP/1.1", b"Host: test", b"Authorization: Bearer wrong",
+                           b"Content-Type: application/json", f"Content-Length: {len(body)}".encode()])
+    plain_get = b"\r\n".join([f"GET {WHOAMI} HTTP/1.1".encode(), b"Host: test", auth])
+    async with stream:
+        with trio.fail_after(3):
+            assert status_of(await _answer_on(stream, unread + b"\r\n\r\n" + body)) == 403
+            assert status_of(await _answer_on(stream, plain_get + b"\r\n\r\n")) == 200
+            assert status_of(await _answer_on(stream, plain_get + b"\r\n\r\n")) == 200
+            assert status_of(await _answer_on(stream, unread + b"\r\n\r\n" + body)) == 403
+            assert status_of(await _answer_on(stream, plain_get + b"\r\n\r\n")) == 200

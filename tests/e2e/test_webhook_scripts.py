@@ -15,9 +15,9 @@ from tests.e2e.test_bench_reporting_script import bench_databases
 _SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 
 
-def run_script(name: str, *args: str) -> subprocess.CompletedProcess:
+def run_script(name: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(_SCRIPTS / name), *args], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=timeout)
 
 
 def number(text: str) -> float:

@@ -146,20 +146,20 @@ async def test_a_late_redelivery_of_an_older_message_is_not_the_last_word(db, ch
 
 
 async def test_an_accepted_send_is_recorded_through_a_brief_database_outage(db, chats, monkeypatch):
-    from inbox_actors.conversations import sending as conversation_sending
+    from inbox_actors.conversations import send_records
     from persistence.database import DatabaseUnavailable
 
     system, workspace_id, platform = chats
     phone = "919800000018"
     await conversation.ask_conversation(system, workspace_id, phone, inbound(phone))
-    real_insert, failures = conversation_sending.message_queries.insert_message, ["connection lost"]
+    real_record, failures = send_records.message_queries.record_outcome, ["connection lost"]
 
-    async def flaky_insert(tx, **values):
+    async def flaky_record(tx, message_id, **values):
         if failures:
             raise DatabaseUnavailable(failures.pop())
-        return await real_insert(tx, **values)
+        return await real_record(tx, message_id, **values)
 
-    monkeypatch.setattr(conversation_sending.message_queries, "insert_message", flaky_insert)
+    monkeypatch.setattr(send_records.message_queries, "record_outcome", flaky_record)
     outcome = await conversation.ask_conversation(system, workspace_id, phone, reply())
     assert outcome.accepted and len(platform.sent) == 1  # sent once, recorded on the second try
     assert await db.fetchval("SELECT count(*) FROM messages WHERE platform_message_id = $1",
@@ -169,19 +169,19 @@ async def test_an_accepted_send_is_recorded_through_a_brief_database_outage(db, 
 async def test_a_first_template_to_a_number_is_recorded_through_a_brief_database_outage(db, chats, monkeypatch):
     """The outage hits after the chat and its contact were written in the same transaction: the retry creates
     them again (nothing of the rolled-back attempt is taken as the chat), once."""
-    from inbox_actors.conversations import sending as conversation_sending
+    from inbox_actors.conversations import send_records
     from persistence.database import DatabaseUnavailable
 
     system, workspace_id, platform = chats
     phone = "919800000019"
-    real_insert, failures = conversation_sending.message_queries.insert_message, ["connection lost"]
+    real_record, failures = send_records.message_queries.record_outcome, ["connection lost"]
 
-    async def flaky_insert(tx, **values):
+    async def flaky_record(tx, message_id, **values):
         if failures:
             raise DatabaseUnavailable(failures.pop())
-        return await real_insert(tx, **values)
+        return await real_record(tx, message_id, **values)
 
-    monkeypatch.setattr(conversation_sending.message_queries, "insert_message", flaky_insert)
+    monkeypatch.setattr(send_records.message_queries, "record_outcome", flaky_record)
     template = Send(request=SendRequest(to="", type="template", template_name="hello", template_language="en"),
                     sender_type="system", author="test")
     assert (await conversation.ask_conversation(system, workspace_id, phone, template)).accepted
@@ -215,3 +215,14 @@ async def test_a_chat_change_that_rolls_back_leaves_the_chat_as_committed(db):
         await chat.commit(tx, {"unread_count": 3}, [], now)
     assert (chat.row["unread_count"], chat.row["version"]) == (3, created["version"] + 1)
     assert await db.fetchval("SELECT version FROM conversations WHERE id = $1", created["id"]) == chat.row["version"]
+
+
+async def test_first_contact_appends_contact_created_before_the_message_in_one_transaction(db, chats):
+    system, workspace_id, _ = chats
+    phone = "919800000099"
+    await conversation.ask_conversation(system, workspace_id, phone, inbound(phone))
+    await conversation.ask_conversation(system, workspace_id, phone, inbound(phone, "again"))
+    rows = await db.fetch("SELECT event, xmin::text AS tx FROM webhook_outbox WHERE workspace_id = $1"
+                          " AND data->>'phone' = $2 ORDER BY id", workspace_id, phone)
+    assert [row["event"] for row in rows] == ["contact_created", "message_received", "message_received"]
+    assert rows[0]["tx"] == rows[1]["tx"] != rows[2]["tx"]

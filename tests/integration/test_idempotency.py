@@ -10,6 +10,7 @@ from quart import Quart
 from inbox_http import idempotency
 from inbox_http.errors import SentenceError
 from inbox_http.idempotency import Conflict, InProgress, Replay, Reservation
+from persistence.queries import idempotency as key_queries
 from tests import builders
 
 NOW = datetime(2026, 11, 21, 10, 0, tzinfo=timezone.utc)
@@ -130,9 +131,15 @@ async def test_answer_once_sends_once_and_replays(db):
     ws = await builders.workspace(db)
     sends = []
 
-    async def send():
-        sends.append(1)
-        return 200, {"success": True, "messageId": f"wamid.{len(sends)}"}
+    async def send(reservation):
+        # The sender stores its answer on the reservation (the conversation does it with the send's outcome).
+        sends.append(reservation)
+        answer = {"success": True, "messageId": f"wamid.{len(sends)}"}
+        if reservation is not None:
+            assert await key_queries.complete(db, workspace_id=ws, key=reservation.key,
+                                              reserved_at=reservation.reserved_at, status=200,
+                                              body_json=msgspec.json.encode(answer).decode())
+        return 200, answer
 
     async with Quart(__name__).app_context():
         first = await idempotency.answer_once(db, ws, "k", HASH, send, now=NOW)
@@ -156,7 +163,7 @@ async def test_a_concurrent_duplicate_gets_409_while_the_first_sends(db):
     sends = []
     answers = {}
 
-    async def slow_send():
+    async def slow_send(reservation):
         sends.append(1)
         await release_send.wait()
         return 200, {"success": True}
@@ -181,10 +188,10 @@ async def test_a_concurrent_duplicate_gets_409_while_the_first_sends(db):
 async def test_a_send_that_raises_releases_the_key(db, failure):
     ws = await builders.workspace(db)
 
-    async def failing_send():
+    async def failing_send(reservation):
         raise failure
 
-    async def working_send():
+    async def working_send(reservation):
         return 200, {"success": True}
 
     async with Quart(__name__).app_context():
@@ -198,13 +205,14 @@ async def test_a_send_that_raises_releases_the_key(db, failure):
 async def test_a_cancelled_send_keeps_its_reservation_until_abandoned(db):
     ws = await builders.workspace(db)
 
-    async def endless_send():
+    async def endless_send(reservation):
         await trio.sleep_forever()
 
     async with Quart(__name__).app_context():
         with trio.move_on_after(0.2):
             await idempotency.answer_once(db, ws, "k", HASH, endless_send, now=NOW)
-    assert await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW + timedelta(seconds=30)) == InProgress()
+    just_before = NOW + idempotency.ABANDONED_AFTER - timedelta(seconds=1)
+    assert await idempotency.replay_or_reserve(db, ws, "k", HASH, now=just_before) == InProgress()
     later = NOW + idempotency.ABANDONED_AFTER + timedelta(seconds=1)
     assert isinstance(await idempotency.replay_or_reserve(db, ws, "k", HASH, now=later), Reservation)
 

@@ -250,6 +250,22 @@ async def test_an_accepted_send_gets_an_id_then_signed_statuses_in_order(http, r
     assert [event["status"] for event in sent[0]["statuses"]] == ["sent", "delivered", "read"]
 
 
+async def test_every_status_echoes_the_send_s_callback_data_as_meta_does(http, receiver):
+    tracked = await send(http, biz_opaque_callback_data="4711", **template())
+    untracked = await send(http, **template())
+    tracked_id, untracked_id = (answer.json()["messages"][0]["id"] for answer in (tracked, untracked))
+    await eventually(lambda: len(receiver.statuses_of(tracked_id)) == len(receiver.statuses_of(untracked_id)) == 3)
+    assert {status.callback_data for status in receiver.statuses() if status.message_id == tracked_id} == {"4711"}
+    assert {status.callback_data for status in receiver.statuses() if status.message_id == untracked_id} == {None}
+    raw = [status for _, body in receiver.posts for status in json.loads(body)["entry"][0]["changes"][0]["value"]
+           ["statuses"] if status["id"] == tracked_id]
+    assert {status["biz_opaque_callback_data"] for status in raw} == {"4711"}
+    sent = (await http.get(f"/simulator/numbers/{NUMBER}/messages", params={"to": CUSTOMER})).json()["data"]
+    assert [row["callback_data"] for row in sent] == ["4711", None]
+    too_long = await send(http, biz_opaque_callback_data="x" * 513, **template())
+    assert too_long.status_code == 400 and error_of(too_long)["code"] == 100
+
+
 async def test_ids_are_unique(http):
     ids = {(await send(http, **template())).json()["messages"][0]["id"] for _ in range(5)}
     assert len(ids) == 5

@@ -3,8 +3,9 @@
 `app` is its HTTP face and `server` puts the two on a socket; neither is imported here. It answers
 `POST /{phone_number_id}/messages` as the platform does (Meta's success and error bodies, the rules in
 `rules`), then posts the statuses of each accepted message to `webhook_url` after the configured delays,
-signed with the app secret. Simulated customers write through `POST /simulator/customers/{phone}/messages`
-(see `app` for the control routes), which opens their 24-hour window. Time for the window comes from a
+signed with the app secret, each carrying the send's `biz_opaque_callback_data` as Meta echoes it. Simulated
+customers write through `POST /simulator/customers/{phone}/messages` (see `app` for the control routes), which
+opens their 24-hour window. Time for the window comes from a
 `Clock`, so tests can move it; the status delays are trio time.
 
 Statuses go out batched, as Meta sends them: one task (the schedule, a heap of due times) wakes when the
@@ -262,7 +263,8 @@ class Simulator:
         if timeline.step < len(timeline.plan):
             self._await_next(timeline)     # due no earlier than now: queued after this one, even if due at once
         update = StatusUpdate(message_id=record.message_id, recipient_phone=record.to, status=planned.status,
-                              at=at, error_code=planned.error_code, error_title=planned.error_title)
+                              at=at, error_code=planned.error_code, error_title=planned.error_title,
+                              callback_data=record.callback_data)
         number = record.phone_number_id
         if self._queues.put(number, QueuedStatus(update=update, timeline=timeline)):
             timeline.unsettled += 1

@@ -112,6 +112,7 @@ class SentRecord(msgspec.Struct):
     template_name: str | None = None
     template_language: str | None = None
     template_parameters: tuple[str, ...] = ()
+    callback_data: str | None = None         # the send's biz_opaque_callback_data, echoed on its statuses
     status: str = "accepted"
     statuses: list[StatusEvent] = msgspec.field(default_factory=list)
 
@@ -121,7 +122,8 @@ class SentRecord(msgspec.Struct):
         return cls(message_id=message_id, phone_number_id=phone_number_id, to=recipient, type=request.type,
                    accepted_at=accepted_at, text=request.text, media_url=request.media_url,
                    filename=request.filename, template_name=request.template_name,
-                   template_language=request.template_language, template_parameters=request.template_parameters)
+                   template_language=request.template_language, template_parameters=request.template_parameters,
+                   callback_data=request.callback_data)
 
     def record_status(self, status: str, at: datetime) -> None:
         self.status = status

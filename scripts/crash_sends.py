@@ -1,0 +1,352 @@
+"""Sends across crashes: concurrent API sends while the service is SIGKILLed at random points and restarted; at the
+end the platform's record, the database and the clients' answers are compared. Prints the sends acknowledged
+but lost (must be 0), the sends the platform got twice for one Idempotency-Key (must be 0) and the rows left in
+doubt.
+
+    .venv/bin/python scripts/crash_sends.py                     # 1,000 sends, 3 kills
+    .venv/bin/python scripts/crash_sends.py --sends 100 --kills 1 --database-url postgresql://...
+
+1. PostgreSQL as scripts/bench_webhooks.py has it (embedded with durability off, or a database of its own on
+   --database-url, dropped at the end); a Scale workspace, an admin and a full-access key.
+2. The platform: `inbox-actors simulator` in a process of its own, for the whole run (it outlives every
+   incarnation of the service, so its record of what it accepted is the truth), knowing the template
+   `crash_note` (1 parameter), accepting 1,000 sends a second, keeping every send, and retrying a status webhook
+   the service did not take for about a minute (0.5, 1, 2, 4, 8, 15, 30 s), as Meta retries.
+3. The service: `inbox-actors serve` on a fixed port (the simulator posts there) in a process of its own, with
+   the simulator's URL and secrets. --kills times, --kill-after (random, 1 to 4 s by default) after each start
+   while sends are under way, it gets SIGKILL and is started again at once.
+4. The clients: --sends template sends, all started at once, taking turns on --connections connections, to
+   --chats numbers in turn; every other one carries an Idempotency-Key. Each send's parameter names it, so the
+   platform's record tells which logical send each delivery was. A client retries after any error or dropped connection
+   (and after a 409, waiting its Retry-After) until it gets a verdict: 200, or the spec's 500 with an errorCode.
+   A send whose key stays in doubt (409) for --doubt-timeout s after the service last started is left so (its
+   message was committed, then the service died before the platform got it or before its status came).
+5. Once the clients are done, the script waits (at most --settle-timeout s) until every send the platform
+   accepted is known to the database (statuses settle the sends whose answers were lost), then compares:
+   - acknowledged sends lost: a 200's messageId that the platform's record or the database (as a settled
+     message) lacks;
+   - sends delivered twice to the platform for one key: keyed sends whose parameter the platform got twice;
+   - rows left in doubt: messages still pending (the platform never got them, or their status is still due).
+   Unkeyed sends the platform got more than once are counted too: a client that retries without a key can send
+   twice, which is why keys exist.
+
+Exit status 0 when nothing acknowledged was lost, no key was sent twice, no keyed client got two different
+messageIds and every send the platform accepted is in the database; 1 otherwise; 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import trio
+import trio_asyncio
+from bench_webhooks import Workspace, bench_database, make_workspace, postgres_server
+from load_chats import (
+    ROOT,
+    Child,
+    cli_command,
+    free_ports,
+    read_ready_line,
+    service_env,
+    show_log_problems,
+    stop_process,
+)
+
+from persistence.database import Database
+
+TEMPLATE = "crash_note"
+STATUS_RETRIES = "0.5,1,2,4,8,15,30"    # about a minute of retries: longer than a restart
+PHONE_BASE = 447_200_000_000
+STARTUP_SECONDS = 120.0
+RETRY_PAUSE = 0.2                       # after an error or a dropped connection
+REQUEST_TIMEOUT = 40.0                  # beyond the conversation's 30 s ask deadline
+
+
+@dataclass
+class Send:
+    """One logical send and what its client saw."""
+
+    n: int
+    label: str
+    key: str | None
+    answers: Counter = field(default_factory=Counter)
+    message_ids: list[str] = field(default_factory=list)     # of every 200
+    final: str = "none"                 # acknowledged, failed, in doubt, none
+
+
+@dataclass
+class Service:
+    """The service, started again after each SIGKILL on the same port."""
+
+    port: int
+    env: dict[str, str]
+    work_dir: Path
+    child: Child | None = None
+    starts: int = 0
+    started_at: float = 0.0             # trio time the current incarnation answered ready
+    up: trio.Event = field(default_factory=trio.Event)
+
+    async def start(self) -> None:
+        self.starts += 1
+        self.child = Child(f"service (start {self.starts})", [*cli_command(), "serve", "--port", str(self.port)],
+                           self.env, self.work_dir / f"service-{self.starts}.log")
+        with open(self.child.log_path, "wb") as log:
+            self.child.process = await trio.lowlevel.open_process(self.child.command, stdout=subprocess.PIPE,
+                                                                  stderr=log, env=self.env, cwd=ROOT)
+        self.child.ready = await read_ready_line(self.child, STARTUP_SECONDS)
+        self.started_at = trio.current_time()
+        self.up.set()
+
+    async def kill(self) -> None:
+        self.up = trio.Event()
+        self.child.process.kill()           # SIGKILL: no shutdown, no drain
+        await self.child.process.wait()
+
+    async def stop(self) -> None:
+        if self.child is not None and self.child.process.returncode is None:
+            self.child.killed = not await stop_process(self.child.process)
+            show_log_problems(self.child)
+
+
+async def client(http: httpx.AsyncClient, connections: trio.CapacityLimiter, service: Service, send: Send,
+                 phone: str, key: str, doubt_timeout: float, deadline: float) -> None:
+    body = {"to": phone, "type": "template", "template": {"name": TEMPLATE, "language": "en",
+                                                          "parameters": [send.label]}}
+    headers = {"Authorization": f"Bearer {key}", **({"Idempotency-Key": send.key} if send.key else {})}
+    while trio.current_time() < deadline:
+        try:
+            # Waiting for a connection here, not in httpx's pool: its queue slows down with a thousand waiters
+            # (the first answer came after 15 s, against 0.5 s this way).
+            async with connections:
+                answer = await http.post("/api/send-message", json=body, headers=headers)
+        except httpx.HTTPError as err:
+            send.answers[type(err).__name__] += 1
+            await trio.sleep(RETRY_PAUSE)
+            continue
+        payload = answer.json() if answer.headers.get("content-type", "").startswith("application/json") else {}
+        if answer.status_code == 200:
+            send.answers["200"] += 1
+            send.message_ids.append(payload["messageId"])
+            send.final = "acknowledged"
+            return
+        if answer.status_code == 500 and "errorCode" in payload:
+            send.answers[f"500 errorCode {payload['errorCode']}"] += 1
+            send.final = "failed"
+            return
+        if answer.status_code == 409:
+            doubt = "outcome is not known" in payload.get("error", "")
+            send.answers["409 in doubt" if doubt else "409 in progress"] += 1
+            if doubt and service.up.is_set() and trio.current_time() - service.started_at > doubt_timeout:
+                send.final = "in doubt"
+                return
+            await trio.sleep(min(float(answer.headers.get("Retry-After", "1")), 2.0))
+            continue
+        send.answers[str(answer.status_code)] += 1
+        await trio.sleep(RETRY_PAUSE)
+
+
+async def killer(service: Service, kills: int, low: float, high: float, done: trio.Event,
+                 kill_times: list[float], sends: list[Send]) -> None:
+    for _ in range(kills):
+        with trio.move_on_after(random.uniform(low, high)):
+            await done.wait()
+        if done.is_set():
+            return
+        kill_times.append(trio.current_time() - service.started_at)
+        acknowledged = sum(1 for send in sends if send.final == "acknowledged")
+        await service.kill()
+        await service.start()
+        print(f"SIGKILL {len(kill_times)} after {kill_times[-1]:.2f} s up, {acknowledged:,} of {len(sends):,} sends "
+              f"acknowledged; started again (pid {service.child.process.pid})", flush=True)
+
+
+async def platform_record(simulator_url: str, phone_number_id: str) -> list[dict]:
+    async with httpx.AsyncClient(base_url=simulator_url, timeout=30) as http:
+        return (await http.get(f"/simulator/numbers/{phone_number_id}/messages")).json()["data"]
+
+
+async def outbound_rows(db: Database, workspace_id: int) -> list:
+    return await db.fetch(
+        "SELECT id, status, platform_message_id, idempotency_key, template_parameters[1] AS label FROM messages"
+        " WHERE workspace_id = $1 AND direction = 'outbound'", workspace_id)
+
+
+async def wait_settled(db: Database, ws: Workspace, simulator_url: str, timeout: float) -> float | None:
+    """Seconds until every send the platform accepted has its message in the database; None after `timeout`."""
+    started = trio.current_time()
+    while trio.current_time() - started < timeout:
+        accepted = {record["message_id"] for record in await platform_record(simulator_url, ws.phone_number_id)}
+        known = {row["platform_message_id"] for row in await outbound_rows(db, ws.workspace_id)}
+        if accepted <= known:
+            return trio.current_time() - started
+        await trio.sleep(0.5)
+    return None
+
+
+async def run(args: argparse.Namespace, server_url: str, work_dir: Path) -> int:
+    sim_port, service_port = free_ports(2)
+    app_secret, access_token = secrets.token_hex(24), secrets.token_hex(24)
+    simulator_url = f"http://127.0.0.1:{sim_port}"
+    simulator = Child("simulator", [
+        *cli_command(), "simulator", "--host", "127.0.0.1", "--port", str(sim_port),
+        "--webhook-url", f"http://127.0.0.1:{service_port}/webhooks/whatsapp", "--app-secret", app_secret,
+        "--access-token", access_token, "--template", f"{TEMPLATE}:en:1", "--throughput", "1000",
+        "--history", str(args.sends * 4), "--webhook-retry-delays", STATUS_RETRIES], dict(os.environ),
+        work_dir / "simulator.log")
+    async with trio_asyncio.open_loop():
+        async with bench_database(server_url, f"inbox_bench_crash_sends_{os.getpid()}") as (url, db):
+            ws = await make_workspace(db, "Crash sends")
+            env = {**service_env(work_dir / "service", None), "DATABASE_URL": url,
+                   "WHATSAPP_API_URL": simulator_url, "WHATSAPP_ACCESS_TOKEN": access_token,
+                   "WHATSAPP_APP_SECRET": app_secret, "WHATSAPP_VERIFY_TOKEN": secrets.token_hex(24),
+                   "WHATSAPP_SENDS_PER_SECOND": "1000", "INBOX_IP_LIMIT_PER_MINUTE": "1000000"}
+            service = Service(service_port, env, work_dir)
+            async with simulator.running(STARTUP_SECONDS):
+                try:
+                    await service.start()
+                    print(f"service: {service.child.ready['url']} (pid {service.child.process.pid}); platform "
+                          f"{simulator_url} in a process of its own", flush=True)
+                    sends, kill_times, seconds = await drive(args, service, ws)
+                    settled = await wait_settled(db, ws, simulator_url, args.settle_timeout)
+                    record = await platform_record(simulator_url, ws.phone_number_id)
+                    rows = await outbound_rows(db, ws.workspace_id)
+                finally:
+                    await service.stop()
+    return report(args, sends, kill_times, seconds, settled, record, rows)
+
+
+async def drive(args: argparse.Namespace, service: Service, ws: Workspace) -> tuple[list[Send], list[float], float]:
+    run_tag = secrets.token_hex(3)
+    sends = [Send(n, f"crash {run_tag} #{n}", f"crash-{run_tag}-{n}" if n % 2 == 0 else None)
+             for n in range(args.sends)]
+    # Fresh numbers on each run, ending in 1 (the simulator turns read receipts off for those ending in 0).
+    first = PHONE_BASE + random.randrange(1000) * 10**6
+    phones = [str(first + i * 10 + 1) for i in range(args.chats)]
+    done, kill_times = trio.Event(), []
+    limits = httpx.Limits(max_connections=args.connections, max_keepalive_connections=args.connections)
+    timeout = httpx.Timeout(REQUEST_TIMEOUT, pool=None)
+    started = trio.current_time()
+    deadline = started + args.deadline
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{service.port}", limits=limits,
+                                 timeout=timeout) as http, trio.open_nursery() as nursery:
+        nursery.start_soon(killer, service, args.kills, args.kill_after[0], args.kill_after[1], done, kill_times,
+                           sends)
+        connections = trio.CapacityLimiter(args.connections)
+        async with trio.open_nursery() as clients:
+            for send in sends:
+                clients.start_soon(client, http, connections, service, send, phones[send.n % len(phones)], ws.key,
+                                   args.doubt_timeout, deadline)
+        done.set()
+    return sends, kill_times, trio.current_time() - started
+
+
+def report(args: argparse.Namespace, sends: list[Send], kill_times: list[float], seconds: float,
+           settled: float | None, record: list[dict], rows: list) -> int:
+    by_label = {send.label: send for send in sends}
+    delivered = Counter(record_["template_parameters"][0] for record_ in record
+                        if record_["template_parameters"] and record_["template_parameters"][0] in by_label)
+    accepted_ids = {record_["message_id"] for record_ in record}
+    callbacks = {record_["callback_data"] for record_ in record}
+    settled_ids = {row["platform_message_id"] for row in rows if row["status"] != "pending"}
+    known_ids = {row["platform_message_id"] for row in rows}
+    answers = sum((send.answers for send in sends), Counter())
+    finals = Counter(send.final for send in sends)
+    acknowledged = [message_id for send in sends for message_id in send.message_ids]
+    lost = [message_id for message_id in acknowledged
+            if message_id not in accepted_ids or message_id not in settled_ids]
+    keyed_twice = [label for label, count in delivered.items() if count > 1 and by_label[label].key]
+    unkeyed_twice = [label for label, count in delivered.items() if count > 1 and not by_label[label].key]
+    two_answers = [send.label for send in sends if send.key and len(set(send.message_ids)) > 1]
+    in_doubt = [row for row in rows if row["status"] == "pending"]
+    reached = [row for row in in_doubt if str(row["id"]) in callbacks]
+    unknown = accepted_ids - known_ids
+    # The platform accepted them but no client heard so: the crash came between the platform's answer and the
+    # client's; the database has them from their statuses (or from the commit the answer never left).
+    unanswered = accepted_ids - set(acknowledged)
+    doubted = [send for send in sends if send.key and send.answers["409 in doubt"] and send.final == "acknowledged"]
+    print(f"sends: {len(sends):,} ({sum(1 for s in sends if s.key):,} with an Idempotency-Key) to {args.chats:,} "
+          f"chats in {seconds:.1f} s; {len(kill_times)} SIGKILLs, "
+          f"{', '.join(f'{t:.2f} s' for t in kill_times) or 'none'} after a start")
+    print(f"client requests: {sum(answers.values()):,}; " + ", ".join(
+        f"{name} x{count:,}" for name, count in answers.most_common()))
+    print("final answers: " + ", ".join(f"{name} {finals[name]:,}"
+                                        for name in ("acknowledged", "failed", "in doubt", "none")))
+    print(f"platform: {len(record):,} sends accepted; database: {len(rows):,} outbound rows; "
+          + (f"every accepted send known to the database {settled:.1f} s after the clients finished"
+             if settled is not None else "NOT every accepted send known to the database at the end of the wait"))
+    print(f"platform sends no client was told of: {len(unanswered)} (the database has {len(unanswered - unknown)}); "
+          f"keyed sends answered 409 in doubt, then 200: {len(doubted)}")
+    print(f"acknowledged sends lost: {len(lost)}")
+    print(f"sends delivered twice to the platform for one key: {len(keyed_twice)}")
+    print(f"keyed sends answered two different messageIds: {len(two_answers)}")
+    print(f"unkeyed sends delivered more than once (the client retried without a key): {len(unkeyed_twice)}")
+    print(f"rows left in doubt: {len(in_doubt)} ({len(in_doubt) - len(reached)} never reached the platform, "
+          f"{len(reached)} reached it and are not settled)")
+    print(f"platform sends the database does not know: {len(unknown)}")
+    for what, examples in (("lost", lost), ("sent twice for one key", keyed_twice), ("unknown", sorted(unknown))):
+        if examples:
+            print(f"  first {what}: {', '.join(examples[:5])}")
+    return 1 if lost or keyed_twice or two_answers or unknown else 0
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sends", type=int, default=1000, help="logical sends, all started at once (1,000)")
+    parser.add_argument("--chats", type=int, default=250, help="numbers sent to, in turn (250; at most 100,000)")
+    parser.add_argument("--kills", type=int, default=3, help="SIGKILLs while sends are under way (3)")
+    parser.add_argument("--kill-after", default="1,4", metavar="LOW,HIGH",
+                        help="seconds after each start, drawn uniformly, before the next SIGKILL (1,4)")
+    parser.add_argument("--connections", type=int, default=64, help="client connections at once (64)")
+    parser.add_argument("--doubt-timeout", type=float, default=20.0,
+                        help="a client stops retrying a key in doubt this long after the last start (20 s)")
+    parser.add_argument("--deadline", type=float, default=600.0, help="clients give up after this (600 s)")
+    parser.add_argument("--settle-timeout", type=float, default=90.0,
+                        help="wait at most this long for every accepted send to be in the database (90 s)")
+    parser.add_argument("--seed", type=int, help="random seed for the kill times and the numbers")
+    parser.add_argument("--database-url", help="a PostgreSQL server to use instead of the embedded one "
+                                               "(a database of its own is made there and dropped)")
+    args = parser.parse_args(argv)
+    try:
+        low, high = (float(part) for part in args.kill_after.split(","))
+    except ValueError:
+        parser.error("--kill-after takes two numbers of seconds, e.g. 1,4")
+    if args.sends < 1 or not 1 <= args.chats <= 100_000 or args.kills < 0 or args.connections < 1 \
+            or not 0 < low <= high or args.doubt_timeout <= 0 or args.deadline <= 0 or args.settle_timeout <= 0:
+        parser.error("--sends, --chats and --connections must be at least 1, --kills at least 0, --kill-after "
+                     "0 < LOW <= HIGH, and the timeouts positive")
+    args.kill_after = (low, high)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.seed is not None:
+        random.seed(args.seed)
+    work_dir = Path(tempfile.mkdtemp(prefix="inbox-crash-sends-"))
+    started = time.perf_counter()
+    try:
+        with postgres_server(args.database_url, work_dir) as (server_url, _):
+            return trio.run(run, args, server_url, work_dir)
+    except KeyboardInterrupt:
+        print("interrupted; what the check started was stopped", file=sys.stderr)
+        return 1
+    finally:
+        print(f"run: {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        shutil.rmtree(work_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""Schemathesis hooks for scripts/fuzz_contract.py (loaded with SCHEMATHESIS_HOOKS in the fuzzer's process).
+
+Positive cases are kept inside the rules JSON Schema cannot state, so that "valid data must be accepted" tests
+what the contract does promise; negative cases are left as generated:
+- a cursor is only ever one the service issued (any other text is invalid_cursor by design): dropped;
+- since and to are judged together and against now (since_after_to, window_too_large): dropped when the
+  strictest window (90 days) would refuse them;
+- ids and addresses that must exist: a transfer goes to the workspace's member (FUZZ_MEMBER_ID), a webhook
+  endpoint is the local receiver (FUZZ_RECEIVER_URL: host names do not resolve while fuzzing).
+
+One check is added: a send the platform refused is answered 500 (send-message) or 502 (an agent's reply) with
+the platform's errorCode, as the spec has it; any other 5xx, of any route, is a server error. (Schemathesis'
+own not_a_server_error is told to let 500 and 502 through, for this check to judge them.)
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+
+import schemathesis
+from schemathesis import GenerationMode
+
+from inbox_actors.reporting import windows
+from inbox_actors.reporting.parameters import InvalidParameter
+
+SEND_ROUTES = {("POST", "/api/send-message"), ("POST", "/api/inbox/conversations/{phone}/reply")}
+_WINDOW_NAMES = ("since", "from", "to", "until")
+
+
+@schemathesis.hook
+def map_case(context, case):
+    if case.meta is None or case.meta.generation.mode is not GenerationMode.POSITIVE:
+        return case
+    if isinstance(case.query, dict):
+        case.query.pop("cursor", None)
+        if any(name in case.query for name in _WINDOW_NAMES) and not _window_allowed(case.query):
+            for name in _WINDOW_NAMES:
+                case.query.pop(name, None)
+    if isinstance(case.body, dict):
+        if "to_user_id" in case.body and os.environ.get("FUZZ_MEMBER_ID"):
+            case.body["to_user_id"] = int(os.environ["FUZZ_MEMBER_ID"])
+        if "endpoint_url" in case.body and os.environ.get("FUZZ_RECEIVER_URL"):
+            case.body["endpoint_url"] = os.environ["FUZZ_RECEIVER_URL"]
+    return case
+
+
+def _window_allowed(query: dict) -> bool:
+    args = {name: str(query[name]) for name in _WINDOW_NAMES if name in query}
+    try:
+        windows.window(args, datetime.now(timezone.utc), windows.REPLIES_AND_MESSAGES)
+    except InvalidParameter:
+        return False
+    return True
+
+
+@schemathesis.check
+def server_errors_are_platform_refusals(ctx, response, case):
+    if response.status_code < 500:
+        return None
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    refusal = isinstance(body, dict) and "errorCode" in body
+    if (case.method.upper(), case.operation.path) not in SEND_ROUTES or not refusal:
+        raise AssertionError(f"{response.status_code}: a server error (only a send the platform refused, with its "
+                             "errorCode, may answer 5xx)")
+    return None

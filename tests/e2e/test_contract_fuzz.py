@@ -1,0 +1,34 @@
+"""scripts/fuzz_contract.py, run as a user runs it, against the test session's PostgreSQL (it makes a database of
+its own there and drops it): Schemathesis with every check on, 20 examples per operation and a fixed seed, over
+every operation of http/openapi.json on the real service. Any failure (a 5xx, a status the contract does not
+list, valid input refused, invalid input accepted, a body unlike its schema...) fails the test."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.e2e.test_bench_reporting_script import bench_databases
+from tests.e2e.test_webhook_scripts import run_script
+
+
+@pytest.mark.slow
+def test_every_operation_of_the_contract_answers_as_the_contract_says(postgres_server):
+    before = bench_databases(postgres_server.admin_url)
+    done = run_script("fuzz_contract.py", "--examples", "20", "--seed", "1",
+                      "--database-url", postgres_server.admin_url, timeout=300)
+
+    out = done.stdout
+    assert done.returncode == 0, out[-6000:] + done.stderr[-3000:]
+    fuzzed = re.search(r"^operations fuzzed: (\d+); cases: ([\d,]+);", out, re.M)
+    assert fuzzed and int(fuzzed[1]) >= 56 and int(fuzzed[2].replace(",", "")) > 2000, out
+    for check in ("not_a_server_error", "status_code_conformance", "positive_data_acceptance",
+                  "negative_data_rejection", "response_schema_conformance", "server_errors_are_platform_refusals"):
+        assert re.search(rf"^{check} +[1-9][\d,]* +0$", out, re.M), check + "\n" + out
+    assert re.search(r"^failures: 0; fuzzer errors: 0$", out, re.M), out
+    assert bench_databases(postgres_server.admin_url) == before
+
+
+def test_bad_arguments_exit_2_before_starting_anything():
+    assert run_script("fuzz_contract.py", "--examples", "0").returncode == 2
