@@ -20,6 +20,7 @@ from inbox_actors.conversations.conversation import ConversationDeps, conversati
 from inbox_actors.conversations.in_doubt_sweeper import in_doubt_job
 from inbox_actors.conversations.send_pacer import send_pacer_kind
 from inbox_actors.conversations.sla_clock import SlaClockDeps, sla_clock_kind, start_sla_clock
+from inbox_actors.conversations.status_writer import status_writer_kind
 from inbox_actors.runtime import ActorKind, Directory, Job, start_timers, timer_kind
 from inbox_actors.runtime.clock import Clock
 from inbox_actors.webhooks.endpoint import EndpointDeps, webhook_endpoint_kind
@@ -67,6 +68,7 @@ def actor_kinds(deps: ServiceDeps) -> list[ActorKind]:
         send_pacer_kind(),
         contact_card_kind(deps.db, deps.clock, idle_timeout=idle),
         conversation_kind(deps.conversations, idle_timeout=idle),
+        status_writer_kind(deps.db, deps.clock),
         sla_clock_kind(SlaClockDeps(db=deps.db, clock=deps.clock)),
         webhook_endpoint_kind(deps.webhooks, idle_timeout=idle),
         timer_kind(deps.timer_jobs()),

@@ -119,7 +119,7 @@ class Bench:
               flush=True)
         if not await rig.wait_statuses_posted():
             print("  the simulator still owed statuses 60 s after the phase")
-        if args.profile:
+        if args.profile and (args.profile / f"{key}.txt").exists():  # absent when py-spy is not installed
             print(f"  profile ({args.profile / f'{key}.txt'}):")
             print(read_profile(args.profile / f"{key}.txt").report(15, indent="    "), flush=True)
 
@@ -232,19 +232,24 @@ async def run(args: argparse.Namespace, server_url: str, postgres_pid: int | Non
             await clients.run(rig.url, whoami, 1.0, args.clients)
             existing = TemplateSends(host, key, EXISTING_PHONE_BASE, args.chats)
             await bench.one_pass(existing, args.chats)
-            await bench.phase("sends", f"sends to {args.chats} existing chats", existing, target="sends")
-            await bench.phase("new_chats", "sends to a new chat each", TemplateSends(host, key, NEW_PHONE_BASE),
-                              target="sends")
-            await bench.phase("whoami", "whoami", whoami, target="whoami")
+            if "sends" in args.phases:
+                await bench.phase("sends", f"sends to {args.chats} existing chats", existing, target="sends")
+            if "new_chats" in args.phases:
+                await bench.phase("new_chats", "sends to a new chat each", TemplateSends(host, key, NEW_PHONE_BASE),
+                                  target="sends")
+            if "whoami" in args.phases:
+                await bench.phase("whoami", "whoami", whoami, target="whoami")
             single = CustomerMessages(host, rig.platform.app_secret, rig.ws.phone_number_id, "one",
                                       customers=CUSTOMERS)
             await bench.one_pass(CustomerMessages(host, rig.platform.app_secret, rig.ws.phone_number_id, "first",
                                                   customers=CUSTOMERS), CUSTOMERS)
-            await bench.phase("webhooks", "platform webhooks, one message each", single, target="webhooks")
-            await bench.phase("envelopes", f"platform webhooks, envelopes of {ENVELOPE}",
-                              CustomerMessages(host, rig.platform.app_secret, rig.ws.phone_number_id, "fifty",
-                                               per_post=ENVELOPE, customers=CUSTOMERS),
-                              per_request=ENVELOPE, target="envelopes")
+            if "webhooks" in args.phases:
+                await bench.phase("webhooks", "platform webhooks, one message each", single, target="webhooks")
+            if "envelopes" in args.phases:
+                await bench.phase("envelopes", f"platform webhooks, envelopes of {ENVELOPE}",
+                                  CustomerMessages(host, rig.platform.app_secret, rig.ws.phone_number_id, "fifty",
+                                                   per_post=ENVELOPE, customers=CUSTOMERS),
+                                  per_request=ENVELOPE, target="envelopes")
             if args.count and rig.statements is None:
                 print("statements not counted: the server does not preload pg_stat_statements")
             elif args.count:
@@ -284,10 +289,15 @@ def summary(figures: dict[str, Figure], bare: Bare, args: argparse.Namespace) ->
               f"{verdict(share >= TARGET_NEW_VS_EXISTING)})")
 
 
+PHASES = ("sends", "new_chats", "whoami", "webhooks", "envelopes")
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=30.0, help="each phase (30)")
+    parser.add_argument("--phases", type=lambda text: set(text.split(",")), default=set(PHASES),
+                        help=f"which of the service's phases to run, comma-separated ({','.join(PHASES)})")
     parser.add_argument("--clients", type=int, default=16, help="concurrent clients, keep-alive connections (16)")
     parser.add_argument("--client-processes", type=int, default=1,
                         help="processes the clients are spread over (1: on 2 cores, more take CPU from the server)")
@@ -301,6 +311,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.seconds <= 0 or min(args.clients, args.client_processes, args.chats) < 1 or args.count < 0:
         parser.error("--seconds must be above 0, --clients, --client-processes and --chats at least 1")
+    if not args.phases <= set(PHASES):
+        parser.error(f"--phases: unknown {', '.join(sorted(args.phases - set(PHASES)))} (known: {', '.join(PHASES)})")
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)
     return args

@@ -180,7 +180,8 @@ class Conversation(Actor):
         now = self.clock.now()
         chat = self.chat
         async with chat.transaction() as tx:
-            message = await message_queries.find_by_platform_id(tx, self.workspace_id, update.message_id)
+            # Locked: the status writer (status_writer.py) may judge another status of this message meanwhile.
+            message = await message_queries.lock_by_platform_id(tx, self.workspace_id, update.message_id)
             changes: dict[str, Any] = {}
             reported: list[WebhookEvent] = []
             settled = False

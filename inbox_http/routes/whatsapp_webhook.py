@@ -2,7 +2,9 @@
 
 A delivery is answered 200 only after everything it carried is committed, so the platform retries anything
 else; retries are harmless because a message id is stored once and a late status never moves a message
-backwards. Items for one customer are handled in the order they came; different customers in parallel.
+backwards. Customer messages go to their chats' actors first (one customer's in the order they came, different
+customers in parallel); then the statuses go to the workspace's status writer, which records most of them in bulk
+and hands the rest to their chats' actors.
 A delivery for a number no workspace owns is acknowledged and dropped (retrying would not help).
 """
 
@@ -17,9 +19,10 @@ import trio
 from quart import Blueprint, Response, request
 
 from inbox_actors.conversations import conversation
-from inbox_actors.conversations.chat_lookup import chats_of_statuses
+from inbox_actors.conversations.status_writer import write_statuses
 from inbox_actors.domain.phones import platform_phone
 from inbox_actors.platform.envelope import InvalidEnvelope, parse_envelope, verify_signature
+from inbox_actors.platform.messages import StatusUpdate
 from inbox_actors.reporting.parameter_catalog import QueryParameter
 from inbox_actors.runtime import ActorError
 from inbox_http.contract import answers, takes
@@ -81,25 +84,32 @@ async def receive():
         batches = parse_envelope(body)
     except InvalidEnvelope as err:
         raise ApiError(400, "invalid_envelope", f"The webhook body is not a WhatsApp envelope: {err}") from None
-    work: dict[tuple[int, str], list[object]] = defaultdict(list)
+    chats: dict[tuple[int, str], list[object]] = defaultdict(list)
+    statuses: dict[int, list[StatusUpdate]] = defaultdict(list)
     for batch in batches:
         workspace_id = await state.platform.workspace_of(state.db, batch.phone_number_id)
         if workspace_id is None:
             log.warning("webhook for unknown phone_number_id %s dropped", batch.phone_number_id)
             continue
         for message in batch.messages:
-            _add(work, workspace_id, message.from_phone, conversation.CustomerWrote(message))
-        # A status goes to the chat its message was sent from, whatever spelling of the number the platform
-        # reports back (its WhatsApp id can differ from the number a send used); a send whose answer was lost is
-        # found by the callback data its status carries.
-        chats = await chats_of_statuses(state.db, workspace_id, batch.statuses)
-        for status, phone in zip(batch.statuses, chats):
-            _add(work, workspace_id, phone or status.recipient_phone, conversation.StatusReported(status))
+            _add(chats, workspace_id, message.from_phone, conversation.CustomerWrote(message))
+        statuses[workspace_id].extend(batch.statuses)
     failures: list[str] = []
-    limiter = trio.CapacityLimiter(PARALLEL_CHATS)
-    async with trio.open_nursery() as nursery:
-        for (workspace_id, phone), items in work.items():
-            nursery.start_soon(partial(_deliver, workspace_id, phone, items, limiter, failures))
+    # Customer messages first, then statuses: a status judged after a message the same envelope carried sees it.
+    await _deliver(chats, failures)
+    chats.clear()
+    for workspace_id, updates in statuses.items():
+        # Most statuses are written in bulk for the whole workspace; those a chat must judge go to its actor
+        # (status_writer.py), which finds the chat's row whatever spelling of the number the platform reports.
+        try:
+            written = await write_statuses(state.actors, workspace_id, updates)
+        except (ActorError, DatabaseUnavailable) as err:
+            log.warning("webhook statuses for workspace %s not stored: %s", workspace_id, err)
+            failures.append(f"statuses: {type(err).__name__}")
+            continue
+        for phone, update in written.for_chats:
+            _add(chats, workspace_id, phone, conversation.StatusReported(update))
+    await _deliver(chats, failures)
     if failures:
         # Some items are not committed: let the platform retry the whole delivery (the rest de-duplicates).
         return json_response({"error": "not_stored", "message": "; ".join(failures[:5])}, 503)
@@ -114,8 +124,18 @@ def _add(work: dict, workspace_id: int, raw_phone: str, item: object) -> None:
     work[(workspace_id, phone)].append(item)
 
 
-async def _deliver(workspace_id: int, phone: str, items: list[object], limiter: trio.CapacityLimiter,
-                   failures: list[str]) -> None:
+async def _deliver(chats: dict[tuple[int, str], list[object]], failures: list[str]) -> None:
+    """Each chat's items to its actor in order, up to PARALLEL_CHATS chats at once."""
+    if not chats:
+        return
+    limiter = trio.CapacityLimiter(PARALLEL_CHATS)
+    async with trio.open_nursery() as nursery:
+        for (workspace_id, phone), items in chats.items():
+            nursery.start_soon(partial(_deliver_to_chat, workspace_id, phone, items, limiter, failures))
+
+
+async def _deliver_to_chat(workspace_id: int, phone: str, items: list[object], limiter: trio.CapacityLimiter,
+                           failures: list[str]) -> None:
     actors = services().actors
     async with limiter:
         for item in items:

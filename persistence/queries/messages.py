@@ -146,20 +146,43 @@ async def find_by_platform_id(q: Database | UnitOfWork, workspace_id: int, platf
                             workspace_id, platform_message_id)
 
 
-async def conversation_phones(q: Database | UnitOfWork, workspace_id: int, platform_message_ids: list[str],
-                              message_ids: list[int] = ()) -> tuple[dict[str, str], dict[int, str]]:
-    """(platform message id -> phone, message id -> phone): the chat each of the workspace's outbound messages
-    named belongs to (a pending message of a chat not made yet: its recipient)."""
-    if not platform_message_ids and not message_ids:
-        return {}, {}
-    rows = await q.fetch(
-        "SELECT m.id, m.platform_message_id, coalesce(c.phone, m.recipient) AS phone FROM messages m"
-        " LEFT JOIN conversations c ON c.id = m.conversation_id"
-        " WHERE m.workspace_id = $1 AND (m.platform_message_id = ANY($2::text[]) OR m.id = ANY($3::bigint[]))",
-        workspace_id, platform_message_ids, list(message_ids))
-    by_platform_id = {row["platform_message_id"]: row["phone"] for row in rows
-                      if row["platform_message_id"] is not None and row["phone"] is not None}
-    return by_platform_id, {row["id"]: row["phone"] for row in rows if row["phone"] is not None}
+async def lock_by_platform_id(tx: UnitOfWork, workspace_id: int, platform_message_id: str) -> Record | None:
+    """The message, locked for the transaction (a status is judged against it; see the status writer)."""
+    return await tx.fetchrow("SELECT * FROM messages WHERE workspace_id = $1 AND platform_message_id = $2 FOR UPDATE",
+                             workspace_id, platform_message_id)
+
+
+async def lock_for_statuses(tx: UnitOfWork, workspace_id: int, platform_message_ids: list[str],
+                            message_ids: list[int]) -> list[Record]:
+    """The workspace's messages the statuses name (by platform id, or by row id for callback data), locked for the
+    transaction, each with its chat's phone (a pending first send: its recipient) and whether that chat waits for
+    an answer (`chat_waiting`)."""
+    return await tx.fetch(
+        "SELECT m.id, m.platform_message_id, m.direction, m.status, coalesce(c.phone, m.recipient) AS phone,"
+        " (c.waiting_since IS NOT NULL OR c.waiting_for_person_since IS NOT NULL) AS chat_waiting"
+        " FROM messages m LEFT JOIN conversations c ON c.id = m.conversation_id"
+        " WHERE m.workspace_id = $1 AND (m.platform_message_id = ANY($2::text[]) OR m.id = ANY($3::bigint[]))"
+        " ORDER BY m.id FOR UPDATE OF m",
+        workspace_id, platform_message_ids, message_ids)
+
+
+async def record_statuses(tx: UnitOfWork, receipts: list[tuple[int, str, datetime]],
+                          moves: list[tuple[int, str, datetime, int | None, str | None]]) -> None:
+    """Receipts (message id, status, at; a platform retry's is kept once) and the messages' new statuses (message id,
+    status, status_at, error code and text, kept when None): one statement."""
+    await tx.execute(
+        "WITH receipt AS (INSERT INTO receipts (message_id, status, at)"
+        "  SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[])"
+        "  ON CONFLICT (message_id, status) DO NOTHING)"
+        " UPDATE messages m SET status = u.status, status_at = u.at, error_code = coalesce(u.error_code, m.error_code),"
+        "  error_text = coalesce(u.error_text, m.error_text)"
+        " FROM unnest($4::bigint[], $5::text[], $6::timestamptz[], $7::integer[], $8::text[])"
+        "  AS u(id, status, at, error_code, error_text)"
+        " WHERE m.id = u.id",
+        [r[0] for r in receipts], [r[1] for r in receipts], [r[2] for r in receipts],
+        [m[0] for m in moves], [m[1] for m in moves], [m[2] for m in moves], [m[3] for m in moves],
+        [m[4] for m in moves],
+    )
 
 
 async def record_status(tx: UnitOfWork, message_id: int, status: str, at: datetime, *, advance: bool,

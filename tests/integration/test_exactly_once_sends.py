@@ -11,7 +11,6 @@ import pytest
 import trio
 
 from inbox_actors.conversations import conversation, send_records
-from inbox_actors.conversations.chat_lookup import chats_of_statuses
 from inbox_actors.conversations.conversation import (
     ConversationDeps,
     CustomerWrote,
@@ -21,6 +20,7 @@ from inbox_actors.conversations.conversation import (
 )
 from inbox_actors.conversations.in_doubt_sweeper import in_doubt_job
 from inbox_actors.conversations.send_pacer import send_pacer_kind
+from inbox_actors.conversations.status_writer import status_writer_kind, write_statuses
 from inbox_actors.platform.messages import InboundMessage, SendAccepted, SendRefused, SendRequest, StatusUpdate
 from inbox_actors.runtime import ActorCrashed, ActorSystem, start_timers, timer_kind
 from inbox_actors.runtime.clock import WallClock
@@ -51,7 +51,7 @@ class Platform:
 async def chats(db, nursery):
     platform = Platform()
     deps = ConversationDeps(db=db, clock=WallClock(), platform=platform, responder=None)
-    system = ActorSystem([conversation_kind(deps), send_pacer_kind(),
+    system = ActorSystem([conversation_kind(deps), send_pacer_kind(), status_writer_kind(db, WallClock()),
                           timer_kind({"in-doubt sends": in_doubt_job(db, WallClock(), every=3600)})])
     await nursery.start(system.run)
     workspace_id = await builders.workspace(db)
@@ -141,10 +141,12 @@ async def test_a_crash_after_the_platform_answered_is_settled_by_its_status_and_
     assert await db.fetchval("SELECT count_messages FROM conversations WHERE phone = $1", phone) == counted
     assert await events_of(db, workspace_id, "message_sent") == 0
 
-    # The platform's status names the message by the id nobody stored, and by its callback data.
+    # The platform's status names the message by the id nobody stored, and by its callback data: the status
+    # writer leaves it to the chat the pending message belongs to, whatever number the platform reports.
     lost_id = "wamid.lost-answer"
-    assert await chats_of_statuses(db, workspace_id, [status(lost_id, "0", "sent", request.callback_data).update]) \
-        == [phone]
+    reported = status(lost_id, "0", "sent", request.callback_data).update
+    written = await write_statuses(system, workspace_id, [reported])
+    assert (written.for_chats, written.recorded) == (((phone, reported),), 0)
     await conversation.ask_conversation(system, workspace_id, phone, status(lost_id, phone, "sent",
                                                                             request.callback_data))
     settled = await db.fetchrow("SELECT * FROM messages WHERE id = $1", row["id"])

@@ -67,7 +67,8 @@ async def test_restart_builds_a_fresh_instance_and_reloads_state(autojump_clock)
         assert stats.restarts == 1
         assert stats.status == "running"
         assert stats.last_error == "ValueError: boom"
-        assert 0 < trio.current_time() - stats.last_error_at <= probe.kind().restart_backoff, "restarted after a backoff"
+        assert 0 < trio.current_time() - stats.last_error_at <= probe.kind().restart_backoff, \
+            "restarted after a backoff"
 
 
 async def test_a_crash_never_touches_another_actor(autojump_clock):
