@@ -141,19 +141,26 @@ class Conversation(Actor):
     # -- inbound -------------------------------------------------------------------------------------------
 
     async def _customer_wrote(self, inbound: InboundMessage) -> Recorded:
-        existing = await message_queries.find_by_platform_id(self.db, self.workspace_id, inbound.message_id)
-        if existing is not None:
-            return Recorded(existing["id"], duplicate=True)
+        try:
+            return await self._store_customer_message(inbound)
+        except _StoredBefore as stored:
+            return Recorded(stored.message_id, duplicate=True)
+
+    async def _store_customer_message(self, inbound: InboundMessage) -> Recorded:
         now = self.clock.now()
         chat = self.chat
         async with chat.transaction() as tx:
             row = await chat.ensure_chat(tx, profile_name=storable(inbound.profile_name) or "", at=inbound.at,
                                          author="customer")
             message = await message_queries.insert_message(
-                tx, workspace_id=self.workspace_id, conversation_id=row["id"],
+                tx, unless_stored=True, workspace_id=self.workspace_id, conversation_id=row["id"],
                 platform_message_id=inbound.message_id, direction="inbound", sender_type="customer",
                 type=storable(inbound.type), text=storable(inbound.text), status=delivery_status.RECEIVED,
                 source="whatsapp", sent_at=inbound.at, status_at=inbound.at)
+            if message is None:
+                # The platform's retry of a message stored before: nothing of this transaction is kept.
+                existing = await message_queries.find_by_platform_id(tx, self.workspace_id, inbound.message_id)
+                raise _StoredBefore(existing["id"])
             # A redelivery of something older than what the customer has said since (the platform retried
             # after a failure) is recorded and counted, but it neither becomes the last word nor wakes the bot.
             latest_word = row["last_customer_message_at"] is None or inbound.at >= row["last_customer_message_at"]
@@ -291,6 +298,14 @@ class Conversation(Actor):
                 return Refused(409, "invalid_transition", "Another member has claimed this chat; "
                                "it must be transferred before you reply.", chat.state.value)
         return await self.sender.send(request)
+
+
+class _StoredBefore(Exception):
+    """A customer message's platform id is stored already; raised to roll its transaction back."""
+
+    def __init__(self, message_id: int) -> None:
+        super().__init__(message_id)
+        self.message_id = message_id
 
 
 def conversation_key(workspace_id: int, phone: str) -> str:

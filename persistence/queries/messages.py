@@ -18,14 +18,17 @@ _MESSAGE_COLUMNS = (
 PENDING = "pending"
 
 
-async def insert_message(tx: UnitOfWork, **values) -> Record:
+async def insert_message(tx: UnitOfWork, *, unless_stored: bool = False, **values) -> Record | None:
+    """The new message. `unless_stored`: None instead when the workspace already has its platform id (a platform
+    retry), found by the insert itself rather than a read before it."""
     names = [name for name in _MESSAGE_COLUMNS if name in values]
     unknown = set(values) - set(_MESSAGE_COLUMNS)
     if unknown:
         raise ValueError(f"unknown message columns: {sorted(unknown)}")
     placeholders = ", ".join(f"${i}" for i in range(1, len(names) + 1))
+    skip = " ON CONFLICT (workspace_id, platform_message_id) DO NOTHING" if unless_stored else ""
     return await tx.fetchrow(
-        f"INSERT INTO messages ({', '.join(names)}) VALUES ({placeholders}) RETURNING *",
+        f"INSERT INTO messages ({', '.join(names)}) VALUES ({placeholders}){skip} RETURNING *",
         *(values[name] for name in names),
     )
 
