@@ -19,6 +19,7 @@ from inbox_http.routes import (
     reporting,
     reporting_chat,
     send_message,
+    team,
     templates,
     webhooks,
     whatsapp_webhook,
@@ -37,7 +38,7 @@ def create_app(services: Services | None) -> QuartTrio:
     app.url_map.converters["id"] = IdConverter
     if services is not None:
         app.extensions["inbox"] = services
-    for module in (reporting, reporting_chat, keys, send_message, contact_reads, contacts, templates, inbox,
+    for module in (reporting, reporting_chat, keys, send_message, contact_reads, contacts, templates, inbox, team,
                    webhooks, whatsapp_webhook, health, docs):
         app.register_blueprint(module.blueprint)
     install_error_handlers(app)

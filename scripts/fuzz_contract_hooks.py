@@ -5,6 +5,8 @@ what the contract does promise; negative cases are left as generated:
 - a cursor is only ever one the service issued (any other text is invalid_cursor by design): dropped;
 - since and to are judged together and against now (since_after_to, window_too_large): dropped when the
   strictest window (90 days) would refuse them;
+- business hours must also make sense (a known time zone, each opening closing after it opens, no overlaps):
+  replaced by usable ones when they do not;
 - ids and addresses that must exist: a transfer goes to the workspace's member (FUZZ_MEMBER_ID), a webhook
   endpoint is the local receiver (FUZZ_RECEIVER_URL: host names do not resolve while fuzzing).
 
@@ -21,9 +23,13 @@ from datetime import datetime, timezone
 import schemathesis
 from schemathesis import GenerationMode
 
+from inbox_actors.domain.business_hours import InvalidBusinessHours, parse_business_hours
 from inbox_actors.reporting import windows
 from inbox_actors.reporting.parameters import InvalidParameter
 
+# Business hours the schema allows but the service refuses (a time zone nobody knows, a close before its open,
+# overlapping openings) are replaced in positive cases by these.
+USABLE_HOURS = {"time_zone": "UTC", "weekly": {"mon": [{"open": "09:00", "close": "17:00"}]}}
 SEND_ROUTES = {("POST", "/api/send-message"), ("POST", "/api/inbox/conversations/{phone}/reply")}
 _WINDOW_NAMES = ("since", "from", "to", "until")
 
@@ -42,7 +48,17 @@ def map_case(context, case):
             case.body["to_user_id"] = int(os.environ["FUZZ_MEMBER_ID"])
         if "endpoint_url" in case.body and os.environ.get("FUZZ_RECEIVER_URL"):
             case.body["endpoint_url"] = os.environ["FUZZ_RECEIVER_URL"]
+        if isinstance(case.body.get("business_hours"), dict) and not _usable_hours(case.body["business_hours"]):
+            case.body["business_hours"] = USABLE_HOURS
     return case
+
+
+def _usable_hours(hours: dict) -> bool:
+    try:
+        parse_business_hours(hours)
+    except InvalidBusinessHours:
+        return False
+    return True
 
 
 def _window_allowed(query: dict) -> bool:

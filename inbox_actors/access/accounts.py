@@ -15,6 +15,7 @@ from inbox_actors.access.key_ring import IssuedKey, issue_key
 from inbox_actors.domain import key_rules
 from inbox_actors.domain import scopes as scope_rules
 from inbox_actors.domain.plans import Plan
+from inbox_actors.team.sla import MAX_SLA_SECONDS
 from persistence.database import Database
 from persistence.queries import sessions as session_queries
 from persistence.queries import workspaces as workspace_queries
@@ -60,9 +61,6 @@ async def set_plan(db: Database, *, workspace_id: int, plan: str) -> PlanChange:
     if row is None:
         raise AccountError(f"no workspace {workspace_id}")
     return PlanChange(workspace_id=row["id"], plan=row["plan"])
-
-
-MAX_SLA_SECONDS = 30 * 24 * 3600
 
 
 async def set_sla(db: Database, *, workspace_id: int, sla_seconds: int | None) -> dict:

@@ -18,13 +18,14 @@ leaves the chat as PostgreSQL has it.
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, AsyncIterator, Callable, Sequence
 
 import msgspec
 
 from inbox_actors.contacts.events import contact_event_data
 from inbox_actors.domain import events
+from inbox_actors.domain.business_hours import parse_business_hours, sla_deadline
 from inbox_actors.domain.conversation_states import State
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
@@ -71,7 +72,8 @@ class ChatState:
 
     @property
     def workspace(self) -> Record:
-        """What the chat needs of its workspace: plan, number, SLA target, whether sending is on."""
+        """What the chat needs of its workspace: plan, number, whether sending is on (the SLA policy is read
+        when a wait starts)."""
         assert self._workspace is not None, "ChatState.load() first"
         return self._workspace
 
@@ -90,10 +92,14 @@ class ChatState:
             return False
         return only_assigned_to is None or self._row["assigned_to"] == only_assigned_to
 
-    def waiting_for_person(self, since: datetime) -> dict[str, Any]:
-        """The changes that start the customer's wait for a person, and its SLA deadline, at `since`."""
-        sla = self.workspace["sla_seconds"]
-        deadline = since + timedelta(seconds=sla) if sla else None
+    async def waiting_for_person(self, q: Database | UnitOfWork, since: datetime) -> dict[str, Any]:
+        """The changes that start the customer's wait for a person, and its SLA deadline, at `since`: by the policy
+        as it is now (read, not cached, so a policy saved a moment ago applies; see team/sla.py)."""
+        policy = await workspace_queries.find_deadline_policy(q, self.workspace_id)
+        sla = policy["sla_seconds"]
+        hours = parse_business_hours(msgspec.json.decode(policy["sla_business_hours"])) \
+            if policy["sla_business_hours"] is not None else None
+        deadline = sla_deadline(since, sla, hours) if sla else None
         return {"waiting_for_person_since": since, "sla_deadline_at": deadline}
 
     # -- writing -------------------------------------------------------------------------------------------

@@ -1,12 +1,13 @@
 """The conversation actor: one per (workspace, customer phone), the single writer of that chat.
 
-It owns the chat: the contact's creation on first contact, messages, statuses and receipts, unread counters,
-views and assignment. Its protocol is messages.py (re-exported here, so callers import from this module);
-the chat's state lives in one `ChatState` (chat_state.py), which this actor, its `Sender` (sending.py) and
-its `TeamActions` (team_actions.py) change only through `ChatState.commit`. Every change is committed
-(conversation row version-checked, webhook events appended to the outbox in the same transaction) before
-the actor replies. Expected refusals (illegal transition, chat not visible, consent, window) are reply
-values; a version conflict or a database failure crashes the actor, whose restart reloads the row.
+It owns the chat: the contact's creation on first contact, messages, unread counters, views and assignment,
+and the delivery statuses that can change the chat (the workspace's status writer, status_writer.py, records
+the rest in bulk; both lock the message they judge). Its protocol is messages.py (re-exported here, so callers
+import from this module); the chat's state lives in one `ChatState` (chat_state.py), which this actor,
+its `Sender` (sending.py) and its `TeamActions` (team_actions.py) change only through `ChatState.commit`.
+Every change is committed (conversation row version-checked, webhook events appended to the outbox in the same
+transaction) before the actor replies. Expected refusals (illegal transition, chat not visible, consent, window)
+are reply values; a version conflict or a database failure crashes the actor, whose restart reloads the row.
 
 Sends are recorded through `SendRecords` (send_records.py): pending before the platform is called, then their
 outcome; a status for a send whose answer a crash lost settles it there, and the in-doubt sweeper's
@@ -59,6 +60,7 @@ from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import conversations as conversation_queries
 from persistence.queries import messages as message_queries
+from persistence.queries import workspaces as workspace_queries
 
 __all__ = [
     "KIND", "BotTurn", "Changed", "Claim", "Conversation", "ConversationDeps", "CustomerWrote", "GiveUpInDoubt",
@@ -176,7 +178,7 @@ class Conversation(Actor):
                 if row["waiting_since"] is None:
                     changes["waiting_since"] = inbound.at
                 if row["state"] != State.AI_ONLY.value and row["waiting_for_person_since"] is None:
-                    changes.update(chat.waiting_for_person(inbound.at))
+                    changes.update(await chat.waiting_for_person(tx, inbound.at))
             received = WebhookEvent(events.MESSAGE_RECEIVED, "customer", data.message_data(self.phone, message, {}))
             await chat.commit(tx, changes, [received], now)
         if latest_word and states.bot_may_answer(chat.state) and self.deps.responder is not None:
@@ -243,8 +245,9 @@ class Conversation(Actor):
             return Recorded(None)
         async with self.chat.transaction() as tx:
             names = await conversation_queries.member_names(tx, [row["assigned_to"]] if row["assigned_to"] else [])
+            policy = await workspace_queries.find_deadline_policy(tx, self.workspace_id)
             breached = WebhookEvent(events.SLA_BREACHED, "system", data.sla_breach_data(
-                self.phone, row, self.chat.workspace["sla_seconds"], names, now))
+                self.phone, row, policy["sla_seconds"], names, now))
             await self.chat.commit(tx, {"sla_breach_announced_for": deadline}, [breached], now)
         return Recorded(None)
 
@@ -279,7 +282,7 @@ class Conversation(Actor):
         changes: dict[str, Any] = {"state": State.HANDOFF_PENDING.value, "handover_reason": reason,
                                    "handover_at": now}
         if chat.row["waiting_since"] is not None and chat.row["waiting_for_person_since"] is None:
-            changes.update(chat.waiting_for_person(now))
+            changes.update(await chat.waiting_for_person(chat.db, now))
         handed_off = WebhookEvent(events.HANDOFF, "bot", data.handoff_data(self.phone, reason, now))
         async with chat.transaction() as tx:
             await chat.commit(tx, changes, [handed_off], now)

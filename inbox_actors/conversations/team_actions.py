@@ -48,7 +48,7 @@ class TeamActions:
             if row["state"] == State.AI_ONLY.value:
                 changes.update(handover_reason=states.CLAIMED_FROM_BOT, handover_at=now)
                 if row["waiting_since"] is not None and row["waiting_for_person_since"] is None:
-                    changes.update(chat.waiting_for_person(now))
+                    changes.update(await chat.waiting_for_person(chat.db, now))
         elif assignment.event == "released":
             changes.update(claimed_by=None)
         elif assignment.event == "resolved":

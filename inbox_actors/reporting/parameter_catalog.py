@@ -66,6 +66,7 @@ UNANSWERED = (
     STATE, ASSIGNED_TO, Q, SINCE, TO, LIMIT_50, CURSOR,
 )
 WINDOW_ONLY = (SINCE, TO)
+HANDOFF_QUEUE = (LIMIT_50, CURSOR)
 THREAD = (
     _p("since", "string", "only messages at or after (ISO 8601 or YYYY-MM-DD)", **_INSTANT), TO,
     _p("order", "string", "oldest first (default) or newest first", "asc", "desc"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from persistence.database import Database, Record, UnitOfWork
 
 
@@ -81,9 +83,9 @@ async def update_member_status(tx: UnitOfWork, member_id: int, status: str) -> R
 
 
 async def find_workspace_profile(q: Database | UnitOfWork, workspace_id: int) -> Record | None:
-    """What a conversation needs of its workspace: plan, number, SLA target, whether sending is on."""
+    """What a conversation needs of its workspace: plan, number, whether sending is on."""
     return await q.fetchrow(
-        "SELECT id, plan, phone_number_id, sla_seconds, cloud_api_enabled FROM workspaces WHERE id = $1",
+        "SELECT id, plan, phone_number_id, cloud_api_enabled FROM workspaces WHERE id = $1",
         workspace_id)
 
 
@@ -92,9 +94,39 @@ async def find_workspace_by_number(q: Database | UnitOfWork, phone_number_id: st
 
 
 async def set_sla(tx: UnitOfWork, workspace_id: int, sla_seconds: int | None) -> Record | None:
+    """The SLA target alone (the operator's command line; business hours stay as they are)."""
     return await tx.fetchrow(
-        "UPDATE workspaces SET sla_seconds = $2, updated_at = now() WHERE id = $1 RETURNING id, sla_seconds",
+        "UPDATE workspaces SET sla_seconds = $2, sla_updated_at = now(), sla_updated_by = NULL, updated_at = now()"
+        " WHERE id = $1 RETURNING id, sla_seconds",
         workspace_id, sla_seconds)
+
+
+_SLA_POLICY = ("w.sla_seconds, w.sla_business_hours::text AS sla_business_hours, w.sla_updated_at, w.sla_updated_by,"
+               " m.name AS updated_by_name")
+
+
+async def find_sla_policy(q: Database | UnitOfWork, workspace_id: int) -> Record:
+    """The SLA target, business hours (JSON text, or NULL) and who set them when."""
+    return await q.fetchrow(
+        f"SELECT {_SLA_POLICY} FROM workspaces w LEFT JOIN members m ON m.id = w.sla_updated_by WHERE w.id = $1",
+        workspace_id)
+
+
+async def save_sla_policy(q: Database | UnitOfWork, workspace_id: int, sla_seconds: int | None,
+                          business_hours_json: str | None, member_id: int, at: datetime) -> Record:
+    """Replace the SLA policy; answered as `find_sla_policy` answers, in one statement."""
+    return await q.fetchrow(
+        "WITH saved AS (UPDATE workspaces SET sla_seconds = $2, sla_business_hours = $3::jsonb, sla_updated_at = $5,"
+        "  sla_updated_by = $4, updated_at = $5 WHERE id = $1 RETURNING *)"
+        f" SELECT {_SLA_POLICY} FROM saved w LEFT JOIN members m ON m.id = w.sla_updated_by",
+        workspace_id, sla_seconds, business_hours_json, member_id, at)
+
+
+async def find_deadline_policy(q: Database | UnitOfWork, workspace_id: int) -> Record:
+    """What a wait's SLA deadline is computed from: the target and the business hours (JSON text, or NULL)."""
+    return await q.fetchrow(
+        "SELECT sla_seconds, sla_business_hours::text AS sla_business_hours FROM workspaces WHERE id = $1",
+        workspace_id)
 
 
 async def set_cloud_api(tx: UnitOfWork, workspace_id: int, enabled: bool) -> Record | None:

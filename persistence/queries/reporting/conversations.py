@@ -211,3 +211,31 @@ async def chat_ref(db: Database, workspace_id: int, phone: str) -> Record | None
         " WHERE c.workspace_id = $1 AND c.phone = $2",
         workspace_id, phone,
     )
+
+
+_ALL_UNREAD = "CROSS JOIN LATERAL (SELECT c.unread_count AS window_unread, c.unread_since AS oldest_unread_at) wu"
+_QUEUED_SINCE = "coalesce(c.waiting_for_person_since, c.handover_at)"
+
+
+async def handoff_queue(db: Database, workspace_id: int, only_assigned_to: int | None,
+                        after: tuple[datetime, int] | None, limit: int) -> list[Record]:
+    """Chats handed off and not yet taken (HANDOFF_PENDING), longest waiting for a person first (since the wait
+    for a person began, else since the hand-off); the index conversations_handoff_queue walks it. Every row also
+    carries the whole queue's `queue_total` and `queue_oldest`, counted in the same snapshot; an empty page is one
+    row of those two with the chat's columns NULL."""
+    q = Statement()
+    queued = [f"c.workspace_id = {q.arg(workspace_id)}", "c.state = 'HANDOFF_PENDING'"]
+    if only_assigned_to is not None:
+        queued.append(f"c.assigned_to = {q.arg(only_assigned_to)}")
+    in_queue = " AND ".join(queued)
+    if after is not None:
+        q.where(f"({_QUEUED_SINCE}, c.id) > ({q.arg(after[0])}, {q.arg(after[1])})")
+    sql = f"""
+    WITH size AS (SELECT count(*) AS queue_total, min({_QUEUED_SINCE}) AS queue_oldest FROM conversations c
+                  WHERE {in_queue}),
+    page AS (SELECT {_COLUMNS}, {_QUEUED_SINCE} AS sort_at {_JOINS} {_ALL_UNREAD}
+             WHERE {in_queue} AND {q.clause()}
+             ORDER BY {_QUEUED_SINCE}, c.id LIMIT {q.arg(limit)})
+    SELECT size.*, page.* FROM size LEFT JOIN page ON true ORDER BY page.sort_at, page.id
+    """
+    return await db.fetch(sql, *q.args)
