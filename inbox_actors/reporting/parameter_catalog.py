@@ -67,6 +67,11 @@ UNANSWERED = (
 )
 WINDOW_ONLY = (SINCE, TO)
 HANDOFF_QUEUE = (LIMIT_50, CURSOR)
+ROSTER = (
+    _p("status", "string", "which members: current (active and suspended, the default), active, suspended, removed, "
+       "all", "current", "active", "suspended", "removed", "all"),
+    LIMIT_100, CURSOR,
+)
 THREAD = (
     _p("since", "string", "only messages at or after (ISO 8601 or YYYY-MM-DD)", **_INSTANT), TO,
     _p("order", "string", "oldest first (default) or newest first", "asc", "desc"),

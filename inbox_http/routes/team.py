@@ -1,7 +1,8 @@
-"""The team's calls, `/api/team/*`: the SLA policy and the hand-off queue.
+"""The team's calls, `/api/team/*`: the roster, the SLA policy and the hand-off queue.
 
-Full API (Scale). The SLA policy is team settings: `team_management` (reads also `team_management:read`); a member's
-dashboard session may read it and, with the team_management permission, change it. The hand-off queue is team
+Full API (Scale). The roster and the SLA policy are team settings: `team_management` (reads also
+`team_management:read`), removing a member `team_remove_member`; a member's dashboard session may call them with
+the same permissions. The hand-off queue is team
 accountability data over chats: `inbox` or `team_management` (each with its :read variant); a key limited to
 `inbox_assigned_only` sees only the queued chats assigned to its creator. Stable-code errors. Rules live in
 `inbox_actors.team`.
@@ -9,13 +10,16 @@ accountability data over chats: `inbox` or `team_management` (each with its :rea
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from quart import Blueprint, request
 
 from inbox_actors.domain.access import assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.reporting import parameter_catalog as catalog
-from inbox_actors.team import handoff_queue, sla
-from inbox_http.contract import takes
+from inbox_actors.team import handoff_queue, roster, sla
+from inbox_http.contract import answers, takes
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
 from inbox_http.guard import accepts, current_credential, current_principal, guarded, responds
@@ -25,7 +29,107 @@ from inbox_http.services import services
 blueprint = Blueprint("team", __name__, url_prefix="/api/team")
 
 TEAM_SETTINGS = ("team_management",)
+REMOVE_MEMBERS = ("team_remove_member",)
 QUEUE_READERS = ("inbox", "team_management")
+
+
+@blueprint.get("/members")
+@responds(roster.RosterPage)
+@guarded(tier=ApiTier.FULL, scopes=TEAM_SETTINGS, dashboard=True)
+@accepts(catalog.ROSTER)
+async def list_members():
+    """The team: each member's role, status, permissions, assigned-only flag and live load, oldest member first."""
+    state = services()
+    return json_response(await roster.roster(state.db, current_principal().workspace_id, request.args,
+                                             state.clock.now()))
+
+
+@blueprint.post("/members")
+@responds(roster.Member, 201)
+@guarded(tier=ApiTier.FULL, scopes=TEAM_SETTINGS, dashboard=True)
+@takes(roster.AddMember)
+@answers(409)
+async def add_member():
+    """Add a member (active at once) with a role and, optionally, permissions within your own."""
+    state, caller = services(), current_principal()
+    body = await read_json_body(roster.AddMember)
+    with _refusals():
+        member = await roster.add(state.db, caller.workspace_id, caller.member_id, body, state.clock.now())
+    return json_response(member, 201)
+
+
+@blueprint.get("/members/<id:member_id>")
+@responds(roster.Member)
+@guarded(tier=ApiTier.FULL, scopes=TEAM_SETTINGS, dashboard=True)
+@answers(404)
+async def read_member(member_id: int):
+    """One member, with their load."""
+    state = services()
+    with _refusals():
+        member = await roster.one(state.db, current_principal().workspace_id, member_id, state.clock.now())
+    return json_response(member)
+
+
+@blueprint.patch("/members/<id:member_id>")
+@responds(roster.Member)
+@guarded(tier=ApiTier.FULL, scopes=TEAM_SETTINGS, dashboard=True)
+@takes(roster.ChangeMember)
+@answers(404, 409)
+async def change_member(member_id: int):
+    """Change a member's name, email, role, permissions or assigned-only flag; it applies to their keys at once."""
+    state, caller = services(), current_principal()
+    body = await read_json_body(roster.ChangeMember)
+    with _refusals():
+        member = await roster.change(state.db, caller.workspace_id, caller.member_id, member_id, body,
+                                     state.clock.now())
+    return json_response(member)
+
+
+@blueprint.post("/members/<id:member_id>/suspend")
+@responds(roster.Member)
+@guarded(tier=ApiTier.FULL, scopes=TEAM_SETTINGS, dashboard=True)
+@answers(404, 409)
+async def suspend_member(member_id: int):
+    """Suspend a member: their keys and sessions are refused (account_suspended) until reactivated."""
+    return await _set_status(member_id, "suspended")
+
+
+@blueprint.post("/members/<id:member_id>/reactivate")
+@responds(roster.Member)
+@guarded(tier=ApiTier.FULL, scopes=TEAM_SETTINGS, dashboard=True)
+@answers(404, 409)
+async def reactivate_member(member_id: int):
+    """Lift a suspension."""
+    return await _set_status(member_id, "active")
+
+
+@blueprint.delete("/members/<id:member_id>")
+@responds(roster.Removed)
+@guarded(tier=ApiTier.FULL, scopes=REMOVE_MEMBERS, dashboard=True)
+@answers(404, 409)
+async def remove_member(member_id: int):
+    """Remove a member for good: signed out, keys refused (membership_revoked), open chats back to the queue."""
+    state, caller = services(), current_principal()
+    with _refusals():
+        removed = await roster.remove(state.db, state.actors, caller.workspace_id, caller.member_id, caller.author,
+                                      member_id, state.clock.now())
+    return json_response(removed)
+
+
+async def _set_status(member_id: int, status: str):
+    state, caller = services(), current_principal()
+    with _refusals():
+        member = await roster.set_status(state.db, caller.workspace_id, caller.member_id, member_id, status,
+                                         state.clock.now())
+    return json_response(member)
+
+
+@contextmanager
+def _refusals() -> Iterator[None]:
+    try:
+        yield
+    except roster.RosterRefusal as refusal:
+        raise ApiError(refusal.status, refusal.code, refusal.message) from None
 
 
 @blueprint.get("/sla")
