@@ -246,6 +246,8 @@ class Conversation(Actor):
         async with self.chat.transaction() as tx:
             names = await conversation_queries.member_names(tx, [row["assigned_to"]] if row["assigned_to"] else [])
             policy = await workspace_queries.find_deadline_policy(tx, self.workspace_id)
+            await conversation_queries.record_sla_breach(tx, self.workspace_id, row["id"], deadline,
+                                                         row["assigned_to"], now)
             breached = WebhookEvent(events.SLA_BREACHED, "system", data.sla_breach_data(
                 self.phone, row, policy["sla_seconds"], names, now))
             await self.chat.commit(tx, {"sla_breach_announced_for": deadline}, [breached], now)

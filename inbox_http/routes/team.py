@@ -1,11 +1,11 @@
-"""The team's calls, `/api/team/*`: the roster, the SLA policy and the hand-off queue.
+"""The team's calls, `/api/team/*`: the roster, performance, the SLA policy and the hand-off queue.
 
 Full API (Scale). The roster and the SLA policy are team settings: `team_management` (reads also
 `team_management:read`), removing a member `team_remove_member`; a member's dashboard session may call them with
-the same permissions. The hand-off queue is team
-accountability data over chats: `inbox` or `team_management` (each with its :read variant); a key limited to
-`inbox_assigned_only` sees only the queued chats assigned to its creator. Stable-code errors. Rules live in
-`inbox_actors.team`.
+the same permissions. Performance is team accountability data (`inbox`, `team_management` or `analytics`, each
+with :read). The hand-off queue is team accountability data over chats: `inbox` or `team_management` (each with
+its :read variant); a key limited to `inbox_assigned_only` sees only the queued chats assigned to its creator.
+Stable-code errors. Rules live in `inbox_actors.team`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from quart import Blueprint, request
 from inbox_actors.domain.access import assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.reporting import parameter_catalog as catalog
-from inbox_actors.team import handoff_queue, roster, sla
+from inbox_actors.team import handoff_queue, performance, roster, sla
 from inbox_http.contract import answers, takes
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
@@ -31,6 +31,20 @@ blueprint = Blueprint("team", __name__, url_prefix="/api/team")
 TEAM_SETTINGS = ("team_management",)
 REMOVE_MEMBERS = ("team_remove_member",)
 QUEUE_READERS = ("inbox", "team_management")
+# Team accountability data, as the spec has it for the Reporting API.
+TEAM_DATA = ("inbox", "team_management", "analytics")
+
+
+@blueprint.get("/performance")
+@responds(performance.TeamPerformance)
+@guarded(tier=ApiTier.FULL, scopes=TEAM_DATA, dashboard=True)
+@accepts(catalog.WINDOW_ONLY)
+async def team_performance():
+    """Per member over the window (default 7 days, at most 90): chats claimed, transferred in and resolved,
+    replies sent, first human response (count, median, p90 seconds), SLA breaches."""
+    state = services()
+    return json_response(await performance.team_performance(state.db, current_principal().workspace_id,
+                                                             request.args, state.clock.now()))
 
 
 @blueprint.get("/members")

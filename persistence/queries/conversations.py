@@ -91,6 +91,12 @@ async def add_marked_read(tx: UnitOfWork, view_id: int, marked_read: int) -> Non
         view_id, marked_read)
 
 
+async def record_sla_breach(tx: UnitOfWork, workspace_id: int, conversation_id: int, deadline: datetime,
+                            assigned_to: int | None, at: datetime) -> None:
+    await tx.execute("INSERT INTO sla_breaches (workspace_id, conversation_id, deadline, assigned_to, at)"
+                     " VALUES ($1, $2, $3, $4, $5)", workspace_id, conversation_id, deadline, assigned_to, at)
+
+
 async def member_names(q: Database | UnitOfWork, member_ids: list[int]) -> dict[int, str]:
     if not member_ids:
         return {}
