@@ -23,6 +23,7 @@ from inbox_actors.conversations.sla_clock import SlaClockDeps, sla_clock_kind, s
 from inbox_actors.conversations.status_writer import status_writer_kind
 from inbox_actors.runtime import ActorKind, Directory, Job, start_timers, timer_kind
 from inbox_actors.runtime.clock import Clock
+from inbox_actors.team.audit_log import prune_expired as prune_audit
 from inbox_actors.webhooks.endpoint import EndpointDeps, webhook_endpoint_kind
 from inbox_actors.webhooks.retention import prune_delivered_events
 from persistence.database import Database
@@ -47,10 +48,12 @@ class ServiceDeps:
 
 
 def actor_jobs(db: Database, clock: Clock) -> dict[str, Job]:
-    """The timers of the actors' own data: hourly retention, and giving up sends left in doubt."""
+    """The timers of the actors' own data: hourly retention (activity, delivery log, team audit log), and giving up
+    sends left in doubt."""
     return {
         "activity retention": Job(HOUR, lambda _actors: prune_expired_activity(db, clock)),
         "webhook delivery log retention": Job(HOUR, lambda _actors: prune_delivered_events(db, clock)),
+        "team audit retention": Job(HOUR, lambda _actors: prune_audit(db, clock)),
         "in-doubt sends": in_doubt_job(db, clock),
     }
 

@@ -12,12 +12,13 @@ from datetime import datetime, timedelta, timezone
 import msgspec
 
 from inbox_actors.access.key_ring import IssuedKey, issue_key
-from inbox_actors.domain import key_rules
+from inbox_actors.domain import key_rules, team_audit
 from inbox_actors.domain import scopes as scope_rules
 from inbox_actors.domain.plans import Plan
 from inbox_actors.team.sla import MAX_SLA_SECONDS
 from persistence.database import Database
 from persistence.queries import sessions as session_queries
+from persistence.queries import team_audit as audit_queries
 from persistence.queries import workspaces as workspace_queries
 
 ROLES = ("admin", "agent")
@@ -140,8 +141,12 @@ async def create_key(
             raise AccountError(f"no member {member_id} in workspace {workspace_id}")
         if member["status"] != "active":
             raise AccountError(f"member {member_id} is {member['status']}; only an active member can own a key")
-        return await issue_key(tx, now, workspace_id=workspace_id, created_by=member_id, name=name,
-                               scopes=list(granted), expires_at=expires_at, rate_limit=rate_limit_per_minute)
+        issued = await issue_key(tx, now, workspace_id=workspace_id, created_by=member_id, name=name,
+                                 scopes=list(granted), expires_at=expires_at, rate_limit=rate_limit_per_minute)
+        await audit_queries.record(tx, workspace_id=workspace_id, at=now, member_id=None, via=team_audit.OPERATOR,
+                                   action=team_audit.KEY_CREATED, subject=team_audit.key_subject(issued.id),
+                                   details={"name": name, "scopes": list(granted), "owner": member_id})
+        return issued
 
 
 def _plan(plan: str) -> Plan:

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 import msgspec
 
 from inbox_actors.access.credentials import CredentialCache
-from inbox_actors.domain import key_rules
+from inbox_actors.domain import key_rules, team_audit
 from inbox_actors.domain.api_keys import generate_key, hash_key
 from inbox_actors.domain.member_ref import MemberRef
 from inbox_actors.domain.plans import Plan
@@ -24,11 +24,16 @@ from inbox_actors.runtime import Actor, ActorKind, ActorSystem
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import api_keys as key_queries
+from persistence.queries import team_audit as audit_queries
 from persistence.queries import workspaces as workspace_queries
 
 KIND = "key_ring"
 
 # -- messages ------------------------------------------------------------------------------------------------
+
+
+# Each change names who made it, for the team audit log: the acting member (None: the operator's command line)
+# and how ("api_key:<id>", "member:<id>" for a dashboard session, "operator").
 
 
 class CreateKey(msgspec.Struct, frozen=True):
@@ -37,6 +42,7 @@ class CreateKey(msgspec.Struct, frozen=True):
     scopes: tuple[str, ...]
     expires_in_days: int | None = None
     rate_limit_per_minute: int | None = None
+    via: str = team_audit.OPERATOR
 
 
 class EditKey(msgspec.Struct, frozen=True):
@@ -46,15 +52,21 @@ class EditKey(msgspec.Struct, frozen=True):
     name: str | msgspec.UnsetType = msgspec.UNSET
     expires_in_days: int | None | msgspec.UnsetType = msgspec.UNSET
     rate_limit_per_minute: int | None | msgspec.UnsetType = msgspec.UNSET
+    by_member: int | None = None
+    via: str = team_audit.OPERATOR
 
 
 class RotateKey(msgspec.Struct, frozen=True):
     key_id: int
     grace_hours: int = key_rules.DEFAULT_GRACE_HOURS
+    by_member: int | None = None
+    via: str = team_audit.OPERATOR
 
 
 class RevokeKey(msgspec.Struct, frozen=True):
     key_id: int
+    by_member: int | None = None
+    via: str = team_audit.OPERATOR
 
 
 # -- replies -------------------------------------------------------------------------------------------------
@@ -142,6 +154,8 @@ class KeyRing(Actor):
             issued = await self._insert(tx, now, created_by=request.created_by, name=name, scopes=list(scopes),
                                         expires_at=_expiry(now, request.expires_in_days),
                                         rate_limit=request.rate_limit_per_minute)
+            await self._audit(tx, now, request.created_by, request.via, team_audit.KEY_CREATED, issued.id,
+                              {"name": name, "scopes": list(scopes)})
         self._credentials.forget_workspace(self.workspace_id)
         return issued
 
@@ -161,6 +175,9 @@ class KeyRing(Actor):
                 limit = key_rules.rate_limit(request.rate_limit_per_minute)
             await key_queries.update_key(tx, request.key_id, name=name, expires_at=expires_at,
                                          rate_limit_per_minute=limit)
+            await self._audit(tx, now, request.by_member, request.via, team_audit.KEY_EDITED, request.key_id,
+                              {"name": name, "expires_at": expires_at.isoformat() if expires_at else None,
+                               "rate_limit_per_minute": limit})
             updated = await key_queries.find_key(tx, self.workspace_id, request.key_id)
         self._credentials.forget_workspace(self.workspace_id)
         return key_view(updated, now)
@@ -180,6 +197,8 @@ class KeyRing(Actor):
                                         rate_limit=old["rate_limit_per_minute"])
             await key_queries.mark_rotated(tx, old["id"], replaced_by=issued.id,
                                            grace_until=now + timedelta(hours=grace))
+            await self._audit(tx, now, request.by_member, request.via, team_audit.KEY_ROTATED, old["id"],
+                              {"replaced_by": issued.id, "grace_hours": grace})
             previous = await key_queries.find_key(tx, self.workspace_id, old["id"])
         self._credentials.forget_workspace(self.workspace_id)
         return Rotation(key=issued, previous=key_view(previous, now))
@@ -192,9 +211,15 @@ class KeyRing(Actor):
                 return _not_found(request.key_id)
             if row["revoked_at"] is None:  # revoking twice changes nothing: revocation is final
                 await key_queries.revoke_key(tx, row["id"], now)
+                await self._audit(tx, now, request.by_member, request.via, team_audit.KEY_REVOKED, row["id"])
                 row = await key_queries.find_key(tx, self.workspace_id, row["id"])
         self._credentials.forget_workspace(self.workspace_id)
         return key_view(row, now)
+
+    async def _audit(self, tx: UnitOfWork, now: datetime, member_id: int | None, via: str, action: str, key_id: int,
+                     details: dict | None = None) -> None:
+        await audit_queries.record(tx, workspace_id=self.workspace_id, at=now, member_id=member_id, via=via,
+                                   action=action, subject=team_audit.key_subject(key_id), details=details)
 
     async def _check_plan(self, tx) -> KeyRefusal | None:
         # Locks the workspace row: a second process creating keys for it waits, so the limit of 20 holds.

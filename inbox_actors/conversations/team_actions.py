@@ -1,7 +1,7 @@
 """The team's actions on a chat, for the conversation actor: claim, release, transfer, resolve (through the
 state machine), a member opening the chat, a key marking it read. Each writes through the chat's
-`ChatState`: the assignment event or the view, then the row (version-checked) and the webhook event, in one
-transaction committed before the actor replies.
+`ChatState`: the assignment event (and its team audit entry) or the view, then the row (version-checked) and the
+webhook event, in one transaction committed before the actor replies.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from inbox_actors.conversations import events as data
 from inbox_actors.conversations.chat_state import ChatState, WebhookEvent
 from inbox_actors.conversations.messages import Changed, Refused
 from inbox_actors.domain import conversation_states as states
-from inbox_actors.domain import events
+from inbox_actors.domain import events, team_audit
 from inbox_actors.domain.conversation_states import State
 from persistence.queries import conversations as conversation_queries
+from persistence.queries import team_audit as audit_queries
 from persistence.queries import workspaces as workspace_queries
 
 # Repeated opens by one member within this long count once (the spec's views list).
@@ -63,6 +64,9 @@ class TeamActions:
             await conversation_queries.insert_assignment_event(
                 tx, conversation_id=row["id"], event=assignment.event, at=now, from_member=previous,
                 to_member=assignment.assignee, by_member=by, reason=reason)
+            await audit_queries.record(tx, workspace_id=chat.workspace_id, at=now, member_id=by, via=author,
+                                       action=team_audit.CHAT_ACTIONS[assignment.event], subject=chat.phone,
+                                       details={"from": previous, "to": assignment.assignee, "reason": reason})
             await chat.commit(tx, changes, [announced], now)
         return Changed(chat.row["state"], chat.row["version"])
 

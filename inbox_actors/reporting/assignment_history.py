@@ -1,8 +1,8 @@
 """Who held a chat: claims, releases, transfers and resolutions, newest first.
 
 Events the conversation actor records are `source: events`, exact from `detailed_since` (when the workspace
-began recording here). `source: audit` rows would be rebuilt from an earlier team audit log; no import of such
-a log exists yet, so there are none.
+began recording here). `source: audit` rows are rebuilt from an earlier system's team audit log by
+`inbox-actors import audit-log` (team/audit_import.py), only from before `detailed_since`.
 """
 
 from __future__ import annotations

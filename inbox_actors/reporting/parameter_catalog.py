@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import msgspec
 
+from inbox_actors.domain import team_audit
 from inbox_actors.domain.phones import PHONE_PATTERN
 from inbox_actors.reporting import parameters, windows
 
@@ -67,6 +68,12 @@ UNANSWERED = (
 )
 WINDOW_ONLY = (SINCE, TO)
 HANDOFF_QUEUE = (LIMIT_50, CURSOR)
+AUDIT_LOG = (
+    SINCE, TO,
+    _p("action", "string", "only entries of this action", *team_audit.ACTIONS),
+    _p("member_id", "integer", "only entries of this acting member", **_MEMBER_ID),
+    LIMIT_50, CURSOR,
+)
 ROSTER = (
     _p("status", "string", "which members: current (active and suspended, the default), active, suspended, removed, "
        "all", "current", "active", "suspended", "removed", "all"),

@@ -9,6 +9,7 @@ members table's trigger tells every process's credential cache. The rules, each 
   concurrent changes cannot both pass it;
 - removal is final (409 member_removed on any later change); it signs the member out and hands their open chats
   back to the hand-off queue (released, reason "member removed"). A suspension keeps their chats with them.
+Every change is recorded in the team audit log in its own transaction.
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ import msgspec
 
 from inbox_actors.conversations import conversation
 from inbox_actors.domain import scopes as scope_rules
+from inbox_actors.domain import team_audit
 from inbox_actors.reporting import cursors, parameters
 from inbox_actors.runtime import ActorError, Directory
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import roster as roster_queries
 from persistence.queries import sessions as session_queries
+from persistence.queries import team_audit as audit_queries
 from persistence.queries import workspaces as workspace_queries
 
 STATUS_FILTERS = {"active": ["active"], "suspended": ["suspended"], "removed": ["removed"],
@@ -119,7 +122,7 @@ async def one(db: Database, workspace_id: int, member_id: int, now: datetime) ->
     return member_view(row, now)
 
 
-async def add(db: Database, workspace_id: int, caller_id: int, body: AddMember, now: datetime) -> Member:
+async def add(db: Database, workspace_id: int, caller_id: int, via: str, body: AddMember, now: datetime) -> Member:
     async with db.transaction() as tx:
         caller = await _caller(tx, workspace_id, caller_id)
         if body.role == "admin" and caller["role"] != "admin":
@@ -131,10 +134,12 @@ async def add(db: Database, workspace_id: int, caller_id: int, body: AddMember, 
                                                       email=body.email, role=body.role, permissions=permissions,
                                                       assigned_only=body.assigned_only)
         row = await roster_queries.member(tx, workspace_id, added["id"])
+        await _audit(tx, workspace_id, caller_id, via, team_audit.MEMBER_ADDED, row["id"], now,
+                     {"role": body.role, "permissions": permissions, "assigned_only": body.assigned_only})
     return member_view(row, now)
 
 
-async def change(db: Database, workspace_id: int, caller_id: int, member_id: int, body: ChangeMember,
+async def change(db: Database, workspace_id: int, caller_id: int, via: str, member_id: int, body: ChangeMember,
                  now: datetime) -> Member:
     async with db.transaction() as tx:
         caller, target, admins = await _judged(tx, workspace_id, caller_id, member_id)
@@ -156,11 +161,12 @@ async def change(db: Database, workspace_id: int, caller_id: int, member_id: int
             raise EMAIL_TAKEN
         if changes:
             await roster_queries.update_member(tx, member_id, changes, now)
+            await _audit(tx, workspace_id, caller_id, via, team_audit.MEMBER_CHANGED, member_id, now, changes)
         row = await roster_queries.member(tx, workspace_id, member_id)
     return member_view(row, now)
 
 
-async def set_status(db: Database, workspace_id: int, caller_id: int, member_id: int, status: str,
+async def set_status(db: Database, workspace_id: int, caller_id: int, via: str, member_id: int, status: str,
                      now: datetime) -> Member:
     """Suspend ("suspended") or reactivate ("active") a member."""
     async with db.transaction() as tx:
@@ -168,6 +174,8 @@ async def set_status(db: Database, workspace_id: int, caller_id: int, member_id:
                                      leaving=status != "active")
         if target["status"] != status:
             await roster_queries.update_member(tx, member_id, {"status": status}, now)
+            action = team_audit.MEMBER_SUSPENDED if status == "suspended" else team_audit.MEMBER_REACTIVATED
+            await _audit(tx, workspace_id, caller_id, via, action, member_id, now)
         row = await roster_queries.member(tx, workspace_id, member_id)
     return member_view(row, now)
 
@@ -179,6 +187,7 @@ async def remove(db: Database, actors: Directory, workspace_id: int, caller_id: 
         await _judged(tx, workspace_id, caller_id, member_id, standing=True, leaving=True)
         await roster_queries.update_member(tx, member_id, {"status": "removed"}, now)
         await session_queries.revoke_member_sessions(tx, member_id, now)
+        await _audit(tx, workspace_id, caller_id, author, team_audit.MEMBER_REMOVED, member_id, now)
     released = 0
     for phone in await roster_queries.claimed_open_chats(db, workspace_id, member_id):
         try:
@@ -200,6 +209,12 @@ def member_view(row: Record, now: datetime) -> Member:
         load=MemberLoad(row["open_chats"], row["waiting_chats"],
                         max(0, int((now - oldest).total_seconds())) if oldest is not None else None),
     )
+
+
+async def _audit(tx: UnitOfWork, workspace_id: int, caller_id: int, via: str, action: str, member_id: int,
+                 now: datetime, details: dict | None = None) -> None:
+    await audit_queries.record(tx, workspace_id=workspace_id, at=now, member_id=caller_id, via=via, action=action,
+                               subject=team_audit.member_subject(member_id), details=details)
 
 
 async def _caller(tx: UnitOfWork, workspace_id: int, caller_id: int) -> Record:

@@ -13,6 +13,7 @@ from typing import Annotated
 
 import msgspec
 
+from inbox_actors.domain import team_audit
 from inbox_actors.domain.business_hours import (
     DAYS,
     MAX_HOLIDAYS,
@@ -23,6 +24,7 @@ from inbox_actors.domain.business_hours import (
 )
 from inbox_actors.domain.member_ref import MemberRef
 from persistence.database import Database, Record
+from persistence.queries import team_audit as audit_queries
 from persistence.queries import workspaces as workspace_queries
 
 MAX_SLA_SECONDS = 30 * 24 * 3600
@@ -87,8 +89,10 @@ async def read_policy(db: Database, workspace_id: int) -> SlaPolicy:
     return _policy(await workspace_queries.find_sla_policy(db, workspace_id))
 
 
-async def save_policy(db: Database, workspace_id: int, member_id: int, body: SaveSla, now: datetime) -> SlaPolicy:
-    """Replace the policy; refuses business hours the deadline rule cannot use (InvalidSlaPolicy)."""
+async def save_policy(db: Database, workspace_id: int, member_id: int, via: str, body: SaveSla,
+                      now: datetime) -> SlaPolicy:
+    """Replace the policy (and record it in the team audit log); refuses business hours the deadline rule cannot
+    use (InvalidSlaPolicy)."""
     hours = None
     if body.business_hours is not None:
         try:
@@ -96,7 +100,12 @@ async def save_policy(db: Database, workspace_id: int, member_id: int, body: Sav
         except InvalidBusinessHours as err:
             raise InvalidSlaPolicy(str(err)) from None
     stored = msgspec.json.encode(business_hours_json(hours)).decode() if hours is not None else None
-    return _policy(await workspace_queries.save_sla_policy(db, workspace_id, body.sla_seconds, stored, member_id, now))
+    async with db.transaction() as tx:
+        saved = await workspace_queries.save_sla_policy(tx, workspace_id, body.sla_seconds, stored, member_id, now)
+        await audit_queries.record(tx, workspace_id=workspace_id, at=now, member_id=member_id, via=via,
+                                   action=team_audit.SLA_CHANGED, subject="sla",
+                                   details={"sla_seconds": body.sla_seconds, "business_hours": hours is not None})
+    return _policy(saved)
 
 
 def _plain(hours: BusinessHoursBody) -> dict:

@@ -13,7 +13,7 @@ import argparse
 import logging
 import sys
 
-from inbox_http.cli import bot, key, member, migrate, serve, session, simulator, template, workspace
+from inbox_http.cli import bot, importer, key, member, migrate, serve, session, simulator, template, workspace
 from inbox_http.cli.console import EXIT_BAD_ARGUMENTS, fail, print_json
 from inbox_http.cli.database import DatabaseCommand, run_with_database
 from inbox_http.settings import Settings, SettingsError
@@ -24,7 +24,7 @@ __all__ = ["build_parser", "main"]
 _COMMANDS: dict[tuple[str, str | None], DatabaseCommand] = {
     (name, action): command
     for name, group in (("migrate", migrate), ("workspace", workspace), ("member", member), ("key", key),
-                        ("session", session), ("template", template), ("bot", bot))
+                        ("session", session), ("template", template), ("bot", bot), ("import", importer))
     for action, command in group.COMMANDS.items()
 }
 
@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     key.add_commands(commands)
     template.add_commands(commands)
     bot.add_commands(commands)
+    importer.add_commands(commands)
     simulator.add_command(commands)
     return parser
 

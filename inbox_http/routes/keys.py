@@ -99,7 +99,7 @@ async def create_key():
     principal = current_principal()
     reply = await key_ring.change_keys(services().actors, principal.workspace_id, key_ring.CreateKey(
         created_by=principal.member_id, name=body.name, scopes=tuple(body.scopes), expires_in_days=body.expires_in_days,
-        rate_limit_per_minute=body.rate_limit_per_minute))
+        rate_limit_per_minute=body.rate_limit_per_minute, via=principal.author))
     return _answer(reply, 201)
 
 
@@ -142,9 +142,10 @@ async def edit_key(key_id: int):
     body = await read_json_body(EditKeyBody)
     if body.scopes is not msgspec.UNSET:
         raise ApiError(400, "invalid_scopes", "Scopes are fixed when a key is created; create a new key instead.")
-    reply = await key_ring.change_keys(services().actors, current_principal().workspace_id, key_ring.EditKey(
+    principal = current_principal()
+    reply = await key_ring.change_keys(services().actors, principal.workspace_id, key_ring.EditKey(
         key_id=key_id, name=body.name, expires_in_days=body.expires_in_days,
-        rate_limit_per_minute=body.rate_limit_per_minute))
+        rate_limit_per_minute=body.rate_limit_per_minute, by_member=principal.member_id, via=principal.author))
     return _answer(reply)
 
 
@@ -156,8 +157,9 @@ async def edit_key(key_id: int):
 async def rotate_key(key_id: int):
     """Replace a key (same name, scopes, limit); the old one works for grace_hours (0 to 168, default 24)."""
     body = await read_json_body(RotateKeyBody, empty_ok=True)
-    reply = await key_ring.change_keys(services().actors, current_principal().workspace_id,
-                                       key_ring.RotateKey(key_id=key_id, grace_hours=body.grace_hours))
+    principal = current_principal()
+    reply = await key_ring.change_keys(services().actors, principal.workspace_id, key_ring.RotateKey(
+        key_id=key_id, grace_hours=body.grace_hours, by_member=principal.member_id, via=principal.author))
     return _answer(reply, 201)
 
 
@@ -167,8 +169,9 @@ async def rotate_key(key_id: int):
 @answers(404, 409)
 async def revoke_key(key_id: int):
     """Revoke a key: immediate and irreversible."""
-    reply = await key_ring.change_keys(services().actors, current_principal().workspace_id,
-                                       key_ring.RevokeKey(key_id=key_id))
+    principal = current_principal()
+    reply = await key_ring.change_keys(services().actors, principal.workspace_id, key_ring.RevokeKey(
+        key_id=key_id, by_member=principal.member_id, via=principal.author))
     return _answer(reply)
 
 

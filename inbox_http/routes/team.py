@@ -1,11 +1,11 @@
-"""The team's calls, `/api/team/*`: the roster, performance, the SLA policy and the hand-off queue.
+"""The team's calls, `/api/team/*`: the roster, performance, the audit log, the SLA policy and the hand-off queue.
 
 Full API (Scale). The roster and the SLA policy are team settings: `team_management` (reads also
-`team_management:read`), removing a member `team_remove_member`; a member's dashboard session may call them with
-the same permissions. Performance is team accountability data (`inbox`, `team_management` or `analytics`, each
-with :read). The hand-off queue is team accountability data over chats: `inbox` or `team_management` (each with
-its :read variant); a key limited to `inbox_assigned_only` sees only the queued chats assigned to its creator.
-Stable-code errors. Rules live in `inbox_actors.team`.
+`team_management:read`), removing a member `team_remove_member`; the audit log needs `audit_view`; a member's
+dashboard session may call these with the same permissions. Performance is team accountability data (`inbox`,
+`team_management` or `analytics`, each with :read). The hand-off queue is team accountability data over chats:
+`inbox` or `team_management` (each with its :read variant); a key limited to `inbox_assigned_only` sees only the
+queued chats assigned to its creator. Stable-code errors. Rules live in `inbox_actors.team`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from quart import Blueprint, request
 from inbox_actors.domain.access import assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.reporting import parameter_catalog as catalog
-from inbox_actors.team import handoff_queue, performance, roster, sla
+from inbox_actors.team import audit_log, handoff_queue, performance, roster, sla
 from inbox_http.contract import answers, takes
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
@@ -31,8 +31,21 @@ blueprint = Blueprint("team", __name__, url_prefix="/api/team")
 TEAM_SETTINGS = ("team_management",)
 REMOVE_MEMBERS = ("team_remove_member",)
 QUEUE_READERS = ("inbox", "team_management")
+AUDIT_READERS = ("audit_view",)
 # Team accountability data, as the spec has it for the Reporting API.
 TEAM_DATA = ("inbox", "team_management", "analytics")
+
+
+@blueprint.get("/audit-log")
+@responds(audit_log.AuditPage)
+@guarded(tier=ApiTier.FULL, scopes=AUDIT_READERS, dashboard=True)
+@accepts(catalog.AUDIT_LOG)
+async def read_audit_log():
+    """The team audit log, newest first: who claimed, released, transferred or resolved which chat, changed which
+    member, key or the SLA policy, and when (window default 30 days, at most 365)."""
+    state = services()
+    return json_response(await audit_log.audit_log(state.db, current_principal().workspace_id, request.args,
+                                                   state.clock.now()))
 
 
 @blueprint.get("/performance")
@@ -68,7 +81,8 @@ async def add_member():
     state, caller = services(), current_principal()
     body = await read_json_body(roster.AddMember)
     with _refusals():
-        member = await roster.add(state.db, caller.workspace_id, caller.member_id, body, state.clock.now())
+        member = await roster.add(state.db, caller.workspace_id, caller.member_id, caller.author, body,
+                                  state.clock.now())
     return json_response(member, 201)
 
 
@@ -94,8 +108,8 @@ async def change_member(member_id: int):
     state, caller = services(), current_principal()
     body = await read_json_body(roster.ChangeMember)
     with _refusals():
-        member = await roster.change(state.db, caller.workspace_id, caller.member_id, member_id, body,
-                                     state.clock.now())
+        member = await roster.change(state.db, caller.workspace_id, caller.member_id, caller.author, member_id,
+                                     body, state.clock.now())
     return json_response(member)
 
 
@@ -133,8 +147,8 @@ async def remove_member(member_id: int):
 async def _set_status(member_id: int, status: str):
     state, caller = services(), current_principal()
     with _refusals():
-        member = await roster.set_status(state.db, caller.workspace_id, caller.member_id, member_id, status,
-                                         state.clock.now())
+        member = await roster.set_status(state.db, caller.workspace_id, caller.member_id, caller.author,
+                                         member_id, status, state.clock.now())
     return json_response(member)
 
 
@@ -164,7 +178,8 @@ async def save_sla():
     state, caller = services(), current_principal()
     body = await read_json_body(sla.SaveSla)
     try:
-        policy = await sla.save_policy(state.db, caller.workspace_id, caller.member_id, body, state.clock.now())
+        policy = await sla.save_policy(state.db, caller.workspace_id, caller.member_id, caller.author, body,
+                                       state.clock.now())
     except sla.InvalidSlaPolicy as err:
         raise ApiError(400, "invalid_business_hours", str(err)) from None
     return json_response(policy)

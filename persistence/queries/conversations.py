@@ -121,3 +121,33 @@ LEFT JOIN messages m ON m.id = c.last_message_id
 async def conversation_detail(q: Database | UnitOfWork, workspace_id: int, phone: str) -> Record | None:
     """The chat with what its detail shows: contact, assignee names, last message."""
     return await q.fetchrow(_DETAIL + " WHERE c.workspace_id = $1 AND c.phone = $2", workspace_id, phone)
+
+
+async def chat_ids_by_phone(q: Database | UnitOfWork, workspace_id: int, phones: list[str]) -> dict[str, int]:
+    rows = await q.fetch("SELECT id, phone FROM conversations WHERE workspace_id = $1 AND phone = ANY($2::text[])",
+                         workspace_id, phones)
+    return {row["phone"]: row["id"] for row in rows}
+
+
+async def workspace_member_ids(q: Database | UnitOfWork, workspace_id: int, member_ids: list[int]) -> set[int]:
+    rows = await q.fetch("SELECT id FROM members WHERE workspace_id = $1 AND id = ANY($2::bigint[])",
+                         workspace_id, member_ids)
+    return {row["id"] for row in rows}
+
+
+async def insert_audit_assignment_events(tx: UnitOfWork, events: list[tuple]) -> int:
+    """Assignment events rebuilt from an earlier team audit log (conversation id, event, at, from, to, by, reason),
+    `source: audit`; one already imported (the same fields) is not added again. How many were added."""
+    if not events:
+        return 0
+    columns = list(zip(*events))
+    result = await tx.execute(
+        "INSERT INTO assignment_events (conversation_id, event, at, from_member, to_member, by_member, reason, source)"
+        " SELECT e.*, 'audit' FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[],"
+        "  $6::bigint[], $7::text[]) AS e(conversation_id, event, at, from_member, to_member, by_member, reason)"
+        " WHERE NOT EXISTS (SELECT 1 FROM assignment_events x WHERE x.source = 'audit'"
+        "  AND x.conversation_id = e.conversation_id AND x.event = e.event AND x.at = e.at"
+        "  AND x.from_member IS NOT DISTINCT FROM e.from_member AND x.to_member IS NOT DISTINCT FROM e.to_member"
+        "  AND x.by_member IS NOT DISTINCT FROM e.by_member)",
+        *[list(column) for column in columns])
+    return int(result.split()[-1])

@@ -34,6 +34,10 @@ async def find_workspace(tx: UnitOfWork, workspace_id: int, *, for_update: bool 
                              workspace_id)
 
 
+async def find_workspace_created(q: Database | UnitOfWork, workspace_id: int) -> Record | None:
+    return await q.fetchrow("SELECT id, created_at FROM workspaces WHERE id = $1", workspace_id)
+
+
 async def find_member_by_name(tx: UnitOfWork, workspace_id: int, name: str, role: str) -> Record | None:
     return await tx.fetchrow(
         "SELECT id FROM members WHERE workspace_id = $1 AND name = $2 AND role = $3 AND status = 'active'"
