@@ -12,6 +12,7 @@ from inbox_http.guard import install_guard
 from inbox_http.routes import (
     contact_reads,
     contacts,
+    credits,
     docs,
     health,
     inbox,
@@ -39,7 +40,7 @@ def create_app(services: Services | None) -> QuartTrio:
     if services is not None:
         app.extensions["inbox"] = services
     for module in (reporting, reporting_chat, keys, send_message, contact_reads, contacts, templates, inbox, team,
-                   webhooks, whatsapp_webhook, health, docs):
+                   credits, webhooks, whatsapp_webhook, health, docs):
         app.register_blueprint(module.blueprint)
     install_error_handlers(app)
     install_guard(app)

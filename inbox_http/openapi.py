@@ -66,6 +66,7 @@ _ERROR_ANSWERS = {
     400: "Bad input: a parameter or the body is malformed (stable routes: invalid_* naming it, since_after_to, "
          "window_too_large; sentence routes: a sentence)",
     401: "No credential, or not the one this call takes",
+    402: "The workspace's credits do not cover the send (nothing was sent or debited)",
     403: "Refused by the auth ladder, or by a rule of the call",
     404: "No such item in the workspace (not_found)",
     409: "Conflicts with the item's state or a limit",

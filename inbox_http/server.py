@@ -59,7 +59,8 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
         access_token=settings.whatsapp_access_token, api_url=settings.whatsapp_api_url)
     conversations = ConversationDeps(db=db, clock=clock, platform=platform,
                                      responder=responder if responder is not None else FaqBot(db),
-                                     sends_per_second=settings.platform_sends_per_second)
+                                     sends_per_second=settings.platform_sends_per_second,
+                                     template_prices=settings.template_prices)
     guard = address_guard or AddressGuard(settings.webhook_allowed_networks)
     # As many kept-alive connections as requests in flight: fewer would close and reopen one per event.
     webhooks = WebhookServices(guard=guard, transport=WebhookTransport(

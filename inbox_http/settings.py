@@ -7,6 +7,7 @@ from pathlib import Path
 
 import msgspec
 
+from inbox_actors.domain.credit_prices import TemplatePrices, parse_prices
 from inbox_actors.webhooks.address_guard import Network, parse_networks
 
 
@@ -52,6 +53,8 @@ class Settings(msgspec.Struct, frozen=True):
     webhook_allowed_networks: tuple[Network, ...] = ()
     # Requests in flight to one workspace's endpoint at most.
     webhook_concurrency: int = 64
+    # Credits a template send costs by category (INBOX_TEMPLATE_CREDITS); all zero: sends are not metered.
+    template_prices: TemplatePrices = TemplatePrices()
 
     @property
     def uses_simulator(self) -> bool:
@@ -74,6 +77,7 @@ class Settings(msgspec.Struct, frozen=True):
             ip_limit_per_minute=_int(env, "INBOX_IP_LIMIT_PER_MINUTE", 1_000, 10, 1_000_000),
             webhook_allowed_networks=_networks(env, "WEBHOOK_ALLOWED_NETWORKS"),
             webhook_concurrency=_int(env, "INBOX_WEBHOOK_CONCURRENCY", 64, 1, 1_000),
+            template_prices=_prices(env, "INBOX_TEMPLATE_CREDITS"),
             **_whatsapp(env),
         )
 
@@ -106,6 +110,13 @@ def _whatsapp(env: dict[str, str]) -> dict[str, object]:
             raise SettingsError("INBOX_SIMULATOR_STATUS_DELAYS must be three seconds values: sent,delivered,read")
         values["simulator_status_delays"] = parsed
     return values
+
+
+def _prices(env: dict[str, str], name: str) -> TemplatePrices:
+    try:
+        return parse_prices(env.get(name) or "")
+    except ValueError as err:
+        raise SettingsError(f"{name}: {err}") from None
 
 
 def _networks(env: dict[str, str], name: str) -> tuple[Network, ...]:

@@ -52,6 +52,7 @@ from inbox_actors.conversations.team_actions import TeamActions
 from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain import delivery_status, events
 from inbox_actors.domain.conversation_states import IllegalTransition, State
+from inbox_actors.domain.credit_prices import TemplatePrices
 from inbox_actors.domain.text import storable
 from inbox_actors.platform.client import PlatformClient
 from inbox_actors.platform.messages import InboundMessage, SendRequest, StatusUpdate
@@ -83,6 +84,8 @@ class ConversationDeps:
     responder: Responder | None
     # Sends a second this service allows itself per business number (the platform's limit; the send pacer).
     sends_per_second: int = 80
+    # Credits a template send costs by category; all zero: sends are not metered (domain/credit_prices.py).
+    template_prices: TemplatePrices = TemplatePrices()
     # Told every new SLA deadline a chat commits (the SLA clock's `deadline_set`); None: nobody keeps time.
     on_new_deadline: Callable[[datetime], None] | None = None
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, NamedTuple
 
 import msgspec
 import trio
@@ -36,6 +36,7 @@ from inbox_actors.domain import delivery_status, events
 from inbox_actors.platform.messages import SendRefused, SendRequest, StatusUpdate
 from persistence.database import Database, DatabaseUnavailable, Record, UnitOfWork
 from persistence.queries import conversations as conversation_queries
+from persistence.queries import credits as credit_queries
 from persistence.queries import idempotency as key_queries
 from persistence.queries import messages as message_queries
 
@@ -59,6 +60,13 @@ GIVEN_UP = SendRefused(
 )
 
 
+class Charge(NamedTuple):
+    """What a send was charged in credits, and the balance that left."""
+
+    amount: int
+    balance_after: int
+
+
 class SendRecords:
     """The rows of the chat's sends (`chat`), written only through its transactions."""
 
@@ -67,41 +75,43 @@ class SendRecords:
 
     # -- before the platform ----------------------------------------------------------------------------------
 
-    async def write_pending(self, order: Send, request: SendRequest, channel: str, *,
-                            check_consent: bool) -> message_queries.PendingInsert:
-        """The send's message, committed as pending; none (and nothing may be sent) when the contact has opted
-        out (`check_consent`: read in the same statement) or when its Idempotency-Key reservation is no longer
-        the request's (taken over or released: another request owns the key)."""
+    async def write_pending(self, order: Send, request: SendRequest, channel: str, *, check_consent: bool,
+                            charge: int = 0) -> message_queries.PendingInsert:
+        """The send's message, committed as pending with its `charge` in credits debited; none (and nothing may be
+        sent) when the contact has opted out (`check_consent`: read in the same statement), when the balance does
+        not cover the charge, or when its Idempotency-Key reservation is no longer the request's (taken over or
+        released: another request owns the key)."""
         chat = self._chat
         row, now = chat.row, chat.clock.now()
         reservation = order.reservation
         return await message_queries.insert_pending(
             chat.db, answers_latest_of=row["id"] if row is not None and row["waiting_since"] is not None else None,
             claim=(reservation.key, reservation.reserved_at) if reservation is not None else None,
-            unless_opted_out=check_consent,
+            unless_opted_out=check_consent, charge=charge,
             idempotency_key=reservation.key if reservation is not None else None,
             conversation_id=row["id"] if row is not None else None, waited_from=_waited_from(row, order),
             sent_at=now, status_at=now, **self._columns(order, request, channel))
 
     # -- the outcome ------------------------------------------------------------------------------------------
 
-    async def record_sent(self, order: Send, pending: Record, platform_message_id: str,
-                          channel: str) -> SendOutcome:
+    async def record_sent(self, order: Send, pending: Record, platform_message_id: str, channel: str,
+                          credits: Charge | None = None) -> SendOutcome:
         """The platform accepted the send: the message is on its way whatever happens here, so a lost connection
         is retried for a while (and then left pending for the status to settle), never answered as a failure
-        the caller would retry."""
-        return await _with_retries(lambda: self._write_sent(order, pending, platform_message_id, channel),
+        the caller would retry. `credits`: what the send was charged, so the alert levels it crossed are told."""
+        return await _with_retries(lambda: self._write_sent(order, pending, platform_message_id, channel, credits),
                                    f"chat {self._chat.key}: recording sent message {platform_message_id}")
 
     async def record_failure(self, order: Send, failure: SendRefused, channel: str,
-                             pending: Record | None) -> SendOutcome:
+                             pending: Record | None, *, charged: bool = False) -> SendOutcome:
         """A refused send: the platform's refusal (or the window rule, `pending` None: nothing was committed or
-        sent) recorded as a failed message of the chat, when the chat exists; it is never a reply."""
-        return await _with_retries(lambda: self._write_failure(order, failure, channel, pending),
+        sent) recorded as a failed message of the chat, when the chat exists; it is never a reply. A send that was
+        `charged` is refunded in the same transaction."""
+        return await _with_retries(lambda: self._write_failure(order, failure, channel, pending, charged),
                                    f"chat {self._chat.key}: recording a failed send")
 
     async def _write_sent(self, order: Send, pending: Record, platform_message_id: str,
-                          channel: str) -> SendOutcome:
+                          channel: str, credits: Charge | None) -> SendOutcome:
         chat = self._chat
         now = chat.clock.now()
         async with chat.transaction() as tx:
@@ -112,11 +122,21 @@ class SendRecords:
             outcome = SendOutcome(channel, message_row=message, platform_message_id=platform_message_id)
             await self._remember(tx, order, outcome)
             sent = await self._sent_event(tx, order.author, message)
-            await chat.commit(tx, _counted(row, message, now), [sent], now)
+            crossed = await self._credit_alerts(tx, credits, now) if credits is not None else []
+            await chat.commit(tx, _counted(row, message, now), [sent, *crossed], now)
         return outcome
 
+    async def _credit_alerts(self, tx: UnitOfWork, credits: Charge, now: datetime) -> list[WebhookEvent]:
+        """credits_threshold for each alert level the charge took the balance below, highest first: the balance
+        only moves under a row lock, so each fall past a level is one charge's and is told once."""
+        after, before = credits.balance_after, credits.balance_after + credits.amount
+        crossed = sorted((level for level in await credit_queries.alert_levels(tx, self._chat.workspace_id)
+                          if after < level <= before), reverse=True)
+        return [WebhookEvent(events.CREDITS_THRESHOLD, "system", events.credits_threshold_data(
+            level=level, balance=after, previous_balance=before, at=now)) for level in crossed]
+
     async def _write_failure(self, order: Send, failure: SendRefused, channel: str,
-                             pending: Record | None) -> SendOutcome:
+                             pending: Record | None, charged: bool) -> SendOutcome:
         chat = self._chat
         row, now = chat.row, chat.clock.now()
         error = {"error_code": failure.code, "error_text": failure.details or failure.message}
@@ -135,6 +155,8 @@ class SendRecords:
                 message = await message_queries.record_outcome(tx, pending["id"], status=delivery_status.FAILED,
                                                                at=now, sent_at=now, **error)
             outcome = SendOutcome(channel, message_row=message if row is not None else None, failure=failure)
+            if charged and pending is not None:
+                await credit_queries.refund_send(tx, workspace_id=chat.workspace_id, message_id=pending["id"], at=now)
             await self._remember(tx, order, outcome)
             if row is not None:
                 await chat.commit(tx, _counted(row, message, now), [], now)

@@ -7,7 +7,8 @@ after); it answers a `SendOutcome` (messages.py).
 
 Order of the rules: consent (an opted-out contact: nothing sent, 403), channel (a web-client chat takes only
 text, 400), the 24-hour customer window for text and media (the platform's 131047, answered without asking
-it), then the pending message (a send whose Idempotency-Key another request holds now stops here, 409), a
+it), then the pending message, charged in credits for a metered template (a send the balance cannot cover stops
+here, 402, nothing debited; one whose Idempotency-Key another request holds, 409), a
 slot under the number's throughput (the send pacer; 130429 when saturated), then the platform, with the
 pending message's id as `biz_opaque_callback_data`. A refused send that reached the platform (or the window
 rule) is recorded as a failed message with the error, when the chat exists; it is never a reply. The contact's
@@ -27,14 +28,16 @@ from inbox_actors.conversations.chat_state import ChatState
 from inbox_actors.conversations.messages import Send, SendOutcome
 from inbox_actors.conversations.send_answers import KEY_IN_PROGRESS
 from inbox_actors.conversations.send_callback import callback_data
-from inbox_actors.conversations.send_records import SendRecords
+from inbox_actors.conversations.send_records import Charge, SendRecords
 from inbox_actors.conversations.team_actions import TeamActions
 from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain.conversation_states import State
+from inbox_actors.domain.credit_prices import TemplatePrices
 from inbox_actors.platform.client import PlatformClient
 from inbox_actors.platform.messages import SendAccepted, SendRefused, SendRequest
 from inbox_actors.runtime import Directory
 from persistence.queries import contacts as contact_queries
+from persistence.queries import templates as template_queries
 
 CUSTOMER_WINDOW = timedelta(hours=24)
 WHATSAPP = "whatsapp"
@@ -60,6 +63,11 @@ OPTED_OUT_SENTENCE = "This contact has opted out of messages; they must opt in b
 WEB_CLIENT_TEXT_ONLY_SENTENCE = "Only text messages can be sent to a chat imported from a web-client session."
 
 
+def short_of_credits(charge: int, balance: int | None) -> str:
+    return (f"Not enough credits: this template send costs {charge:,} and the balance is {balance or 0:,}. "
+            "Top up the workspace's credits before sending.")
+
+
 def window_open(last_customer_message_at: datetime | None, now: datetime) -> bool:
     return last_customer_message_at is not None and now - last_customer_message_at <= CUSTOMER_WINDOW
 
@@ -69,6 +77,7 @@ class SendingDeps(Protocol):
 
     platform: PlatformClient
     sends_per_second: int
+    template_prices: TemplatePrices
 
 
 class Sender:
@@ -103,18 +112,33 @@ class Sender:
                 # Replying takes the chat: the reply and the claim are one person's decision.
                 await self._team.assign(states.claim(chat.state, row["assigned_to"], order.actor_id),
                                         by=order.actor_id, reason="replied", author=order.author)
-        # Committed before anything goes out, so no crash can make the platform's answer the only record.
-        pending = await self._records.write_pending(order, request, channel, check_consent=not consent_first)
+        charge = await self._price(request)
+        # Committed before anything goes out (and charged), so no crash can make the platform's answer the only
+        # record.
+        pending = await self._records.write_pending(order, request, channel, check_consent=not consent_first,
+                                                    charge=charge)
         if pending.opted_out:
             return SendOutcome(channel, refused_status=403, refused_sentence=OPTED_OUT_SENTENCE)
+        if pending.short_of_credits:
+            return SendOutcome(channel, refused_status=402, refused_sentence=short_of_credits(charge, pending.balance))
         if pending.message is None:
             return SendOutcome(channel, refused_status=409, refused_sentence=KEY_IN_PROGRESS)
         request = msgspec.structs.replace(request, callback_data=callback_data(pending.message["id"]))
         result = await self._send_paced(chat.workspace["phone_number_id"], request)
         if isinstance(result, SendRefused):
-            return await self._records.record_failure(order, result, channel, pending.message)
+            return await self._records.record_failure(order, result, channel, pending.message, charged=charge > 0)
         assert isinstance(result, SendAccepted)
-        return await self._records.record_sent(order, pending.message, result.message_id, channel)
+        credits = Charge(charge, pending.balance) if charge else None
+        return await self._records.record_sent(order, pending.message, result.message_id, channel, credits)
+
+    async def _price(self, request: SendRequest) -> int:
+        """Credits the send costs: a template's by its category (domain/credit_prices.py); others nothing."""
+        prices = self._deps.template_prices
+        if request.type != "template" or not prices.metered:
+            return 0
+        template = await template_queries.find_template(self._chat.db, self._chat.workspace_id,
+                                                        request.template_name or "", request.template_language or "")
+        return prices.price_of(template["category"] if template is not None else None)
 
     async def _send_paced(self, phone_number_id: str, request: SendRequest) -> SendAccepted | SendRefused:
         """Send in a slot under the number's throughput; a throughput refusal all the same (the platform

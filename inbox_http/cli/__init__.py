@@ -13,7 +13,19 @@ import argparse
 import logging
 import sys
 
-from inbox_http.cli import bot, importer, key, member, migrate, serve, session, simulator, template, workspace
+from inbox_http.cli import (
+    bot,
+    credits,
+    importer,
+    key,
+    member,
+    migrate,
+    serve,
+    session,
+    simulator,
+    template,
+    workspace,
+)
 from inbox_http.cli.console import EXIT_BAD_ARGUMENTS, fail, print_json
 from inbox_http.cli.database import DatabaseCommand, run_with_database
 from inbox_http.settings import Settings, SettingsError
@@ -24,7 +36,8 @@ __all__ = ["build_parser", "main"]
 _COMMANDS: dict[tuple[str, str | None], DatabaseCommand] = {
     (name, action): command
     for name, group in (("migrate", migrate), ("workspace", workspace), ("member", member), ("key", key),
-                        ("session", session), ("template", template), ("bot", bot), ("import", importer))
+                        ("session", session), ("template", template), ("bot", bot), ("import", importer),
+                        ("credits", credits))
     for action, command in group.COMMANDS.items()
 }
 
@@ -41,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     template.add_commands(commands)
     bot.add_commands(commands)
     importer.add_commands(commands)
+    credits.add_commands(commands)
     simulator.add_command(commands)
     return parser
 

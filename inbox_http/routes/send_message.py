@@ -31,7 +31,7 @@ blueprint = Blueprint("send_message", __name__)
 @responds(SendSuccess)
 @guarded(tier=ApiTier.CORE, scopes=("whatsapp_api",), errors=ErrorStyle.SENTENCE, sending=True)
 @takes(send_body_schema())
-@answers(404, 409)
+@answers(402, 404, 409)
 async def send_message():
     """Send one message (text, media or template) to one contact; success carries messageId."""
     credential = current_credential()

@@ -35,17 +35,21 @@ async def insert_message(tx: UnitOfWork, *, unless_stored: bool = False, **value
 
 class PendingInsert(NamedTuple):
     message: Record | None              # the pending message; None when nothing was inserted
-    opted_out: bool = False             # why not: the contact has opted out (else: the key was not held)
+    opted_out: bool = False             # why not: the contact has opted out
+    short_of_credits: bool = False      # why not: the balance does not cover the charge (else: the key was not held)
+    balance: int | None = None          # with a charge: the balance after it (or, when short, as it stood)
 
 
 async def insert_pending(q: Database | UnitOfWork, *, answers_latest_of: int | None = None,
                          claim: tuple[str, datetime] | None = None, unless_opted_out: bool = False,
-                         **values) -> PendingInsert:
+                         charge: int = 0, **values) -> PendingInsert:
     """Commit an outbound message as `pending`, in one statement. `answers_latest_of`: a conversation whose
     customer's last word the message answers. `claim` (key, reserved_at): an Idempotency-Key reservation the
     message is linked to in the same statement, only while the caller still holds it with nothing linked yet.
     `unless_opted_out`: only if the recipient's contact (workspace_id, recipient) has not opted out, read in the
-    same statement (the consent rule, without a round trip of its own)."""
+    same statement (the consent rule, without a round trip of its own). `charge`: credits the send costs, debited
+    from the workspace's balance in the same statement with its ledger entry (nothing is inserted, and nothing
+    debited, when the balance does not cover it; the balance never goes below zero, however many sends race)."""
     names = [name for name in _MESSAGE_COLUMNS if name in values]
     unknown = set(values) - set(_MESSAGE_COLUMNS)
     if unknown or "status" in values:
@@ -63,7 +67,7 @@ async def insert_pending(q: Database | UnitOfWork, *, answers_latest_of: int | N
         names.append("answers_message_id")
         expressions.append(f"(SELECT id FROM messages WHERE conversation_id = {arg(answers_latest_of)}"
                            " AND sender_type = 'customer' ORDER BY sent_at DESC, id DESC LIMIT 1)")
-    workspace = arg(values["workspace_id"]) if unless_opted_out or claim is not None else ""
+    workspace = arg(values["workspace_id"]) if unless_opted_out or claim is not None or charge else ""
     conditions = ["NOT (SELECT opted_out FROM consent)"]
     consent = "SELECT false AS opted_out"
     if unless_opted_out:
@@ -84,16 +88,35 @@ async def insert_pending(q: Database | UnitOfWork, *, answers_latest_of: int | N
             linked AS (
                 UPDATE idempotent_requests SET message_id = (SELECT id FROM pending)
                 WHERE workspace_id = {workspace} AND idempotency_key = {key} AND EXISTS (SELECT 1 FROM pending))"""
+    debit = charged = ""
+    balance = "NULL::bigint"
+    if charge:
+        price, at = arg(charge), arg(values["sent_at"])
+        # After consent and the key: a send that may not go out is not charged.
+        debit = f"""debit AS (
+                UPDATE credit_accounts SET balance = balance - {price}, updated_at = {at}
+                WHERE workspace_id = {workspace} AND balance >= {price} AND {' AND '.join(conditions)}
+                RETURNING balance),"""
+        conditions.append("EXISTS (SELECT 1 FROM debit)")
+        charged = f""",
+            charged AS (INSERT INTO credit_ledger (workspace_id, delta, balance_after, reason, at, message_id)
+                        SELECT {workspace}, -{price}, debit.balance, 'template_send', {at}, pending.id
+                        FROM debit, pending)"""
+        balance = (f"coalesce((SELECT balance FROM debit),"
+                   f" (SELECT balance FROM credit_accounts WHERE workspace_id = {workspace}), 0)")
     row = await q.fetchrow(
-        f"""WITH consent AS ({consent}), {held}
+        f"""WITH consent AS ({consent}), {held} {debit}
             pending AS (INSERT INTO messages ({', '.join(names)}) SELECT {', '.join(expressions)}
-                        WHERE {' AND '.join(conditions)} RETURNING *){linked}
-            SELECT consent.opted_out AS consent_opted_out, pending.* FROM consent LEFT JOIN pending ON true""",
+                        WHERE {' AND '.join(conditions)} RETURNING *){linked}{charged}
+            SELECT consent.opted_out AS consent_opted_out, {balance} AS credit_balance, pending.*
+            FROM consent LEFT JOIN pending ON true""",
         *args,
     )
     if row["id"] is None:
-        return PendingInsert(None, opted_out=row["consent_opted_out"])
-    return PendingInsert(row)
+        short = bool(charge) and not row["consent_opted_out"] and row["credit_balance"] < charge
+        return PendingInsert(None, opted_out=row["consent_opted_out"], short_of_credits=short,
+                             balance=row["credit_balance"] if charge else None)
+    return PendingInsert(row, balance=row["credit_balance"] if charge else None)
 
 
 async def record_outcome(tx: UnitOfWork, message_id: int, *, status: str, at: datetime,

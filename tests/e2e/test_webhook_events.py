@@ -1,5 +1,5 @@
 """Which operation emits which event, as the README's table says, checked at a real receiver (sla_breached:
-tests/integration/test_sla_clock.py; credits_threshold is emitted by the credits work, not yet built)."""
+tests/integration/test_sla_clock.py; credits_threshold: tests/e2e/test_credits.py)."""
 
 from __future__ import annotations
 
