@@ -111,3 +111,19 @@ async def test_fifty_concurrent_sends_on_a_balance_for_ten_send_exactly_ten(serv
                                         " AND reason = 'template_send'", workspace_id)
     sent = await service.db.fetchval("SELECT count(*) FROM messages WHERE workspace_id = $1", workspace_id)
     assert (charged, sent) == (10, 10)
+
+
+async def test_the_operator_tops_up_from_the_command_line(db, database_url):
+    from tests.e2e.test_cli import cli, output
+
+    workspace_id = await builders.workspace(db)
+    topped = output(await cli(database_url, "credits", "top-up", "--workspace", str(workspace_id), "--amount", "40",
+                              "--note", "invoice 12", "--reference", "inv-12"))
+    assert (topped["balance"], topped["replayed"], topped["entry"]["member"]) == (40, False, None)
+    again = output(await cli(database_url, "credits", "top-up", "--workspace", str(workspace_id), "--amount", "40",
+                             "--reference", "inv-12"))
+    assert (again["balance"], again["replayed"]) == (40, True)
+    assert output(await cli(database_url, "credits", "balance", "--workspace", str(workspace_id))) == {
+        "workspace_id": workspace_id, "balance": 40}
+    refused = await cli(database_url, "credits", "top-up", "--workspace", str(workspace_id), "--amount", "0")
+    assert refused.returncode == 2 and b"invalid top-up" in refused.stderr
