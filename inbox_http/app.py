@@ -6,11 +6,12 @@ from quart import request
 from quart_trio import QuartTrio
 
 from inbox_http.audit import install_audit
-from inbox_http.converters import IdConverter
+from inbox_http.converters import IdConverter, PhoneConverter
 from inbox_http.errors import install_error_handlers, stable_error
 from inbox_http.guard import install_guard
 from inbox_http.routes import (
     contact_reads,
+    contact_removal,
     contacts,
     credits,
     docs,
@@ -37,10 +38,11 @@ def create_app(services: Services | None) -> QuartTrio:
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
     app.config["JSON_SORT_KEYS"] = False
     app.url_map.converters["id"] = IdConverter
+    app.url_map.converters["phone"] = PhoneConverter
     if services is not None:
         app.extensions["inbox"] = services
-    for module in (reporting, reporting_chat, keys, send_message, contact_reads, contacts, templates, inbox, team,
-                   credits, webhooks, whatsapp_webhook, health, docs):
+    for module in (reporting, reporting_chat, keys, send_message, contact_reads, contact_removal, contacts,
+                   templates, inbox, team, credits, webhooks, whatsapp_webhook, health, docs):
         app.register_blueprint(module.blueprint)
     install_error_handlers(app)
     install_guard(app)

@@ -24,3 +24,12 @@ class IdConverter(BaseConverter):
 
     def to_url(self, value: int) -> str:
         return str(value)
+
+
+class PhoneConverter(BaseConverter):
+    """`<phone:name>`: a contact's phone in a path, as typed (the route normalises it). Never one of the contact
+    routes' own names, so `/api/contacts/export` is only the export: a wrong method there is told the export's
+    methods, not those of a contact called "export"."""
+
+    regex = r"(?!(?:paginated|export|bulk-delete)$)[^/]+"
+    weight = 100

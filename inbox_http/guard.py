@@ -201,12 +201,14 @@ def _ip_limited(admission: Admission):
     )
 
 
-def responds(response_type: type, status: int = 200) -> Callable[[Handler], Handler]:
-    """Declare the body and status a handler answers with on success (read by the OpenAPI document)."""
+def responds(response_type: type, status: int = 200, *, media: tuple[str, ...] = ()) -> Callable[[Handler], Handler]:
+    """Declare the body and status a handler answers with on success (read by the OpenAPI document); `media`: the
+    content types of a body that is not JSON (a `bytes` stream such as an export)."""
 
     def decorate(view: Handler) -> Handler:
         view.response_type = response_type  # type: ignore[attr-defined]
         view.response_status = status  # type: ignore[attr-defined]
+        view.response_media = media  # type: ignore[attr-defined]
         return view
 
     return decorate

@@ -87,6 +87,9 @@ def _operation(row: dict, view, schema_of: dict, converters: dict[str, str]) -> 
     response_type = getattr(view, "response_type", None)
     if response_type is str:
         success = answer("OK", {"type": "string"}, "text/plain")
+    elif response_type is bytes:
+        success = {"description": "OK", "content": {media: {"schema": {"type": "string"}}
+                                                     for media in getattr(view, "response_media", ())}}
     else:
         success = answer("OK" if success_status == 200 else "Created", schema_of.get(response_type, {}))
     responses: dict[str, dict] = {str(success_status): success}

@@ -32,11 +32,13 @@ from inbox_actors.runtime import Actor, ActorKind, ActorSystem
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import contacts as contact_queries
+from persistence.queries import erasure as erasure_queries
 from persistence.queries.outbox import append_event
 
 KIND = "contact_card"
 
 NOT_FOUND = "Contact not found"
+CUSTOMER_WROTE_MEANWHILE = "The customer wrote while the contact was being deleted; delete it again."
 VERSION_CONFLICT = "version_conflict"
 
 # -- messages ------------------------------------------------------------------------------------------------
@@ -98,6 +100,14 @@ class ContactView(msgspec.Struct, frozen=True):
     version: int
     created_at: datetime
     updated_at: datetime
+
+
+class EraseContact(msgspec.Struct, frozen=True):
+    """Delete the contact (its chat erased first by the chat's actor: conversations/contact_erasure.py)."""
+
+
+class ContactErased(msgspec.Struct, frozen=True):
+    contact_id: int
 
 
 class ContactSaved(msgspec.Struct, frozen=True):
@@ -166,6 +176,8 @@ class ContactCard(Actor):
                     return await self._create(message)
                 case EditContact():
                     return await self._edit(message)
+                case EraseContact():
+                    return await self._erase()
         except fields.ContactFieldError as err:
             return ContactRefusal(400, str(err))
         raise TypeError(f"contact card cannot handle {type(message).__name__}")
@@ -202,6 +214,15 @@ class ContactCard(Actor):
                                attributes=UNSET if attributes is None else attributes,
                                expected_version=request.expected_version, actor=request.actor)
             return await self._apply(tx, existing, edit, now)
+
+    async def _erase(self) -> ContactErased | ContactRefusal:
+        async with self._db.transaction() as tx:
+            erased = await erasure_queries.erase_contact(tx, self.workspace_id, self.phone)
+            if erased is not None:
+                return ContactErased(erased["id"])
+            if await contact_queries.find_contact(tx, self.workspace_id, self.phone) is None:
+                return ContactRefusal(404, NOT_FOUND)
+        return ContactRefusal(409, CUSTOMER_WROTE_MEANWHILE)
 
     async def _edit(self, request: EditContact) -> ContactSaved | ContactRefusal:
         now = self._clock.now()

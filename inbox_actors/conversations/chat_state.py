@@ -86,6 +86,10 @@ class ChatState:
     def state(self) -> State:
         return State(self._row["state"]) if self._row is not None else State.AI_ONLY
 
+    def forget(self) -> None:
+        """The chat was erased: none, until a first message makes it again."""
+        self._row = None
+
     def visible(self, only_assigned_to: int | None) -> bool:
         """Whether the chat exists for a caller who sees every chat (None) or only those assigned to them."""
         if self._row is None:

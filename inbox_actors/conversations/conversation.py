@@ -32,6 +32,8 @@ from inbox_actors.conversations.messages import (
     Changed,
     Claim,
     CustomerWrote,
+    EraseChat,
+    Erased,
     GiveUpInDoubt,
     MarkRead,
     NotVisible,
@@ -60,11 +62,13 @@ from inbox_actors.runtime import Actor, ActorKind, Directory, MailboxFull
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import conversations as conversation_queries
+from persistence.queries import erasure as erasure_queries
 from persistence.queries import messages as message_queries
 from persistence.queries import workspaces as workspace_queries
 
 __all__ = [
-    "KIND", "BotTurn", "Changed", "Claim", "Conversation", "ConversationDeps", "CustomerWrote", "GiveUpInDoubt",
+    "KIND", "BotTurn", "Changed", "Claim", "Conversation", "ConversationDeps", "CustomerWrote", "EraseChat", "Erased",
+    "GiveUpInDoubt",
     "MarkRead", "NotVisible", "Open", "Recorded", "Refused", "Release", "Resolve", "Send", "SendOutcome", "SlaDue",
     "StatusReported", "Transfer", "ask_conversation", "conversation_key", "conversation_kind",
 ]
@@ -118,6 +122,8 @@ class Conversation(Actor):
                 return await self._sla_due(message.deadline)
             case GiveUpInDoubt():
                 return await self.sends.give_up(message.message_id)
+            case EraseChat():
+                return await self._erase()
         chat = self.chat
         if not chat.visible(getattr(message, "only_assigned_to", None)):
             return NotVisible()
@@ -255,6 +261,13 @@ class Conversation(Actor):
                 self.phone, row, policy["sla_seconds"], names, now))
             await self.chat.commit(tx, {"sla_breach_announced_for": deadline}, [breached], now)
         return Recorded(None)
+
+    async def _erase(self) -> Erased:
+        """Delete the chat and everything of it (the contact's deletion, contact_erasure.py)."""
+        async with self.chat.transaction() as tx:
+            messages = await erasure_queries.erase_chat(tx, self.workspace_id, self.phone)
+        self.chat.forget()
+        return Erased(messages)
 
     # -- the bot -------------------------------------------------------------------------------------------
 

@@ -57,6 +57,10 @@ class GiveUpInDoubt(msgspec.Struct, frozen=True):
     message_id: int
 
 
+class EraseChat(msgspec.Struct, frozen=True):
+    """Delete the chat and everything of it (the contact's deletion); answered `Erased`."""
+
+
 class Claim(msgspec.Struct, frozen=True):
     member_id: int
     author: str
@@ -141,3 +145,9 @@ class SendOutcome(msgspec.Struct, frozen=True):
     @property
     def accepted(self) -> bool:
         return self.failure is None and self.refused_status is None
+
+
+class Erased(msgspec.Struct, frozen=True):
+    """The chat is gone: `messages` deleted with it (None: there was no chat)."""
+
+    messages: int | None

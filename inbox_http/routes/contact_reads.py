@@ -35,7 +35,7 @@ async def paginated():
                                                          assigned_only_member(credential)))
 
 
-@blueprint.get("/<phone>")
+@blueprint.get("/<phone:phone>")
 @responds(contact_list.ContactWithChat)
 @guarded(**_POLICY)
 @answers(404)

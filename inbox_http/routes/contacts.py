@@ -143,7 +143,7 @@ async def create_contact():
         actor=_actor()))
 
 
-@blueprint.put("/<phone>/name")
+@blueprint.put("/<phone:phone>/name")
 @responds(ContactView)
 @guarded(**_POLICY)
 @takes(NameBody)
@@ -154,7 +154,7 @@ async def set_name(phone: str):
     return await _edit(phone, body.version, name=body.name)
 
 
-@blueprint.put("/<phone>/status")
+@blueprint.put("/<phone:phone>/status")
 @responds(ContactView)
 @guarded(**_POLICY)
 @takes(StatusBody)
@@ -165,7 +165,7 @@ async def set_status(phone: str):
     return await _edit(phone, body.version, status=body.status)
 
 
-@blueprint.put("/<phone>/email")
+@blueprint.put("/<phone:phone>/email")
 @responds(ContactView)
 @guarded(**_POLICY)
 @takes(EmailBody)
@@ -176,7 +176,7 @@ async def set_email(phone: str):
     return await _edit(phone, body.version, email=body.email)
 
 
-@blueprint.put("/<phone>/company")
+@blueprint.put("/<phone:phone>/company")
 @responds(ContactView)
 @guarded(**_POLICY)
 @takes(CompanyBody)
@@ -187,7 +187,7 @@ async def set_company(phone: str):
     return await _edit(phone, body.version, company=body.company)
 
 
-@blueprint.put("/<phone>/notes")
+@blueprint.put("/<phone:phone>/notes")
 @responds(ContactView)
 @guarded(**_POLICY)
 @takes(NotesBody)
@@ -198,7 +198,7 @@ async def set_notes(phone: str):
     return await _edit(phone, body.version, notes=body.notes)
 
 
-@blueprint.put("/<phone>/tags")
+@blueprint.put("/<phone:phone>/tags")
 @responds(ContactView)
 @guarded(**_POLICY)
 @takes(TagsBody)
@@ -209,7 +209,7 @@ async def set_tags(phone: str):
     return await _edit(phone, body.version, tags=tuple(body.tags))
 
 
-@blueprint.post("/<phone>/tags")
+@blueprint.post("/<phone:phone>/tags")
 @responds(ContactView)
 @guarded(**_POLICY)
 @takes(TagsBody)
@@ -220,7 +220,7 @@ async def add_tags(phone: str):
     return await _edit(phone, body.version, add_tags=tuple(body.tags))
 
 
-@blueprint.delete("/<phone>/tags/<path:tag>")
+@blueprint.delete("/<phone:phone>/tags/<path:tag>")
 @responds(ContactView)
 @guarded(**_POLICY)
 @takes(VersionBody, optional=True)
@@ -232,7 +232,7 @@ async def remove_tag(phone: str, tag: str):
     return await _edit(phone, body.version, remove_tag=tag)
 
 
-@blueprint.put("/<phone>/attributes")
+@blueprint.put("/<phone:phone>/attributes")
 @responds(ContactView)
 @guarded(**_POLICY)
 @takes(AttributesBody)
@@ -243,7 +243,7 @@ async def merge_attributes(phone: str):
     return await _edit(phone, body.version, attributes=body.attributes)
 
 
-@blueprint.delete("/<phone>/attributes/<path:key>")
+@blueprint.delete("/<phone:phone>/attributes/<path:key>")
 @responds(ContactView)
 @guarded(**_POLICY)
 @takes(VersionBody, optional=True)
@@ -255,7 +255,7 @@ async def remove_attribute(phone: str, key: str):
     return await _edit(phone, body.version, remove_attribute=key)
 
 
-@blueprint.post("/<phone>/opt-out")
+@blueprint.post("/<phone:phone>/opt-out")
 @responds(ContactView)
 @guarded(**_POLICY)
 @takes(VersionBody, optional=True)
@@ -266,7 +266,7 @@ async def opt_out(phone: str):
     return await _edit(phone, body.version, opted_out=True)
 
 
-@blueprint.post("/<phone>/opt-in")
+@blueprint.post("/<phone:phone>/opt-in")
 @responds(ContactView)
 @guarded(**_POLICY)
 @takes(VersionBody, optional=True)

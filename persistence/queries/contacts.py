@@ -71,3 +71,9 @@ def contact_attributes(row: Record) -> dict[str, Any]:
 
 def _json(value: dict[str, Any]) -> str:
     return msgspec.json.encode(value).decode()
+
+
+async def contacts_after(db: Database, workspace_id: int, after_id: int, limit: int) -> list[Record]:
+    """The workspace's contacts by id after `after_id` (an export's walk: stable under concurrent writes)."""
+    return await db.fetch("SELECT * FROM contacts WHERE workspace_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+                          workspace_id, after_id, limit)

@@ -1,0 +1,99 @@
+"""Deleting and exporting contacts: `DELETE /api/contacts/{phone}`, `POST /api/contacts/bulk-delete`,
+`GET /api/contacts/export`.
+
+Full API (Scale), the contact routes' sentence errors. Deleting needs `contacts_delete`, exporting
+`contacts_export` (neither has a read variant). A deletion erases the customer's chat and the contact
+(inbox_actors/conversations/contact_erasure.py); an export streams every contact as CSV or JSON lines.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+from quart import Blueprint, Response, request
+
+from inbox_actors.contacts import export
+from inbox_actors.conversations import contact_erasure
+from inbox_actors.domain.access import ErrorStyle
+from inbox_actors.domain.phones import InvalidPhone, normalise_phone
+from inbox_actors.domain.plans import ApiTier
+from inbox_actors.reporting.parameter_catalog import QueryParameter
+from inbox_http.contract import answers, takes
+from inbox_http.encoding import json_response
+from inbox_http.errors import SentenceError
+from inbox_http.guard import accepts, current_principal, guarded, responds
+from inbox_http.json_body import read_json_body
+from inbox_http.services import services
+
+blueprint = Blueprint("contact_removal", __name__, url_prefix="/api/contacts")
+
+_DELETE = dict(tier=ApiTier.FULL, scopes=("contacts_delete",), errors=ErrorStyle.SENTENCE)
+_EXPORT = dict(tier=ApiTier.FULL, scopes=("contacts_export",), errors=ErrorStyle.SENTENCE)
+EXPORT_PARAMETERS = (QueryParameter("format", "string", "csv (default) or jsonl", tuple(export.FORMATS)),)
+
+
+class BulkDelete(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phones: Annotated[list[Annotated[str, msgspec.Meta(min_length=1, max_length=32)]],
+                      msgspec.Meta(min_length=1, max_length=contact_erasure.MAX_BULK)]
+
+
+class BulkDeleted(msgspec.Struct, frozen=True):
+    deleted: int
+    results: list[contact_erasure.ContactDeleted]
+
+
+@blueprint.delete("/<phone:phone>")
+@responds(contact_erasure.ContactDeleted)
+@guarded(**_DELETE)
+@answers(404, 409)
+async def delete_contact(phone: str):
+    """Delete the contact and its chat (messages, receipts, views, assignment history): for good."""
+    try:
+        normalised = normalise_phone(phone)
+    except InvalidPhone:
+        raise SentenceError(404, "Contact not found") from None
+    deleted = await _delete(normalised)
+    if not deleted.deleted:
+        raise SentenceError(deleted.status, deleted.error or "Contact not found")
+    return json_response(deleted)
+
+
+@blueprint.post("/bulk-delete")
+@responds(BulkDeleted)
+@guarded(**_DELETE)
+@takes(BulkDelete)
+async def bulk_delete():
+    """Delete up to 500 contacts (and their chats); each phone's outcome, in the order given."""
+    body = await read_json_body(BulkDelete)
+    results = []
+    for raw in dict.fromkeys(body.phones):  # a phone given twice is deleted once
+        try:
+            phone = normalise_phone(raw)
+        except InvalidPhone as err:
+            results.append(contact_erasure.ContactDeleted(raw, False, 0, f"{err}.", 400))
+            continue
+        results.append(await _delete(phone))
+    return json_response(BulkDeleted(sum(result.deleted for result in results), results))
+
+
+@blueprint.get("/export")
+@responds(bytes, media=tuple(export.FORMATS.values()))
+@guarded(**_EXPORT)
+@accepts(EXPORT_PARAMETERS)
+async def export_contacts():
+    """Every contact, streamed: CSV (a header row; tags joined with ';', attributes as JSON) or JSON lines."""
+    fmt = request.args.get("format", "csv")
+    if fmt not in export.FORMATS:
+        raise SentenceError(400, "format must be csv or jsonl.")
+    state, caller = services(), current_principal()
+    filename = f"contacts-{caller.workspace_id}.{fmt}"
+    return Response(export.export(state.db, caller.workspace_id, fmt), 200, content_type=export.FORMATS[fmt],
+                    headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+
+async def _delete(phone: str) -> contact_erasure.ContactDeleted:
+    state, caller = services(), current_principal()
+    return await contact_erasure.delete_contact(state.actors, state.db, caller.workspace_id, phone,
+                                                member_id=caller.member_id, via=caller.author,
+                                                now=state.clock.now())
