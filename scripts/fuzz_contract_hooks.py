@@ -7,6 +7,8 @@ what the contract does promise; negative cases are left as generated:
   strictest window (90 days) would refuse them;
 - business hours must also make sense (a known time zone, each opening closing after it opens, no overlaps):
   replaced by usable ones when they do not;
+- the roster never touches the fuzzing admin (whose key every call uses): a member id naming it is replaced by
+  one nobody has;
 - ids and addresses that must exist: a transfer goes to the workspace's member (FUZZ_MEMBER_ID), a webhook
   endpoint is the local receiver (FUZZ_RECEIVER_URL: host names do not resolve while fuzzing).
 
@@ -30,6 +32,8 @@ from inbox_actors.reporting.parameters import InvalidParameter
 # Business hours the schema allows but the service refuses (a time zone nobody knows, a close before its open,
 # overlapping openings) are replaced in positive cases by these.
 USABLE_HOURS = {"time_zone": "UTC", "weekly": {"mon": [{"open": "09:00", "close": "17:00"}]}}
+# A member id no workspace has: the roster calls aimed at the fuzzing admin go here instead.
+NOBODY = 2**62
 SEND_ROUTES = {("POST", "/api/send-message"), ("POST", "/api/inbox/conversations/{phone}/reply")}
 _WINDOW_NAMES = ("since", "from", "to", "until")
 
@@ -38,6 +42,9 @@ _WINDOW_NAMES = ("since", "from", "to", "until")
 def map_case(context, case):
     if case.meta is None or case.meta.generation.mode is not GenerationMode.POSITIVE:
         return case
+    if isinstance(case.path_parameters, dict) and case.path_parameters.get("member_id") is not None \
+            and str(case.path_parameters["member_id"]) == os.environ.get("FUZZ_MEMBER_ID"):
+        case.path_parameters["member_id"] = NOBODY  # the fuzzing admin is never suspended, demoted or removed
     if isinstance(case.query, dict):
         case.query.pop("cursor", None)
         if any(name in case.query for name in _WINDOW_NAMES) and not _window_allowed(case.query):
