@@ -18,7 +18,8 @@ async def erase_chat(tx: UnitOfWork, workspace_id: int, phone: str) -> int | Non
                                 workspace_id, phone)
     message_ids = [row["id"] for row in await tx.fetch(
         "SELECT id FROM messages WHERE conversation_id = $1"
-        " OR (workspace_id = $2 AND conversation_id IS NULL AND recipient = $3)", chat_id, workspace_id, phone)]
+        " OR (workspace_id = $2 AND conversation_id IS NULL AND recipient = $3) FOR UPDATE", chat_id, workspace_id,
+        phone)]
     if chat_id is None and not message_ids:
         return None
     await tx.execute("UPDATE credit_ledger SET message_id = NULL WHERE message_id = ANY($1::bigint[])", message_ids)

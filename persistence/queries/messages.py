@@ -113,9 +113,16 @@ async def insert_pending(q: Database | UnitOfWork, *, answers_latest_of: int | N
         *args,
     )
     if row["id"] is None:
-        short = bool(charge) and not row["consent_opted_out"] and row["credit_balance"] < charge
+        # Without a key to lose, a charged send that went in is short of credits. The statement's own read of the
+        # balance is its snapshot, from before sends that committed while it waited for the account's lock: the
+        # balance is read again for the answer.
+        short = bool(charge) and not row["consent_opted_out"] and (claim is None or row["credit_balance"] < charge)
+        balance = row["credit_balance"]
+        if short:
+            balance = await q.fetchval("SELECT coalesce((SELECT balance FROM credit_accounts WHERE workspace_id = $1),"
+                                       " 0)", values["workspace_id"])
         return PendingInsert(None, opted_out=row["consent_opted_out"], short_of_credits=short,
-                             balance=row["credit_balance"] if charge else None)
+                             balance=balance if charge else None)
     return PendingInsert(row, balance=row["credit_balance"] if charge else None)
 
 
