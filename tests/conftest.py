@@ -25,8 +25,11 @@ _database_numbers = itertools.count(1)
 
 
 class PostgresServer:
-    def __init__(self, admin_url: str) -> None:
+    def __init__(self, admin_url: str, *, shared: bool) -> None:
         self.admin_url = admin_url
+        # DATABASE_URL's server may serve other pytest processes at once (pytest-xdist workers, another run);
+        # an embedded one is this process's own. Names made here carry the process id either way.
+        self.shared = shared
         self.template = f"inbox_test_template_{os.getpid()}"
 
     def url(self, database: str) -> str:
@@ -49,11 +52,11 @@ def postgres_server():
     embedded = None
     data_dir = None
     if external:
-        server = PostgresServer(external)
+        server = PostgresServer(external, shared=True)
     else:
         data_dir = Path(tempfile.mkdtemp(prefix="inbox-test-pg-"))
         embedded = EmbeddedPostgres(data_dir, durable=False)
-        server = PostgresServer(embedded.start().url("postgres"))
+        server = PostgresServer(embedded.start().url("postgres"), shared=False)
 
     async def make_template() -> None:
         async with trio_asyncio.open_loop():

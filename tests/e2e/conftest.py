@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import ipaddress
+import tempfile
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 
 import httpx
 import msgspec
@@ -62,6 +66,21 @@ async def service(db: Database, service_settings: Settings, extra_actor_kinds, e
             yield RunningService(url=url, app=app, actors=state.actors, db=db, client=client,
                                  simulator_url=state.platform.simulator_url)
         stop.set()
+
+
+@pytest.fixture
+def alone_with_bench_databases(postgres_server):
+    """For a test whose script makes an `inbox_bench_*` database on the session's server and must drop it: waits
+    until no other such test uses that server, so its before-and-after lists see only its own script's. Only a
+    shared server (DATABASE_URL, under pytest-xdist or in two test runs at once) makes anyone wait: with the
+    embedded one each worker has a server of its own."""
+    if not postgres_server.shared:
+        yield
+        return
+    server = hashlib.sha256(postgres_server.admin_url.encode()).hexdigest()[:16]
+    with open(Path(tempfile.gettempdir()) / f"inbox-test-bench-databases-{server}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def bearer(key: str) -> dict[str, str]:

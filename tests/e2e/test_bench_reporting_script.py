@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import asyncpg
+import pytest
 
 _SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_reporting.py"
 READS = (
@@ -24,6 +25,11 @@ def run_script(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(_SCRIPT), *args], capture_output=True, text=True, timeout=120)
 
 
+# For a test that compares bench_databases before and after its script: no other such test on the same server
+# meanwhile (see the fixture in tests/e2e/conftest.py).
+ONE_BENCH_DATABASE_AT_A_TIME = pytest.mark.usefixtures("alone_with_bench_databases")
+
+
 def bench_databases(admin_url: str) -> list[str]:
     async def names() -> list[str]:
         connection = await asyncpg.connect(admin_url)
@@ -36,6 +42,7 @@ def bench_databases(admin_url: str) -> list[str]:
     return asyncio.run(names())
 
 
+@ONE_BENCH_DATABASE_AT_A_TIME
 def test_the_small_preset_seeds_times_every_read_explains_the_slowest_and_drops_its_database(postgres_server):
     before = bench_databases(postgres_server.admin_url)
     done = run_script("--small", "--repeat", "2", "--warmup", "1", "--database-url", postgres_server.admin_url)

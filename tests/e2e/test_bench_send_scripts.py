@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.e2e.test_bench_reporting_script import bench_databases
+from tests.e2e.test_bench_reporting_script import ONE_BENCH_DATABASE_AT_A_TIME, bench_databases
 from tests.e2e.test_webhook_scripts import _SCRIPTS, number, run_script
 
 PHASES = ("sends to 4 existing chats", "sends to a new chat each", "whoami", "platform webhooks, one message each",
@@ -44,6 +44,7 @@ def test_the_tiny_send_bench_measures_every_phase_against_the_bare_app_and_count
 
 
 @pytest.mark.slow
+@ONE_BENCH_DATABASE_AT_A_TIME
 def test_a_short_soak_records_the_slowest_answer_of_every_kind_and_drops_its_database(postgres_server):
     before = bench_databases(postgres_server.admin_url)
     done = run_script("soak_requests.py", "--seconds", "4", "--rate", "20", "--chats", "4", "--new-key-every", "2",

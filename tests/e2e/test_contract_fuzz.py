@@ -9,11 +9,12 @@ import re
 
 import pytest
 
-from tests.e2e.test_bench_reporting_script import bench_databases
+from tests.e2e.test_bench_reporting_script import ONE_BENCH_DATABASE_AT_A_TIME, bench_databases
 from tests.e2e.test_webhook_scripts import run_script
 
 
 @pytest.mark.slow
+@ONE_BENCH_DATABASE_AT_A_TIME
 def test_every_operation_of_the_contract_answers_as_the_contract_says(postgres_server):
     before = bench_databases(postgres_server.admin_url)
     done = run_script("fuzz_contract.py", "--examples", "20", "--seed", "1",

@@ -8,11 +8,12 @@ import re
 
 import pytest
 
-from tests.e2e.test_bench_reporting_script import bench_databases
+from tests.e2e.test_bench_reporting_script import ONE_BENCH_DATABASE_AT_A_TIME, bench_databases
 from tests.e2e.test_webhook_scripts import run_script
 
 
 @pytest.mark.slow
+@ONE_BENCH_DATABASE_AT_A_TIME
 def test_sends_across_a_sigkill_lose_nothing_acknowledged_and_never_send_a_key_twice(postgres_server):
     before = bench_databases(postgres_server.admin_url)
     done = run_script("crash_sends.py", "--sends", "150", "--chats", "30", "--kills", "1", "--kill-after", "0.3,1",

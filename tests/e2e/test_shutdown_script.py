@@ -7,11 +7,12 @@ import re
 
 import pytest
 
-from tests.e2e.test_bench_reporting_script import bench_databases
+from tests.e2e.test_bench_reporting_script import ONE_BENCH_DATABASE_AT_A_TIME, bench_databases
 from tests.e2e.test_webhook_scripts import number, run_script
 
 
 @pytest.mark.slow
+@ONE_BENCH_DATABASE_AT_A_TIME
 def test_sigterm_with_work_queued_loses_nothing_acknowledged_and_the_service_exits_by_itself(postgres_server):
     before = bench_databases(postgres_server.admin_url)
     done = run_script("shutdown_check.py", "--small", "--grace", "3", "--database-url", postgres_server.admin_url)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_bench_reporting_script import bench_databases
+from tests.e2e.test_bench_reporting_script import ONE_BENCH_DATABASE_AT_A_TIME, bench_databases
 
 _SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 
@@ -25,6 +25,7 @@ def number(text: str) -> float:
 
 
 @pytest.mark.slow
+@ONE_BENCH_DATABASE_AT_A_TIME
 def test_the_small_bench_drains_its_backlog_times_both_steady_rates_and_drops_its_database(postgres_server):
     before = bench_databases(postgres_server.admin_url)
     done = run_script("bench_webhooks.py", "--small", "--baseline-seconds", "1",
@@ -50,6 +51,7 @@ def test_the_small_bench_drains_its_backlog_times_both_steady_rates_and_drops_it
 
 
 @pytest.mark.slow
+@ONE_BENCH_DATABASE_AT_A_TIME
 def test_after_a_sigkill_mid_stream_the_restarted_service_delivers_every_committed_event(postgres_server):
     before = bench_databases(postgres_server.admin_url)
     done = run_script("webhook_crash_check.py", "--rate", "30", "--phones", "20", "--kill-after", "2",
