@@ -26,6 +26,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from inbox_actors.domain.jsonl_import import Skipped, UnknownWorkspace, decode_line, first_skipped, numbered_lines
 from inbox_actors.domain.phones import phone_or_none
 from inbox_actors.domain.text import storable
 from persistence.database import Database
@@ -34,7 +35,6 @@ from persistence.queries import web_chats as queries
 from persistence.queries import workspaces as workspace_queries
 
 MAX_MESSAGES = 10_000
-MAX_REASONS_SHOWN = 20
 
 
 class WebMessage(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename={"sender": "from"}):
@@ -50,11 +50,6 @@ class WebChat(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     name: Annotated[str, msgspec.Meta(max_length=200)] = ""
 
 
-class Skipped(msgspec.Struct, frozen=True):
-    line: int
-    reason: str
-
-
 class WebChatReport(msgspec.Struct, frozen=True):
     workspace_id: int
     lines: int
@@ -64,34 +59,27 @@ class WebChatReport(msgspec.Struct, frozen=True):
     first_skipped: list[Skipped]
 
 
-class UnknownWorkspace(LookupError):
-    pass
-
-
 async def import_web_chats(db: Database, workspace_id: int, lines: Iterable[bytes]) -> WebChatReport:
     """Each chat in its own transaction: one bad line costs only itself."""
     if await workspace_queries.find_workspace_created(db, workspace_id) is None:
-        raise UnknownWorkspace(f"no workspace {workspace_id}")
+        raise UnknownWorkspace(workspace_id)
     skipped: list[Skipped] = []
-    count = chats = messages = 0
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        count += 1
+    chats = messages = 0
+    numbered = numbered_lines(lines)
+    for number, raw in numbered:
         reason = await _import_one(db, workspace_id, raw)
         if isinstance(reason, str):
             skipped.append(Skipped(number, reason))
         else:
             chats, messages = chats + 1, messages + reason
-    return WebChatReport(workspace_id, count, chats, messages, len(skipped), skipped[:MAX_REASONS_SHOWN])
+    return WebChatReport(workspace_id, len(numbered), chats, messages, len(skipped), first_skipped(skipped))
 
 
 async def _import_one(db: Database, workspace_id: int, raw: bytes) -> int | str:
     """How many messages the chat brought, or why it was skipped."""
-    try:
-        chat = msgspec.json.decode(raw, type=WebChat)
-    except (msgspec.ValidationError, msgspec.DecodeError) as err:
-        return f"not a web chat: {err}"
+    chat = decode_line(raw, WebChat, "a web chat")
+    if isinstance(chat, str):
+        return chat
     phone = phone_or_none(chat.phone)
     if phone is None:
         return "phone is not a phone number"

@@ -18,12 +18,11 @@ from typing import Literal
 
 import msgspec
 
+from inbox_actors.domain.jsonl_import import Skipped, UnknownWorkspace, decode_line, first_skipped, numbered_lines
 from inbox_actors.domain.phones import phone_or_none
 from persistence.database import Database
 from persistence.queries import conversations as conversation_queries
 from persistence.queries import workspaces as workspace_queries
-
-MAX_REASONS_SHOWN = 20
 
 
 class AuditLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -36,11 +35,6 @@ class AuditLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reason: str | None = None
 
 
-class Skipped(msgspec.Struct, frozen=True):
-    line: int
-    reason: str
-
-
 class ImportReport(msgspec.Struct, frozen=True):
     workspace_id: int
     detailed_since: datetime
@@ -48,18 +42,14 @@ class ImportReport(msgspec.Struct, frozen=True):
     imported: int
     already_imported: int
     skipped: int
-    first_skipped: list[Skipped]             # at most MAX_REASONS_SHOWN
-
-
-class UnknownWorkspace(LookupError):
-    pass
+    first_skipped: list[Skipped]             # at most jsonl_import.MAX_REASONS_SHOWN
 
 
 async def import_audit_log(db: Database, workspace_id: int, lines: Iterable[bytes]) -> ImportReport:
     async with db.transaction() as tx:
         workspace = await workspace_queries.find_workspace_created(tx, workspace_id)
         if workspace is None:
-            raise UnknownWorkspace(f"no workspace {workspace_id}")
+            raise UnknownWorkspace(workspace_id)
         detailed_since = workspace["created_at"]
         parsed, skipped, count = _parse(lines, detailed_since)
         chats = await conversation_queries.chat_ids_by_phone(tx, workspace_id,
@@ -78,24 +68,19 @@ async def import_audit_log(db: Database, workspace_id: int, lines: Iterable[byte
                 rows.append((chats[entry.phone], entry.event, entry.at, entry.from_user_id, entry.to_user_id,
                              entry.by_user_id, entry.reason))
         imported = await conversation_queries.insert_audit_assignment_events(tx, rows)
-    skipped.sort(key=lambda s: s.line)
     return ImportReport(workspace_id, detailed_since, count, imported, len(rows) - imported, len(skipped),
-                        skipped[:MAX_REASONS_SHOWN])
+                        first_skipped(skipped))
 
 
 def _parse(lines: Iterable[bytes], detailed_since: datetime) -> tuple[list[tuple[int, AuditLine]], list[Skipped],
                                                                       int]:
     parsed: list[tuple[int, AuditLine]] = []
     skipped: list[Skipped] = []
-    count = 0
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        count += 1
-        try:
-            entry = msgspec.json.decode(raw, type=AuditLine)
-        except (msgspec.ValidationError, msgspec.DecodeError) as err:
-            skipped.append(Skipped(number, f"not an audit entry: {err}"))
+    numbered = numbered_lines(lines)
+    for number, raw in numbered:
+        entry = decode_line(raw, AuditLine, "an audit entry")
+        if isinstance(entry, str):
+            skipped.append(Skipped(number, entry))
             continue
         phone = phone_or_none(entry.phone)
         if phone is None:
@@ -106,4 +91,4 @@ def _parse(lines: Iterable[bytes], detailed_since: datetime) -> tuple[list[tuple
             skipped.append(Skipped(number, "at or after detailed_since: the exact record covers it"))
         else:
             parsed.append((number, msgspec.structs.replace(entry, phone=phone)))
-    return parsed, skipped, count
+    return parsed, skipped, len(numbered)

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from inbox_actors.access.accounts import AccountError
-from inbox_actors.conversations import web_chat_import
-from inbox_actors.team.audit_import import UnknownWorkspace, import_audit_log
+from inbox_actors.conversations.web_chat_import import import_web_chats
+from inbox_actors.domain.jsonl_import import UnknownWorkspace
+from inbox_actors.team.audit_import import import_audit_log
 from inbox_http.cli.database import DatabaseCommand
 from persistence.database import Database
 
@@ -30,22 +32,19 @@ def add_commands(commands: Any) -> None:
     web.add_argument("--workspace", required=True, type=int, metavar="ID")
 
 
-async def audit_log(db: Database, args: argparse.Namespace) -> dict:
-    try:
-        lines = _read_lines(args.file)
-        report = await import_audit_log(db, args.workspace, lines)
-    except (OSError, UnknownWorkspace) as err:
-        raise AccountError(str(err)) from None
-    return msgspec.to_builtins(report)
+Importer = Callable[[Database, int, list[bytes]], Awaitable[msgspec.Struct]]
 
 
-async def web_chats(db: Database, args: argparse.Namespace) -> dict:
-    try:
-        lines = _read_lines(args.file)
-        report = await web_chat_import.import_web_chats(db, args.workspace, lines)
-    except (OSError, web_chat_import.UnknownWorkspace) as err:
-        raise AccountError(str(err)) from None
-    return msgspec.to_builtins(report)
+def _importing(importer: Importer) -> DatabaseCommand:
+    """The command that runs `importer` on the file's lines and prints its report."""
+    async def command(db: Database, args: argparse.Namespace) -> dict:
+        try:
+            report = await importer(db, args.workspace, _read_lines(args.file))
+        except (OSError, UnknownWorkspace) as err:
+            raise AccountError(str(err)) from None
+        return msgspec.to_builtins(report)
+
+    return command
 
 
 def _read_lines(path: Path) -> list[bytes]:
@@ -55,6 +54,6 @@ def _read_lines(path: Path) -> list[bytes]:
 
 
 COMMANDS: dict[str | None, DatabaseCommand] = {
-    "audit-log": audit_log,
-    "web-chats": web_chats,
+    "audit-log": _importing(import_audit_log),
+    "web-chats": _importing(import_web_chats),
 }
