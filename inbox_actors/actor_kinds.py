@@ -15,6 +15,8 @@ from inbox_actors.access.activity_log import activity_log_kind, prune_expired_ac
 from inbox_actors.access.credentials import CredentialCache
 from inbox_actors.access.key_ring import key_ring_kind
 from inbox_actors.access.rate_bucket import rate_bucket_kinds
+from inbox_actors.broadcasts.broadcast import BroadcastDeps, broadcast_kind
+from inbox_actors.broadcasts.schedule import ScheduleDeps, broadcast_schedule_kind, start_broadcast_schedule
 from inbox_actors.contacts.contact_card import contact_card_kind
 from inbox_actors.conversations.conversation import ConversationDeps, conversation_kind
 from inbox_actors.conversations.in_doubt_sweeper import in_doubt_job
@@ -40,6 +42,8 @@ class ServiceDeps:
     webhooks: EndpointDeps
     idle_seconds: float = 300.0
     """Conversations, contact cards, key rings and webhook endpoints leave memory after this long idle."""
+    broadcast_concurrency: int = 16
+    """Sends of one broadcast in flight at once (its pace is the number's send pacer's)."""
     extra_jobs: Mapping[str, Job] = field(default_factory=dict)
     """Timers of the front's own (e.g. its idempotency records' retention), run beside the actors' own."""
 
@@ -62,8 +66,8 @@ def actor_kinds(deps: ServiceDeps) -> list[ActorKind]:
     """Every kind the service runs (each kind's module defines its ActorKind)."""
     idle = deps.idle_seconds
     # In dependency order, what is used before what uses it: shutdown stops kinds in reverse, so a conversation
-    # stops before the send pacer it asks, the SLA clock before the conversations it tells, and the activity
-    # log (every request's last step) last.
+    # stops before the send pacer it asks, the SLA clock and broadcasts before the conversations they tell, and
+    # the activity log (every request's last step) last.
     return [
         activity_log_kind(deps.db),
         *rate_bucket_kinds(),
@@ -73,12 +77,17 @@ def actor_kinds(deps: ServiceDeps) -> list[ActorKind]:
         conversation_kind(deps.conversations, idle_timeout=idle),
         status_writer_kind(deps.db, deps.clock),
         sla_clock_kind(SlaClockDeps(db=deps.db, clock=deps.clock)),
+        broadcast_kind(BroadcastDeps(db=deps.db, clock=deps.clock, sends_per_second=deps.conversations.sends_per_second,
+                                     concurrency=deps.broadcast_concurrency), idle_timeout=idle),
+        broadcast_schedule_kind(ScheduleDeps(db=deps.db, clock=deps.clock)),
         webhook_endpoint_kind(deps.webhooks, idle_timeout=idle),
         timer_kind(deps.timer_jobs()),
     ]
 
 
 async def start_standing_actors(actors: Directory, deps: ServiceDeps) -> None:
-    """Start the actors that run from the start rather than on demand: the SLA clock and the timers."""
+    """Start the actors that run from the start rather than on demand: the SLA clock, the broadcast schedule (which
+    resumes broadcasts a stop interrupted) and the timers."""
     await start_sla_clock(actors)
+    await start_broadcast_schedule(actors)
     await start_timers(actors, list(deps.timer_jobs()))

@@ -10,6 +10,7 @@ from inbox_http.converters import IdConverter, PhoneConverter
 from inbox_http.errors import install_error_handlers, stable_error
 from inbox_http.guard import install_guard
 from inbox_http.routes import (
+    broadcasts,
     contact_reads,
     contact_removal,
     contacts,
@@ -30,19 +31,23 @@ from inbox_http.services import Services
 
 # No body the API takes comes near this; larger requests are refused before they are read.
 MAX_BODY_BYTES = 1 * 1024 * 1024
+# Except a broadcast's audience: 100,000 recipients with parameters of their own fit.
+BULK_SEND_BODY_BYTES = 8 * 1024 * 1024
+_LARGE_BODY_PATHS = {"/api/bulk-send": BULK_SEND_BODY_BYTES}
 
 
 def create_app(services: Services | None) -> QuartTrio:
     """The app; `services` is None only to read its routes (the OpenAPI generator)."""
     app = QuartTrio("inbox_http")
-    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+    # The largest any route takes; each route's own limit is judged from Content-Length (_refuse_oversized_body).
+    app.config["MAX_CONTENT_LENGTH"] = BULK_SEND_BODY_BYTES
     app.config["JSON_SORT_KEYS"] = False
     app.url_map.converters["id"] = IdConverter
     app.url_map.converters["phone"] = PhoneConverter
     if services is not None:
         app.extensions["inbox"] = services
     for module in (reporting, reporting_chat, keys, send_message, contact_reads, contact_removal, contacts,
-                   templates, inbox, team, credits, webhooks, whatsapp_webhook, health, docs):
+                   templates, inbox, team, credits, broadcasts, webhooks, whatsapp_webhook, health, docs):
         app.register_blueprint(module.blueprint)
     install_error_handlers(app)
     install_guard(app)
@@ -54,12 +59,16 @@ def create_app(services: Services | None) -> QuartTrio:
 
 async def _refuse_oversized_body():
     """Answer 413 from the headers alone; waiting for a body no handler will read would stall the client."""
-    if (request.content_length or 0) > MAX_BODY_BYTES:
-        response = stable_error(413, "payload_too_large",
-                                f"The request body is larger than {MAX_BODY_BYTES:,} bytes.")
+    limit = _body_limit()
+    if (request.content_length or 0) > limit:
+        response = stable_error(413, "payload_too_large", f"The request body is larger than {limit:,} bytes.")
         response.headers["Connection"] = "close"
         return response
     return None
+
+
+def _body_limit() -> int:
+    return _LARGE_BODY_PATHS.get(request.path, MAX_BODY_BYTES)
 
 
 async def _read_unread_body(response):
@@ -68,7 +77,7 @@ async def _read_unread_body(response):
     closes the connection instead. A request without Content-Length or Transfer-Encoding has no body (most
     GETs): nothing to wait for."""
     length = request.content_length
-    if (length is not None and 0 < length <= MAX_BODY_BYTES) or \
+    if (length is not None and 0 < length <= _body_limit()) or \
             (length is None and "Transfer-Encoding" in request.headers):
         await request.get_data()
     return response

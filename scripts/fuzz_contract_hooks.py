@@ -20,12 +20,13 @@ own not_a_server_error is told to let 500 and 502 through, for this check to jud
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import schemathesis
 from schemathesis import GenerationMode
 
 from inbox_actors.domain.business_hours import InvalidBusinessHours, parse_business_hours
+from inbox_actors.domain.phones import phone_or_none
 from inbox_actors.reporting import windows
 from inbox_actors.reporting.parameters import InvalidParameter
 
@@ -36,6 +37,9 @@ USABLE_HOURS = {"time_zone": "UTC", "weekly": {"mon": [{"open": "09:00", "close"
 NOBODY = 2**62
 SEND_ROUTES = {("POST", "/api/send-message"), ("POST", "/api/inbox/conversations/{phone}/reply")}
 _WINDOW_NAMES = ("since", "from", "to", "until")
+BULK_SEND = ("POST", "/api/bulk-send")
+# The fuzzing workspace's template (scripts/fuzz_contract.py), as a broadcast must name it.
+USABLE_TEMPLATE = {"name": "order_update", "language": "en", "parameters": ["Asha", "A-1"]}
 
 
 @schemathesis.hook
@@ -50,6 +54,8 @@ def map_case(context, case):
         if any(name in case.query for name in _WINDOW_NAMES) and not _window_allowed(case.query):
             for name in _WINDOW_NAMES:
                 case.query.pop(name, None)
+    if isinstance(case.body, dict) and (case.method.upper(), case.operation.path) == BULK_SEND:
+        _usable_broadcast(case.body)
     if isinstance(case.body, dict):
         if "to_user_id" in case.body and os.environ.get("FUZZ_MEMBER_ID"):
             case.body["to_user_id"] = int(os.environ["FUZZ_MEMBER_ID"])
@@ -58,6 +64,36 @@ def map_case(context, case):
         if isinstance(case.body.get("business_hours"), dict) and not _usable_hours(case.body["business_hours"]):
             case.body["business_hours"] = USABLE_HOURS
     return case
+
+
+def _usable_broadcast(body: dict) -> None:
+    """A broadcast the service can send: the fuzzing workspace's template with its two parameters, phones it
+    accepts, a schedule within the allowed range (the rest of the body as generated)."""
+    body["template"] = USABLE_TEMPLATE
+    recipients = body.get("recipients") if isinstance(body.get("recipients"), list) else []
+    for n, recipient in enumerate(recipients):
+        if isinstance(recipient, dict):
+            recipient["phone"] = _usable_phone(recipient.get("phone"), n)
+            if recipient.get("parameters") is not None:
+                recipient["parameters"] = USABLE_TEMPLATE["parameters"]
+        else:
+            recipients[n] = _usable_phone(recipient, n)
+    if not recipients:
+        body["recipients"] = [_usable_phone(None, 0)]
+    scheduled = body.get("scheduled_at")
+    if scheduled is not None:
+        try:
+            at = datetime.fromisoformat(str(scheduled))
+            usable = at.tzinfo is not None and datetime.now(timezone.utc) < at < \
+                datetime.now(timezone.utc) + timedelta(days=80)
+        except ValueError:
+            usable = False
+        if not usable:
+            body.pop("scheduled_at")
+
+
+def _usable_phone(raw: object, n: int) -> str:
+    return raw if isinstance(raw, str) and phone_or_none(raw) is not None else f"9190000{n:05}"
 
 
 def _usable_hours(hours: dict) -> bool:

@@ -29,6 +29,7 @@ from inbox_actors.conversations.bot import HandOff, Reply, Responder
 from inbox_actors.conversations.chat_state import ChatState, WebhookEvent
 from inbox_actors.conversations.messages import (
     BotTurn,
+    BroadcastRecipient,
     Changed,
     Claim,
     CustomerWrote,
@@ -67,10 +68,10 @@ from persistence.queries import messages as message_queries
 from persistence.queries import workspaces as workspace_queries
 
 __all__ = [
-    "KIND", "BotTurn", "Changed", "Claim", "Conversation", "ConversationDeps", "CustomerWrote", "EraseChat", "Erased",
-    "GiveUpInDoubt",
-    "MarkRead", "NotVisible", "Open", "Recorded", "Refused", "Release", "Resolve", "Send", "SendOutcome", "SlaDue",
-    "StatusReported", "Transfer", "ask_conversation", "conversation_key", "conversation_kind",
+    "KIND", "BotTurn", "BroadcastRecipient", "Changed", "Claim", "Conversation", "ConversationDeps", "CustomerWrote",
+    "EraseChat", "Erased", "GiveUpInDoubt", "MarkRead", "NotVisible", "Open", "Recorded", "Refused", "Release",
+    "Resolve", "Send", "SendOutcome", "SlaDue", "StatusReported", "Transfer", "ask_conversation", "conversation_key",
+    "conversation_kind",
 ]
 
 log = logging.getLogger("inbox_actors.conversations.conversation")

@@ -40,6 +40,14 @@ class KeyReservation(msgspec.Struct, frozen=True):
     reserved_at: datetime
 
 
+class BroadcastRecipient(msgspec.Struct, frozen=True):
+    """The broadcast recipient a send is for: its message is committed only while the recipient is still queued
+    (claimed in the same statement), and the broadcast has already taken the send's slot from the number's pacer."""
+
+    broadcast_id: int
+    position: int
+
+
 class Send(msgspec.Struct, frozen=True):
     request: SendRequest
     sender_type: str                 # system (API sends), agent (a member replying), bot
@@ -48,6 +56,7 @@ class Send(msgspec.Struct, frozen=True):
     actor_id: int | None = None      # the member, for agent replies
     only_assigned_to: int | None = None
     reservation: KeyReservation | None = None
+    broadcast: BroadcastRecipient | None = None
 
 
 class GiveUpInDoubt(msgspec.Struct, frozen=True):

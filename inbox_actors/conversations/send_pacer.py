@@ -3,7 +3,8 @@
 Every send through the platform asks it first and waits the answer's seconds, so bursts (a busy bot, many
 agents, API sends) are spread under the platform's throughput limit instead of being refused with 130429.
 When the number is saturated for longer than MAX_WAIT, the send is refused at once like the platform would.
-The pacer passivates once idle; an empty schedule loses nothing.
+Broadcasts ask for bulk slots (`bulk`), which never get ahead of one-to-one sends (domain/send_pacing.py); they
+wait as long as that takes. The pacer passivates once idle; an empty schedule loses nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ MAX_WAIT = 5.0
 
 class ReserveSlot(msgspec.Struct, frozen=True):
     per_second: int
+    bulk: bool = False
 
 
 class SendPacer(Actor):
@@ -34,6 +36,8 @@ class SendPacer(Actor):
             raise TypeError(f"send pacer cannot handle {type(message).__name__}")
         if self._schedule is None or self._schedule.limit != message.per_second:
             self._schedule = SendSchedule(message.per_second)
+        if message.bulk:
+            return self._schedule.reserve_bulk(trio.current_time())
         return self._schedule.reserve(trio.current_time(), MAX_WAIT)
 
 
@@ -49,3 +53,10 @@ async def wait_for_slot(actors: Directory, phone_number_id: str, per_second: int
     if delay > 0:
         await trio.sleep(delay)
     return True
+
+
+async def wait_for_bulk_slot(actors: Directory, phone_number_id: str, per_second: int) -> None:
+    """Wait until a bulk send may go from this number (however long one-to-one sends keep it busy)."""
+    pacer = actors.ref(KIND, phone_number_id)
+    while (delay := await pacer.ask(ReserveSlot(per_second, bulk=True))) > 0:
+        await trio.sleep(delay)

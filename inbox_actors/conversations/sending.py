@@ -14,6 +14,8 @@ pending message's id as `biz_opaque_callback_data`. A refused send that reached 
 rule) is recorded as a failed message with the error, when the chat exists; it is never a reply. The contact's
 consent is read by the very statement that commits the pending message, unless a rule after it in that order
 applies (a web-client chat, a closed window, a member's reply that claims the chat): then it is read first.
+A broadcast's send (`Send.broadcast`) claims its recipient in that same statement (nothing is sent to a recipient
+that is no longer queued: 409) and skips the pacer, whose slot the broadcast took before asking.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ SATURATED = SendRefused(
 )
 OPTED_OUT_SENTENCE = "This contact has opted out of messages; they must opt in before you can message them."
 WEB_CLIENT_TEXT_ONLY_SENTENCE = "Only text messages can be sent to a chat imported from a web-client session."
+NOT_QUEUED_SENTENCE = "This broadcast recipient is no longer queued (already sent, or the broadcast was cancelled)."
 
 
 def short_of_credits(charge: int, balance: int | None) -> str:
@@ -121,10 +124,16 @@ class Sender:
             return SendOutcome(channel, refused_status=403, refused_sentence=OPTED_OUT_SENTENCE)
         if pending.short_of_credits:
             return SendOutcome(channel, refused_status=402, refused_sentence=short_of_credits(charge, pending.balance))
+        if pending.not_queued:
+            return SendOutcome(channel, refused_status=409, refused_sentence=NOT_QUEUED_SENTENCE)
         if pending.message is None:
             return SendOutcome(channel, refused_status=409, refused_sentence=KEY_IN_PROGRESS)
         request = msgspec.structs.replace(request, callback_data=callback_data(pending.message["id"]))
-        result = await self._send_paced(chat.workspace["phone_number_id"], request)
+        if order.broadcast is not None:
+            # The broadcast took this send's slot from the pacer, and judges a throughput refusal itself.
+            result = await self._deps.platform.send(chat.workspace["phone_number_id"], request)
+        else:
+            result = await self._send_paced(chat.workspace["phone_number_id"], request)
         if isinstance(result, SendRefused):
             return await self._records.record_failure(order, result, channel, pending.message, charged=charge > 0)
         assert isinstance(result, SendAccepted)

@@ -17,8 +17,16 @@ KEY_EDITED = "key.edited"
 KEY_ROTATED = "key.rotated"
 KEY_REVOKED = "key.revoked"
 CONTACT_DELETED = "contact.deleted"
+BROADCAST_CREATED = "broadcast.created"
+BROADCAST_APPROVED = "broadcast.approved"
+BROADCAST_REJECTED = "broadcast.rejected"
+BROADCAST_CANCELLED = "broadcast.cancelled"
+BROADCAST_PAUSED = "broadcast.paused"
+BROADCAST_RESUMED = "broadcast.resumed"
 ACTIONS = (*CHAT_ACTIONS.values(), MEMBER_ADDED, MEMBER_CHANGED, MEMBER_SUSPENDED, MEMBER_REACTIVATED,
-           MEMBER_REMOVED, SLA_CHANGED, KEY_CREATED, KEY_EDITED, KEY_ROTATED, KEY_REVOKED, CONTACT_DELETED)
+           MEMBER_REMOVED, SLA_CHANGED, KEY_CREATED, KEY_EDITED, KEY_ROTATED, KEY_REVOKED, CONTACT_DELETED,
+           BROADCAST_CREATED, BROADCAST_APPROVED, BROADCAST_REJECTED, BROADCAST_CANCELLED, BROADCAST_PAUSED,
+           BROADCAST_RESUMED)
 
 # The spec asks for at least 30 days; a year covers an annual review.
 RETENTION = timedelta(days=365)
@@ -37,6 +45,10 @@ def member_subject(member_id: int) -> str:
 
 def key_subject(key_id: int) -> str:
     return f"key:{key_id}"
+
+
+def broadcast_subject(broadcast_id: int) -> str:
+    return f"broadcast:{broadcast_id}"
 
 
 def masked_phone(phone: str) -> str:

@@ -106,3 +106,14 @@ CONTACTS = (
     LIMIT_50,
     _p("search", "string", "matches name, phone, tags and message text", **_SEARCH),
 )
+
+BROADCASTS = (
+    _p("status", "string", "only broadcasts in this status", "pending_approval", "scheduled", "sending", "paused",
+       "completed", "cancelled", "rejected"),
+    LIMIT_50, CURSOR,
+)
+BROADCAST_RECIPIENTS = (
+    _p("outcome", "string", "only recipients with this outcome", "queued", "in_flight", "sent", "delivered", "read",
+       "failed", "skipped", "cancelled"),
+    _p("limit", "integer", "1 to 200, default 100", **_PAGE_SIZE), CURSOR,
+)

@@ -1,12 +1,14 @@
 """Erasing a customer: their chat (messages, receipts, views, assignment history, SLA breaches) and their contact.
 
 Records that must outlive the chat lose the link instead of the row: a credit ledger entry keeps its amount, an
-Idempotency-Key keeps the answer it gave; team audit entries about the chat lose the phone.
+Idempotency-Key keeps the answer it gave; team audit entries about the chat lose the phone; a broadcast keeps the
+recipient's place in its counts, without the number (one not sent yet is skipped as erased).
 """
 
 from __future__ import annotations
 
 from persistence.database import Record, UnitOfWork
+from persistence.queries.broadcasts import erase_recipient
 
 ERASED_SUBJECT = "erased"
 
@@ -20,6 +22,7 @@ async def erase_chat(tx: UnitOfWork, workspace_id: int, phone: str) -> int | Non
         "SELECT id FROM messages WHERE conversation_id = $1"
         " OR (workspace_id = $2 AND conversation_id IS NULL AND recipient = $3) FOR UPDATE", chat_id, workspace_id,
         phone)]
+    await erase_recipient(tx, workspace_id, phone)
     if chat_id is None and not message_ids:
         return None
     await tx.execute("UPDATE credit_ledger SET message_id = NULL WHERE message_id = ANY($1::bigint[])", message_ids)

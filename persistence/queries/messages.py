@@ -13,7 +13,7 @@ _MESSAGE_COLUMNS = (
     "workspace_id", "conversation_id", "platform_message_id", "direction", "sender_type", "actor_id",
     "sender_label", "type", "text", "template_name", "template_language", "template_parameters", "media_url",
     "filename", "status", "source", "error_code", "error_text", "answers_message_id", "waited_from", "sent_at",
-    "status_at", "recipient", "idempotency_key",
+    "status_at", "recipient", "idempotency_key", "broadcast_id",
 )
 PENDING = "pending"
 
@@ -38,18 +38,22 @@ class PendingInsert(NamedTuple):
     opted_out: bool = False             # why not: the contact has opted out
     short_of_credits: bool = False      # why not: the balance does not cover the charge (else: the key was not held)
     balance: int | None = None          # with a charge: the balance after it (or, when short, as it stood)
+    not_queued: bool = False            # why not: the broadcast recipient is no longer queued (sent or cancelled)
 
 
 async def insert_pending(q: Database | UnitOfWork, *, answers_latest_of: int | None = None,
                          claim: tuple[str, datetime] | None = None, unless_opted_out: bool = False,
-                         charge: int = 0, **values) -> PendingInsert:
+                         charge: int = 0, broadcast_position: int | None = None, **values) -> PendingInsert:
     """Commit an outbound message as `pending`, in one statement. `answers_latest_of`: a conversation whose
     customer's last word the message answers. `claim` (key, reserved_at): an Idempotency-Key reservation the
     message is linked to in the same statement, only while the caller still holds it with nothing linked yet.
     `unless_opted_out`: only if the recipient's contact (workspace_id, recipient) has not opted out, read in the
     same statement (the consent rule, without a round trip of its own). `charge`: credits the send costs, debited
     from the workspace's balance in the same statement with its ledger entry (nothing is inserted, and nothing
-    debited, when the balance does not cover it; the balance never goes below zero, however many sends race)."""
+    debited, when the balance does not cover it; the balance never goes below zero, however many sends race).
+    `broadcast_position`: with `broadcast_id` among the values, the broadcast recipient the message is for, claimed
+    in the same statement while it is still queued (nothing is inserted otherwise: a recipient never gets a
+    broadcast twice, whatever crashed or was cancelled in between)."""
     names = [name for name in _MESSAGE_COLUMNS if name in values]
     unknown = set(values) - set(_MESSAGE_COLUMNS)
     if unknown or "status" in values:
@@ -68,7 +72,22 @@ async def insert_pending(q: Database | UnitOfWork, *, answers_latest_of: int | N
         expressions.append(f"(SELECT id FROM messages WHERE conversation_id = {arg(answers_latest_of)}"
                            " AND sender_type = 'customer' ORDER BY sent_at DESC, id DESC LIMIT 1)")
     workspace = arg(values["workspace_id"]) if unless_opted_out or claim is not None or charge else ""
+    queued = recipient = ""
+    held_recipient = "true"
+    if broadcast_position is not None:
+        broadcast, position = arg(values["broadcast_id"]), arg(broadcast_position)
+        queued = f"""queued AS (
+                SELECT 1 FROM broadcast_recipients
+                WHERE broadcast_id = {broadcast} AND position = {position} AND state = 'queued' FOR UPDATE),"""
+        held_recipient = "EXISTS (SELECT 1 FROM queued)"
+        recipient = f""",
+            recipient AS (
+                UPDATE broadcast_recipients SET state = 'claimed', message_id = (SELECT id FROM pending),
+                       attempts = attempts + 1, next_attempt_at = NULL
+                WHERE broadcast_id = {broadcast} AND position = {position} AND EXISTS (SELECT 1 FROM pending))"""
     conditions = ["NOT (SELECT opted_out FROM consent)"]
+    if broadcast_position is not None:
+        conditions.insert(0, held_recipient)
     consent = "SELECT false AS opted_out"
     if unless_opted_out:
         consent = (f"SELECT coalesce((SELECT opted_out FROM contacts WHERE workspace_id = {workspace}"
@@ -99,20 +118,25 @@ async def insert_pending(q: Database | UnitOfWork, *, answers_latest_of: int | N
                 RETURNING balance),"""
         conditions.append("EXISTS (SELECT 1 FROM debit)")
         charged = f""",
-            charged AS (INSERT INTO credit_ledger (workspace_id, delta, balance_after, reason, at, message_id)
-                        SELECT {workspace}, -{price}, debit.balance, 'template_send', {at}, pending.id
+            charged AS (INSERT INTO credit_ledger (workspace_id, delta, balance_after, reason, at, message_id,
+                                                   broadcast_id)
+                        SELECT {workspace}, -{price}, debit.balance, 'template_send', {at}, pending.id,
+                               pending.broadcast_id
                         FROM debit, pending)"""
         balance = (f"coalesce((SELECT balance FROM debit),"
                    f" (SELECT balance FROM credit_accounts WHERE workspace_id = {workspace}), 0)")
     row = await q.fetchrow(
-        f"""WITH consent AS ({consent}), {held} {debit}
+        f"""WITH consent AS ({consent}), {queued} {held} {debit}
             pending AS (INSERT INTO messages ({', '.join(names)}) SELECT {', '.join(expressions)}
-                        WHERE {' AND '.join(conditions)} RETURNING *){linked}{charged}
-            SELECT consent.opted_out AS consent_opted_out, {balance} AS credit_balance, pending.*
+                        WHERE {' AND '.join(conditions)} RETURNING *){linked}{charged}{recipient}
+            SELECT consent.opted_out AS consent_opted_out, {balance} AS credit_balance,
+                   {held_recipient} AS recipient_queued, pending.*
             FROM consent LEFT JOIN pending ON true""",
         *args,
     )
     if row["id"] is None:
+        if not row["recipient_queued"]:
+            return PendingInsert(None, not_queued=True)
         # Without a key to lose, a charged send that went in is short of credits. The statement's own read of the
         # balance is its snapshot, from before sends that committed while it waited for the account's lock: the
         # balance is read again for the answer.

@@ -38,3 +38,44 @@ def test_a_saturated_number_refuses_without_reserving():
     assert schedule.reserve(0.0, max_wait=2) is None
     assert len(schedule) == 3
     assert schedule.reserve(5.0, max_wait=2) == 0.0 and len(schedule) == 1
+
+
+def test_bulk_sends_leave_a_fifth_of_the_limit_to_replies():
+    schedule = SendSchedule(limit=10, window=1.0)
+    assert schedule.bulk_limit == 8
+    assert [schedule.reserve_bulk(0.0) for _ in range(8)] == [0.0] * 8
+    # The ninth bulk send waits for the first to leave the window; nothing was reserved for it.
+    assert schedule.reserve_bulk(0.5) == pytest.approx(0.5)
+    assert len(schedule) == 8
+    # Replies still go at once.
+    assert [schedule.reserve(0.5, max_wait=5) for _ in range(2)] == [0.0, 0.0]
+
+
+def test_replies_go_first_when_both_want_the_whole_limit():
+    """Replies asking as fast as bulk sends take every slot they ask for; bulk gets what is left."""
+    schedule = SendSchedule(limit=10, window=1.0)
+    replies = bulk = 0
+    now = 0.0
+    waiting_replies: list[float] = []
+    for _ in range(10_000):
+        now += 0.001
+        delay = schedule.reserve(now, max_wait=5)
+        if delay is not None:
+            waiting_replies.append(delay)
+            replies += 1
+        if schedule.reserve_bulk(now) == 0.0:
+            bulk += 1
+    # 10 s of both at 1,000 asks a second: replies reserve their slots ahead, so bulk hardly ever fits.
+    assert replies >= 95 and bulk <= 5
+
+
+def test_bulk_never_delays_a_reply_beyond_its_share():
+    """A number sending bulk at its full bulk lane: a reply burst of a fifth of the limit goes at once."""
+    schedule = SendSchedule(limit=80, window=1.1)
+    now, sent = 0.0, 0
+    while now < 5.0:
+        now += 0.001
+        if schedule.reserve_bulk(now) == 0.0:
+            sent += 1
+    assert 64 * 4 <= sent <= 64 * 5 + 64
+    assert [schedule.reserve(now, max_wait=5) for _ in range(16)] == [0.0] * 16

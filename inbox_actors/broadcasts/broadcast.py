@@ -1,0 +1,308 @@
+"""The broadcast actor: one per broadcast, the single writer of its status, and the sender of its recipients.
+
+Statuses: pending_approval -> scheduled or sending (approve) or rejected; scheduled -> sending (when due, told
+by the schedule); sending <-> paused (a member, or the balance running short of credits); sending -> completed
+(no recipient left queued); any but completed and rejected -> cancelled. Each change is one conditional update
+(with its team audit entry) so the database arbitrates between the actor's own pump and a member's call.
+
+Sending (the pump, a task of the actor while the broadcast is sending): recipients are read in order, a batch at
+a time; for each the pump takes a bulk slot from the number's send pacer (one-to-one replies go first) and
+asks the recipient's conversation to send the template (`Send.broadcast`), up to `concurrency` at once. The
+conversation commits the message as pending in the same statement that claims the recipient, so a recipient is
+never sent twice: after a crash or `kill -9` a restarted broadcast resumes with the recipients still queued,
+and one whose message was committed but whose outcome was lost is in doubt like any send (settled by its
+status, never sent again). Outcomes:
+- accepted: nothing more here (the message's statuses make the delivered and read counts);
+- 130429 (throughput): queued again after RETRY_DELAYS, up to MAX_ATTEMPTS sends; other platform errors
+  (131026, 131049, ...) are final and recorded on the message;
+- opted out since the audience was made: skipped; a web-client chat (text only): failed;
+- short of credits: the broadcast pauses (paused_reason insufficient_credits) and the recipient stays queued;
+- the conversation could not be asked (failing, stopping): queued again after a short pause.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import msgspec
+import trio
+
+from inbox_actors.conversations import send_pacer
+from inbox_actors.conversations.conversation import BroadcastRecipient, Send, SendOutcome, ask_conversation
+from inbox_actors.domain import team_audit
+from inbox_actors.platform.messages import SendRequest
+from inbox_actors.runtime import Actor, ActorError, ActorKind
+from inbox_actors.runtime.clock import Clock
+from persistence.database import Database, DatabaseUnavailable, Record
+from persistence.queries import broadcasts as queries
+from persistence.queries import team_audit as audit_queries
+
+log = logging.getLogger("inbox_actors.broadcasts.broadcast")
+
+KIND = "broadcast"
+PENDING_APPROVAL, SCHEDULED, SENDING, PAUSED = "pending_approval", "scheduled", "sending", "paused"
+COMPLETED, CANCELLED, REJECTED = "completed", "cancelled", "rejected"
+THROUGHPUT = 130429
+MAX_ATTEMPTS = 4
+RETRY_DELAYS = (timedelta(seconds=30), timedelta(minutes=2), timedelta(minutes=10))
+# A recipient whose conversation could not be asked waits this long before it is tried again.
+UNREACHABLE_CHAT_DELAY = timedelta(seconds=10)
+INSUFFICIENT_CREDITS = "insufficient_credits"
+PAUSED_BY_MEMBER = "paused_by_member"
+DATABASE_RETRY_SECONDS = 5.0
+
+
+# -- messages ------------------------------------------------------------------------------------------------
+
+
+class Due(msgspec.Struct, frozen=True):
+    """Send if it is time: a scheduled broadcast whose time came, or a sending one (resumed after a restart)."""
+
+
+class Decide(msgspec.Struct, frozen=True):
+    """A member's call on the broadcast: approve, reject, cancel, pause or resume."""
+
+    action: str
+    member_id: int
+    via: str
+    reason: str | None = None
+
+
+class Refused(msgspec.Struct, frozen=True):
+    status: int
+    code: str
+    message: str
+
+
+ACTIONS = ("approve", "reject", "cancel", "pause", "resume")
+# What each call moves the broadcast from; anything else is 409 invalid_transition.
+_FROM = {
+    "approve": (PENDING_APPROVAL,),
+    "reject": (PENDING_APPROVAL,),
+    "cancel": (PENDING_APPROVAL, SCHEDULED, SENDING, PAUSED),
+    "pause": (SENDING,),
+    "resume": (PAUSED,),
+}
+_AUDIT = {"approve": team_audit.BROADCAST_APPROVED, "reject": team_audit.BROADCAST_REJECTED,
+          "cancel": team_audit.BROADCAST_CANCELLED, "pause": team_audit.BROADCAST_PAUSED,
+          "resume": team_audit.BROADCAST_RESUMED}
+
+
+@dataclass(frozen=True)
+class BroadcastDeps:
+    db: Database
+    clock: Clock
+    sends_per_second: int = 80          # the number's throughput (the send pacer's limit)
+    concurrency: int = 16               # sends of one broadcast in flight at once
+    batch: int = 500                    # recipients read at a time
+
+
+class Broadcast(Actor):
+    def __init__(self, key: str, deps: BroadcastDeps) -> None:
+        super().__init__(key)
+        self.deps = deps
+        self.id = int(key)
+        self.row: Record | None = None
+        self._pumping = False
+        self._changed = trio.Event()   # set when the status moves, so a sleeping pump looks again
+
+    async def on_start(self) -> None:
+        self.row = await queries.broadcast_by_id(self.deps.db, self.id)
+        if self.row is None:
+            return
+        self._phone_number_id = await self.deps.db.fetchval(
+            "SELECT phone_number_id FROM workspaces WHERE id = $1", self.row["workspace_id"])
+        if self.row["status"] == SENDING:
+            self._start_pump()
+
+    async def receive(self, message: object) -> object:
+        if self.row is None:
+            return Refused(404, "broadcast_not_found", "No such broadcast.")
+        if isinstance(message, Due):
+            return await self._due()
+        if isinstance(message, Decide):
+            return await self._decide(message)
+        return await super().receive(message)
+
+    # -- status --------------------------------------------------------------------------------------------
+
+    async def _due(self) -> Record:
+        row = self.row
+        now = self.deps.clock.now()
+        if row["status"] == SCHEDULED and row["scheduled_at"] <= now:
+            changed = await queries.change_status(self.deps.db, self.id, among=(SCHEDULED,), to=SENDING,
+                                                  started_at=now)
+            self._moved(changed)
+        if self.row["status"] == SENDING:
+            self._start_pump()
+        return self.row
+
+    async def _decide(self, call: Decide) -> Record | Refused:
+        row, now = self.row, self.deps.clock.now()
+        if call.action not in _FROM:
+            raise ValueError(f"unknown broadcast action {call.action!r}")
+        if row["status"] not in _FROM[call.action]:
+            return Refused(409, "invalid_transition", f"This broadcast is {_words(row['status'])} and cannot be "
+                           f"{_PAST[call.action]}; only a {_either(_FROM[call.action])} broadcast can.")
+        to, values = self._target(call, now)
+        async with self.deps.db.transaction() as tx:
+            changed = await queries.change_status(tx, self.id, among=_FROM[call.action], to=to, **values)
+            if changed is None:
+                # The pump moved it meanwhile (completed, paused for credits): judged again on what it is now.
+                self.row = await queries.broadcast_by_id(tx, self.id)
+                return Refused(409, "invalid_transition", f"This broadcast is {_words(self.row['status'])} now "
+                               f"and cannot be {_PAST[call.action]}.")
+            if to in (CANCELLED, REJECTED):
+                await queries.cancel_queued(tx, self.id)
+            await audit_queries.record(tx, workspace_id=row["workspace_id"], at=now, member_id=call.member_id,
+                                       via=call.via, action=_AUDIT[call.action],
+                                       subject=team_audit.broadcast_subject(self.id),
+                                       details={"name": row["name"], "status": to,
+                                                **({"reason": call.reason} if call.reason else {})})
+        self._moved(changed)
+        if to == SENDING:
+            self._start_pump()
+        return self.row
+
+    def _target(self, call: Decide, now: datetime) -> tuple[str, dict[str, Any]]:
+        row = self.row
+        if call.action == "approve":
+            later = row["scheduled_at"] is not None and row["scheduled_at"] > now
+            values = {"decided_by": call.member_id, "decided_at": now}
+            return (SCHEDULED, values) if later else (SENDING, {**values, "started_at": now})
+        if call.action == "reject":
+            return REJECTED, {"decided_by": call.member_id, "decided_at": now, "rejection_reason": call.reason,
+                              "finished_at": now}
+        if call.action == "cancel":
+            return CANCELLED, {"cancelled_by": call.member_id, "finished_at": now}
+        if call.action == "pause":
+            return PAUSED, {"paused_reason": PAUSED_BY_MEMBER}
+        return SENDING, {"paused_reason": None, "started_at": row["started_at"] or now}
+
+    def _moved(self, row: Record | None) -> None:
+        if row is not None:
+            self.row = row
+            self._changed.set()
+            self._changed = trio.Event()
+
+    # -- sending -------------------------------------------------------------------------------------------
+
+    def _start_pump(self) -> None:
+        if not self._pumping:
+            self._pumping = True
+            self.tasks.start_soon(self._pump, name=f"broadcast {self.id}")
+
+    async def _pump(self) -> None:
+        try:
+            while self.row["status"] == SENDING:
+                try:
+                    await self._send_round()
+                except DatabaseUnavailable as err:
+                    # Every recipient's state is in PostgreSQL; carry on once it answers.
+                    log.warning("broadcast %s cannot reach the database (%s); retrying", self.id, err)
+                    await trio.sleep(DATABASE_RETRY_SECONDS)
+        finally:
+            self._pumping = False
+
+    async def _send_round(self) -> None:
+        """Send every recipient due now, in order; then complete, or sleep until the next retry is due."""
+        deps = self.deps
+        slots = trio.Semaphore(deps.concurrency)
+        after = 0
+        async with trio.open_nursery() as nursery:
+            while self.row["status"] == SENDING:
+                batch = await queries.queued_recipients(deps.db, self.id, after_position=after,
+                                                        now=deps.clock.now(), limit=deps.batch)
+                if not batch:
+                    break
+                for recipient in batch:
+                    if self.row["status"] != SENDING:
+                        break
+                    await slots.acquire()
+                    await send_pacer.wait_for_bulk_slot(self.actors, self._phone_number_id, deps.sends_per_second)
+                    nursery.start_soon(self._send_one, recipient, slots)
+                    after = recipient["position"]
+        if self.row["status"] != SENDING:
+            return
+        any_queued, next_at = await queries.next_attempt_at(deps.db, self.id)
+        if not any_queued:
+            now = deps.clock.now()
+            self._moved(await queries.change_status(deps.db, self.id, among=(SENDING,), to=COMPLETED,
+                                                    finished_at=now))
+            log.info("broadcast %s completed", self.id)
+            return
+        wait = (next_at - deps.clock.now()).total_seconds() if next_at is not None else 0.0
+        if wait > 0:
+            changed = self._changed
+            with trio.move_on_after(wait):
+                await changed.wait()
+
+    async def _send_one(self, recipient: Record, slots: trio.Semaphore) -> None:
+        try:
+            await self._deliver(recipient)
+        finally:
+            slots.release()
+
+    async def _deliver(self, recipient: Record) -> None:
+        row, deps = self.row, self.deps
+        position = recipient["position"]
+        parameters = recipient["parameters"] if recipient["parameters"] is not None else row["parameters"]
+        request = SendRequest(to=recipient["phone"], type="template", template_name=row["template_name"],
+                              template_language=row["template_language"], template_parameters=tuple(parameters))
+        order = Send(request=request, sender_type="system", author=f"broadcast:{self.id}",
+                     sender_label=row["name"], broadcast=BroadcastRecipient(self.id, position))
+        try:
+            outcome = await ask_conversation(self.actors, row["workspace_id"], recipient["phone"], order)
+        except ActorError as err:
+            log.warning("broadcast %s: recipient %s not reached (%s); trying again later", self.id, position, err)
+            await queries.retry_later(deps.db, self.id, position, at=deps.clock.now() + UNREACHABLE_CHAT_DELAY,
+                                      error_code=None, error_text=None, claimed=False)
+            return
+        assert isinstance(outcome, SendOutcome)
+        await self._judge(recipient, outcome)
+
+    async def _judge(self, recipient: Record, outcome: SendOutcome) -> None:
+        deps, position = self.deps, recipient["position"]
+        if outcome.accepted:
+            return
+        if outcome.failure is not None:
+            attempts = recipient["attempts"] + 1
+            if outcome.failure.code == THROUGHPUT and attempts < MAX_ATTEMPTS:
+                await queries.retry_later(deps.db, self.id, position,
+                                          at=deps.clock.now() + RETRY_DELAYS[min(attempts, len(RETRY_DELAYS)) - 1],
+                                          error_code=outcome.failure.code,
+                                          error_text=outcome.failure.details or outcome.failure.message, claimed=True)
+            return  # otherwise final: the failed message carries the error
+        status = outcome.refused_status
+        if status == 402:
+            self._moved(await queries.change_status(deps.db, self.id, among=(SENDING,), to=PAUSED,
+                                                    paused_reason=INSUFFICIENT_CREDITS))
+        elif status == 403:
+            await queries.settle_recipient(deps.db, self.id, position, state=queries.SKIPPED, skip_reason="opted_out")
+        elif status == 409:
+            return  # not queued any more: sent already, or cancelled
+        else:
+            await queries.settle_recipient(deps.db, self.id, position, state=queries.FAILED,
+                                           error_text=outcome.refused_sentence)
+
+
+def _words(status: str) -> str:
+    return status.replace("_", " ")
+
+
+def _either(statuses: tuple[str, ...]) -> str:
+    words = [_words(status) for status in statuses]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+_PAST = {"approve": "approved", "reject": "rejected", "cancel": "cancelled", "pause": "paused",
+         "resume": "resumed"}
+
+
+def broadcast_kind(deps: BroadcastDeps, *, idle_timeout: float = 300.0) -> ActorKind:
+    # The pump is a task of the actor: a sending broadcast stays in memory; a finished one passivates.
+    return ActorKind(name=KIND, factory=lambda key: Broadcast(key, deps), mailbox_capacity=64,
+                     idle_timeout=idle_timeout, ask_timeout=30.0)

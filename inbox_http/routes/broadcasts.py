@@ -1,0 +1,202 @@
+"""Broadcasts: `POST /api/bulk-send` and `/api/broadcasts/*` (progress, list, recipients, approval, control).
+
+Core API (Growth and Scale), scope `campaigns` (reads also `campaigns:read`); approving or rejecting needs
+`campaign_approve`. bulk-send is a send: not held to the default per-key limit and exempt from the per-IP ceiling
+(a limit set on the key counts it). A member's dashboard session may call these with the same permissions.
+Stable-code errors. Rules live in `inbox_actors.broadcasts` (creation.py for the request, broadcast.py for the
+statuses and sending).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+from quart import Blueprint, request
+
+from inbox_actors.broadcasts import creation, schedule, views
+from inbox_actors.broadcasts.broadcast import KIND as BROADCAST
+from inbox_actors.broadcasts.broadcast import Decide, Due, Refused
+from inbox_actors.domain import scopes as scope_rules
+from inbox_actors.domain.plans import ApiTier
+from inbox_actors.reporting.parameter_catalog import BROADCAST_RECIPIENTS, BROADCASTS
+from inbox_http import idempotency
+from inbox_http.contract import answers, takes
+from inbox_http.encoding import json_response
+from inbox_http.errors import ApiError, SentenceError
+from inbox_http.guard import accepts, current_credential, current_principal, guarded, responds
+from inbox_http.json_body import read_json_body
+from inbox_http.services import services
+
+blueprint = Blueprint("broadcasts", __name__)
+
+CAMPAIGNS = ("campaigns",)
+APPROVERS = ("campaign_approve",)
+NOT_FOUND = "No broadcast with this id in the workspace."
+
+
+class Decision(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    # Why (kept with the broadcast when rejected, and in the team audit log).
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=500)] | None = None
+
+
+@blueprint.post("/api/bulk-send")
+@responds(views.BroadcastView, 202)
+@guarded(tier=ApiTier.CORE, scopes=CAMPAIGNS, sending=True, dashboard=True)
+@takes(creation.BulkSend)
+@answers(422)
+async def bulk_send():
+    """Send a template to many recipients (phones and/or a contact filter), now or at scheduled_at; pending
+    approval when the caller lacks campaign_approve. `Idempotency-Key` makes a retry answer the same broadcast."""
+    state, caller = services(), current_principal()
+    await _require_cloud_api(caller.workspace_id)
+    try:
+        key = idempotency.parse_key(request.headers.get(idempotency.HEADER))
+    except SentenceError as err:
+        raise ApiError(400, "invalid_idempotency_key", err.sentence) from None
+    raw = await request.get_data()
+    body = await read_json_body(creation.BulkSend)
+    creator = creation.Creator(workspace_id=caller.workspace_id, member_id=caller.member_id, via=caller.author,
+                               may_approve=await _may_approve())
+    now = state.clock.now()
+    try:
+        created = await creation.create_once(
+            state.db, creator, body, now, idempotency_key=key,
+            request_hash=idempotency.request_hash(request.method, request.path, raw) if key is not None else None)
+    except creation.Refusal as refusal:
+        raise ApiError(refusal.status, refusal.code, refusal.message) from None
+    row = created.row
+    if not created.replayed:
+        if row["status"] == creation.SENDING:
+            row = await _ask(row["id"], Due())
+        elif row["status"] == creation.SCHEDULED:
+            schedule.scheduled(state.actors, row["scheduled_at"])
+    headers = {idempotency.REPLAYED_HEADER: "true"} if created.replayed else {}
+    return json_response(await views.broadcast_view(state.db, row, state.clock.now()), 202, headers)
+
+
+@blueprint.get("/api/broadcasts")
+@responds(views.BroadcastPage)
+@guarded(tier=ApiTier.CORE, scopes=CAMPAIGNS, dashboard=True)
+@accepts(BROADCASTS)
+async def list_broadcasts():
+    """The workspace's broadcasts, newest first (optionally of one status), keyset-paged."""
+    state = services()
+    return json_response(await views.list_broadcasts(state.db, current_principal().workspace_id, request.args))
+
+
+@blueprint.get("/api/broadcasts/<id:broadcast_id>")
+@responds(views.BroadcastView)
+@guarded(tier=ApiTier.CORE, scopes=CAMPAIGNS, dashboard=True)
+@answers(404)
+async def read_broadcast(broadcast_id: int):
+    """One broadcast: status, approval, and progress (queued, in flight, sent, delivered, read, failed, skipped,
+    cancelled) with its current send rate."""
+    state = services()
+    row = await _find(broadcast_id)
+    return json_response(await views.broadcast_view(state.db, row, state.clock.now()))
+
+
+@blueprint.get("/api/broadcasts/<id:broadcast_id>/recipients")
+@responds(views.RecipientPage)
+@guarded(tier=ApiTier.CORE, scopes=CAMPAIGNS, dashboard=True)
+@accepts(BROADCAST_RECIPIENTS)
+@answers(404)
+async def read_recipients(broadcast_id: int):
+    """The broadcast's recipients in send order with their outcome and the platform's error, if any."""
+    await _find(broadcast_id)
+    return json_response(await views.list_recipients(services().db, broadcast_id, request.args))
+
+
+@blueprint.post("/api/broadcasts/<id:broadcast_id>/approve")
+@responds(views.BroadcastView)
+@guarded(tier=ApiTier.CORE, scopes=APPROVERS, dashboard=True)
+@answers(404, 409)
+async def approve_broadcast(broadcast_id: int):
+    """Approve a broadcast pending approval: it sends now, or at its scheduled time."""
+    return await _decide(broadcast_id, "approve")
+
+
+@blueprint.post("/api/broadcasts/<id:broadcast_id>/reject")
+@responds(views.BroadcastView)
+@guarded(tier=ApiTier.CORE, scopes=APPROVERS, dashboard=True)
+@takes(Decision)
+@answers(404, 409)
+async def reject_broadcast(broadcast_id: int):
+    """Reject a broadcast pending approval (optional reason); nothing is sent."""
+    return await _decide(broadcast_id, "reject", (await read_json_body(Decision, empty_ok=True)).reason)
+
+
+@blueprint.post("/api/broadcasts/<id:broadcast_id>/cancel")
+@responds(views.BroadcastView)
+@guarded(tier=ApiTier.CORE, scopes=CAMPAIGNS, dashboard=True)
+@takes(Decision)
+@answers(404, 409)
+async def cancel_broadcast(broadcast_id: int):
+    """Cancel a broadcast not finished yet: recipients not sent yet are never sent; sends in flight finish."""
+    return await _decide(broadcast_id, "cancel", (await read_json_body(Decision, empty_ok=True)).reason)
+
+
+@blueprint.post("/api/broadcasts/<id:broadcast_id>/pause")
+@responds(views.BroadcastView)
+@guarded(tier=ApiTier.CORE, scopes=CAMPAIGNS, dashboard=True)
+@answers(404, 409)
+async def pause_broadcast(broadcast_id: int):
+    """Pause a sending broadcast; sends in flight finish."""
+    return await _decide(broadcast_id, "pause")
+
+
+@blueprint.post("/api/broadcasts/<id:broadcast_id>/resume")
+@responds(views.BroadcastView)
+@guarded(tier=ApiTier.CORE, scopes=CAMPAIGNS, dashboard=True)
+@answers(404, 409)
+async def resume_broadcast(broadcast_id: int):
+    """Resume a paused broadcast (paused by a member, or for want of credits once topped up)."""
+    return await _decide(broadcast_id, "resume")
+
+
+# -- shared ------------------------------------------------------------------------------------------------
+
+
+async def _decide(broadcast_id: int, action: str, reason: str | None = None):
+    state, caller = services(), current_principal()
+    await _find(broadcast_id)
+    row = await _ask(broadcast_id, Decide(action, member_id=caller.member_id, via=caller.author, reason=reason))
+    if row["status"] == creation.SCHEDULED:
+        schedule.scheduled(state.actors, row["scheduled_at"])
+    return json_response(await views.broadcast_view(state.db, row, state.clock.now()))
+
+
+async def _find(broadcast_id: int):
+    row = await views.find_broadcast(services().db, current_principal().workspace_id, broadcast_id)
+    if row is None:
+        raise ApiError(404, "broadcast_not_found", NOT_FOUND)
+    return row
+
+
+async def _ask(broadcast_id: int, message: object):
+    answer = await services().actors.ref(BROADCAST, str(broadcast_id)).ask(message)
+    if isinstance(answer, Refused):
+        raise ApiError(answer.status, answer.code, answer.message)
+    return answer
+
+
+async def _may_approve() -> bool:
+    """Whether the caller sends without approval: it holds campaign_approve (a key: in its scopes and its
+    creator's permissions; a session: an admin, or a member with the permission)."""
+    caller = current_principal()
+    if caller.via == "api_key":
+        credential = current_credential()
+        return (scope_rules.covers(credential.scopes, APPROVERS, "POST")
+                and scope_rules.covers(credential.member_permissions, APPROVERS, "POST"))
+    member = await services().db.fetchrow("SELECT role, permissions FROM members WHERE id = $1", caller.member_id)
+    return member is not None and (member["role"] == "admin"
+                                   or scope_rules.covers(member["permissions"], APPROVERS, "POST"))
+
+
+async def _require_cloud_api(workspace_id: int) -> None:
+    caller = current_principal()
+    enabled = (current_credential().cloud_api_enabled if caller.via == "api_key" else
+               await services().db.fetchval("SELECT cloud_api_enabled FROM workspaces WHERE id = $1", workspace_id))
+    if not enabled:
+        raise ApiError(403, "feature_disabled_for_org", "The messaging cloud API is switched off for this workspace.")
