@@ -238,6 +238,8 @@ class Conversation(Actor):
         row = self.chat.row
         if row is None or row["waiting_since"] is None and row["waiting_for_person_since"] is None:
             return {}
+        if message["broadcast_id"] is not None:
+            return {}  # a campaign's message answers nobody
         latest = await message_queries.latest_customer_message(tx, row["id"])
         if latest is not None and latest["id"] > message["id"]:
             return {}

@@ -85,14 +85,17 @@ class SendRecords:
         row, now = chat.row, chat.clock.now()
         reservation = order.reservation
         broadcast = order.broadcast
+        # A broadcast's message is no reply: it answers nobody and is not clocked.
+        replies = row is not None and row["waiting_since"] is not None and broadcast is None
         return await message_queries.insert_pending(
-            chat.db, answers_latest_of=row["id"] if row is not None and row["waiting_since"] is not None else None,
+            chat.db, answers_latest_of=row["id"] if replies else None,
             claim=(reservation.key, reservation.reserved_at) if reservation is not None else None,
             unless_opted_out=check_consent, charge=charge,
             broadcast_position=broadcast.position if broadcast is not None else None,
             broadcast_id=broadcast.broadcast_id if broadcast is not None else None,
             idempotency_key=reservation.key if reservation is not None else None,
-            conversation_id=row["id"] if row is not None else None, waited_from=_waited_from(row, order),
+            conversation_id=row["id"] if row is not None else None,
+            waited_from=_waited_from(row, order) if broadcast is None else None,
             sent_at=now, status_at=now, **self._columns(order, request, channel))
 
     # -- the outcome ------------------------------------------------------------------------------------------

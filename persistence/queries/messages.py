@@ -213,10 +213,11 @@ async def lock_for_statuses(tx: UnitOfWork, workspace_id: int, platform_message_
                             message_ids: list[int]) -> list[Record]:
     """The workspace's messages the statuses name (by platform id, or by row id for callback data), locked for the
     transaction, each with its chat's phone (a pending first send: its recipient) and whether that chat waits for
-    an answer (`chat_waiting`)."""
+    an answer the message could be (`chat_waiting`; a broadcast's message is never one)."""
     return await tx.fetch(
         "SELECT m.id, m.platform_message_id, m.direction, m.status, coalesce(c.phone, m.recipient) AS phone,"
-        " (c.waiting_since IS NOT NULL OR c.waiting_for_person_since IS NOT NULL) AS chat_waiting"
+        " (m.broadcast_id IS NULL AND (c.waiting_since IS NOT NULL OR c.waiting_for_person_since IS NOT NULL))"
+        " AS chat_waiting"
         " FROM messages m LEFT JOIN conversations c ON c.id = m.conversation_id"
         " WHERE m.workspace_id = $1 AND (m.platform_message_id = ANY($2::text[]) OR m.id = ANY($3::bigint[]))"
         " ORDER BY m.id FOR UPDATE OF m",

@@ -14,7 +14,7 @@ import trio
 from inbox_actors.domain.credit_prices import TemplatePrices
 from inbox_actors.platform import templates
 from tests import builders
-from tests.e2e.chat_helpers import eventually, scale_workspace
+from tests.e2e.chat_helpers import customer_writes, eventually, scale_workspace
 from tests.e2e.conftest import bearer, with_settings
 
 BULK_SEND, BROADCASTS = "/api/bulk-send", "/api/broadcasts"
@@ -299,3 +299,48 @@ class TestBusyNumber:
         pause = await service.client.post(f"{BROADCASTS}/{created.json()['id']}/pause", headers=bearer(key))
         assert pause.status_code == 200 and pause.json()["status"] == "paused"
         await service.client.post(f"{BROADCASTS}/{created.json()['id']}/cancel", headers=bearer(key))
+
+
+async def test_a_broadcast_message_answers_nobody(service):
+    """A customer waiting for an answer still waits after a campaign's message reached them."""
+    workspace_id, _, key = await broadcasting_workspace(service)
+    phone_number_id = await service.db.fetchval("SELECT phone_number_id FROM workspaces WHERE id = $1", workspace_id)
+    await customer_writes(service, phone_number_id, "919700000801", "Is my order on its way?")
+    created = await service.client.post(BULK_SEND, headers=bearer(key), json={
+        "template": PROMO, "recipients": ["919700000801"]})
+    await finished(service, key, created.json()["id"])
+    chat = await service.db.fetchrow("SELECT waiting_since, waiting_for_person_since FROM conversations"
+                                     " WHERE workspace_id = $1 AND phone = '919700000801'", workspace_id)
+    assert chat["waiting_since"] is not None
+    message = await service.db.fetchrow("SELECT answers_message_id, waited_from FROM messages WHERE broadcast_id = $1",
+                                        created.json()["id"])
+    assert (message["answers_message_id"], message["waited_from"]) == (None, None)
+
+
+class TestThroughputRefusals:
+    @pytest.fixture
+    def service_settings(self, service_settings):
+        # The service paces far above what the platform takes: the platform answers 130429.
+        return with_settings(service_settings, platform_sends_per_second=1000, simulator_throughput=3)
+
+    async def test_a_recipient_refused_for_throughput_is_sent_later_once(self, service, monkeypatch):
+        from inbox_actors.broadcasts import broadcast
+
+        monkeypatch.setattr(broadcast, "RETRY_DELAYS", (timedelta(seconds=0.4),) * 3)
+        monkeypatch.setattr(broadcast, "MAX_ATTEMPTS", 30)
+        workspace_id, _, key = await broadcasting_workspace(service)
+        phones = [f"91970000090{n}" for n in range(8)]
+        created = await service.client.post(BULK_SEND, headers=bearer(key), json={"template": PROMO,
+                                                                                   "recipients": phones})
+        done = await finished(service, key, created.json()["id"], timeout=30)
+        assert (done["counts"]["sent"], done["counts"]["failed"]) == (8, 0), done["counts"]
+        refused = await service.db.fetchval("SELECT count(*) FROM messages WHERE broadcast_id = $1 AND error_code ="
+                                            " 130429", created.json()["id"])
+        assert refused > 0, "the platform refused some sends for throughput"
+        recipients = (await service.client.get(f"{BROADCASTS}/{created.json()['id']}/recipients",
+                                               headers=bearer(key))).json()["data"]
+        assert sum(r["attempts"] for r in recipients) == 8 + refused
+        accepted = await service.db.fetch("SELECT recipient FROM broadcast_recipients r JOIN messages m ON"
+                                          " m.id = r.message_id WHERE r.broadcast_id = $1 AND m.status <> 'failed'",
+                                          created.json()["id"])
+        assert len(accepted) == 8
