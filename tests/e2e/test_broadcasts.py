@@ -344,3 +344,28 @@ class TestThroughputRefusals:
                                           " m.id = r.message_id WHERE r.broadcast_id = $1 AND m.status <> 'failed'",
                                           created.json()["id"])
         assert len(accepted) == 8
+
+
+async def test_dashboard_sessions_broadcast_and_approve_with_their_permissions(service):
+    from inbox_actors.access.sessions import create_session
+
+    workspace_id, _, key = await broadcasting_workspace(service)
+    now = datetime.now(timezone.utc)
+    marketer = await builders.member(service.db, workspace_id, "agent", permissions=["campaigns"])
+    marketer_session, _ = await create_session(service.db, member_id=marketer, hours=1, now=now)
+    admin = await builders.member(service.db, workspace_id, "admin")
+    admin_session, _ = await create_session(service.db, member_id=admin, hours=1, now=now)
+
+    pending = await service.client.post(BULK_SEND, headers=bearer(marketer_session), json={
+        "template": PROMO, "recipients": ["919700001001"]})
+    assert pending.status_code == 202 and pending.json()["status"] == "pending_approval", pending.text
+    refused = await service.client.post(f"{BROADCASTS}/{pending.json()['id']}/approve",
+                                        headers=bearer(marketer_session))
+    assert refused.status_code == 403 and refused.json()["error"] == "permission_denied", refused.text
+    approved = await service.client.post(f"{BROADCASTS}/{pending.json()['id']}/approve",
+                                         headers=bearer(admin_session))
+    assert approved.status_code == 200 and approved.json()["approval"]["decided_by"] == admin, approved.text
+    direct = await service.client.post(BULK_SEND, headers=bearer(admin_session), json={
+        "template": PROMO, "recipients": ["919700001002"]})
+    assert direct.status_code == 202 and direct.json()["status"] == "sending", direct.text
+    await finished(service, key, direct.json()["id"])
