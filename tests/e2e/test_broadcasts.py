@@ -369,3 +369,12 @@ async def test_dashboard_sessions_broadcast_and_approve_with_their_permissions(s
         "template": PROMO, "recipients": ["919700001002"]})
     assert direct.status_code == 202 and direct.json()["status"] == "sending", direct.text
     await finished(service, key, direct.json()["id"])
+
+
+async def test_a_limit_set_on_the_key_counts_bulk_send(service):
+    workspace_id, admin, _ = await broadcasting_workspace(service)
+    limited = (await builders.key(service.db, workspace_id, admin, rate_limit_per_minute=10)).key
+    answers = [await service.client.post(BULK_SEND, headers=bearer(limited), json={
+        "template": PROMO, "recipients": [f"91970000110{n}"]}) for n in range(11)]
+    assert [a.status_code for a in answers] == [202] * 10 + [429]
+    assert answers[0].headers["X-RateLimit-Limit"] == "10" and answers[-1].json()["error"] == "rate_limited"
