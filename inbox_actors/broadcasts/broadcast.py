@@ -200,9 +200,9 @@ class Broadcast(Actor):
             while self.row["status"] == SENDING:
                 try:
                     await self._send_round()
-                except DatabaseUnavailable as err:
+                except* DatabaseUnavailable as lost:
                     # Every recipient's state is in PostgreSQL; carry on once it answers.
-                    log.warning("broadcast %s cannot reach the database (%s); retrying", self.id, err)
+                    log.warning("broadcast %s cannot reach the database (%s); retrying", self.id, lost.exceptions[0])
                     await trio.sleep(DATABASE_RETRY_SECONDS)
         finally:
             self._pumping = False
@@ -243,6 +243,9 @@ class Broadcast(Actor):
     async def _send_one(self, recipient: Record, slots: trio.Semaphore) -> None:
         try:
             await self._deliver(recipient)
+        except DatabaseUnavailable as err:
+            # Its state is whatever was committed: still queued (tried again next round), or claimed.
+            log.warning("broadcast %s: recipient %s left as it stood (%s)", self.id, recipient["position"], err)
         finally:
             slots.release()
 
