@@ -1,0 +1,46 @@
+"""scripts/crash_broadcast.py, run as a user runs it, small, against the test session's PostgreSQL (it makes a
+database of its own there and drops it): a broadcast is SIGKILLed a third of the way through, the service started
+again resumes it, and every recipient gets the message once (none twice, none lost)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.e2e.test_bench_reporting_script import ONE_BENCH_DATABASE_AT_A_TIME, bench_databases
+from tests.e2e.test_webhook_scripts import run_script
+
+
+@pytest.mark.slow
+@ONE_BENCH_DATABASE_AT_A_TIME
+def test_a_broadcast_killed_mid_way_resumes_and_reaches_every_recipient_exactly_once(postgres_server):
+    before = bench_databases(postgres_server.admin_url)
+    # The platform at twice the service's rate: the resumed broadcast's first burst is not refused 130429, whose
+    # recipients would wait 30 s for their retry.
+    done = run_script("crash_broadcast.py", "--recipients", "150", "--rate", "40", "--platform-throughput", "80",
+                      "--deadline", "60", "--database-url", postgres_server.admin_url)
+
+    out = done.stdout
+    assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]
+    killed = re.search(r"^  SIGKILL [\d.]+ s after the bulk-send: (\d+) sent by the API's counts, (\d+) accepted by "
+                       r"the platform$", out, re.M)
+    assert killed and 50 <= int(killed[1]) <= int(killed[2]) < 150, out
+    assert re.search(r"^  broadcast \d+: completed [\d.]+ s after the bulk-send, every accepted send settled", out,
+                     re.M), out
+    assert re.search(r"^recipients: 150$", out, re.M), out
+    assert re.search(rf"^sent before the kill: {killed[2]} \(the API's counts said {killed[1]} sent\)$", out, re.M), out
+    once = re.search(r"^got it once: (\d+)$", out, re.M)
+    doubt = re.search(r"^never got it: (\d+) \(left in doubt (\d+), lost 0\)$", out, re.M)
+    assert once and doubt and doubt[1] == doubt[2] and int(once[1]) + int(doubt[1]) == 150, out
+    assert re.search(r"^got it twice: 0$", out, re.M), out
+    resumed = re.search(r"^time to resume: ([\d.]+) s from the kill to the first send of the new process \(ready "
+                        r"after ([\d.]+) s\)$", out, re.M)
+    assert resumed and float(resumed[2]) <= float(resumed[1]) < 30, out
+    assert re.search(r"^total time: [\d.]+ s from the bulk-send to completed$", out, re.M), out
+    assert bench_databases(postgres_server.admin_url) == before
+
+
+def test_bad_arguments_exit_2_before_starting_anything():
+    assert run_script("crash_broadcast.py", "--recipients", "0").returncode == 2
+    assert run_script("crash_broadcast.py", "--kill-at", "1.5").returncode == 2
