@@ -58,6 +58,7 @@ from bench_webhooks import Workspace, bench_database, make_workspace, postgres_s
 from crash_sends import STATUS_RETRIES, Service, platform_record
 from load_chats import Child, cli_command, free_ports, service_env
 
+from inbox_actors.domain.send_pacing import WINDOW_SECONDS, SendSchedule
 from inbox_actors.platform import templates
 from persistence.database import Database
 
@@ -65,7 +66,6 @@ TEMPLATE = ("crash_broadcast", "en", "Hello {{1}}, our sale starts today!")
 PHONE_BASE = 447_300_000_000
 STARTUP_SECONDS = 120.0
 POLL_SECONDS = 0.05
-BULK_SHARE = 0.8             # of the number's throughput a broadcast may take (domain/send_pacing.py)
 THROUGHPUT = 130429
 RETRY_AFTER = 30             # seconds: a recipient refused for throughput is tried again (broadcasts/broadcast.py)
 
@@ -198,9 +198,10 @@ async def one_run(args: argparse.Namespace, service: Service, db: Database, ws: 
     # Numbers ending in 1 to 9 (the simulator turns read receipts off for those ending in 0).
     run = Run(number, [str(first + i + i // 9 + 1) for i in range(args.recipients)])
     threshold = max(1, round(args.recipients * args.kill_at))
-    bulk = max(1, args.rate - max(1, round(args.rate * (1 - BULK_SHARE)))) if args.rate > 1 else 1
+    bulk = SendSchedule(args.rate).bulk_limit       # sends a broadcast may make in any WINDOW_SECONDS
     print(f"run {number} of {args.runs}: {args.recipients:,} recipients at WHATSAPP_SENDS_PER_SECOND {args.rate} "
-          f"(a broadcast's share: {bulk}/s, about {args.recipients / bulk:.1f} s); SIGKILL once {threshold:,} "
+          f"(a broadcast's pace: {bulk} sends in any {WINDOW_SECONDS:g} s, about "
+          f"{args.recipients * WINDOW_SECONDS / bulk:.1f} s); SIGKILL once {threshold:,} "
           "are sent", flush=True)
     headers = {"Authorization": f"Bearer {ws.key}"}
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{service.port}", headers=headers, timeout=60) as http:
