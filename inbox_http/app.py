@@ -19,6 +19,7 @@ from inbox_http.routes import (
     health,
     inbox,
     keys,
+    mcp,
     reporting,
     reporting_chat,
     send_message,
@@ -47,7 +48,7 @@ def create_app(services: Services | None) -> QuartTrio:
     if services is not None:
         app.extensions["inbox"] = services
     for module in (reporting, reporting_chat, keys, send_message, contact_reads, contact_removal, contacts,
-                   templates, inbox, team, credits, broadcasts, webhooks, whatsapp_webhook, health, docs):
+                   templates, inbox, team, credits, broadcasts, mcp, webhooks, whatsapp_webhook, health, docs):
         app.register_blueprint(module.blueprint)
     install_error_handlers(app)
     install_guard(app)

@@ -129,6 +129,8 @@ def _operation(row: dict, view, schema_of: dict, converters: dict[str, str]) -> 
     statuses.setdefault(500, convention)
     for status in sorted(statuses):
         responses[str(status)] = answer(_ERROR_ANSWERS[status], statuses[status])
+    # A route that answers in a protocol of its own (MCP's JSON-RPC) declares those answers itself.
+    responses.update(getattr(view, "openapi_responses", {}))
     return operation
 
 

@@ -12,6 +12,10 @@ what the contract does promise; negative cases are left as generated:
 - ids and addresses that must exist: a transfer goes to the workspace's member (FUZZ_MEMBER_ID), a webhook
   endpoint is the local receiver (FUZZ_RECEIVER_URL: host names do not resolve while fuzzing).
 
+`POST /api/mcp` takes an MCP token, never the fuzzer's API key: every case of it (positive and negative) is sent
+with a token the hooks make once through `POST /api/mcp/tokens` with that key, so the cases reach the JSON-RPC
+layer instead of all being 401 invalid_token.
+
 One check is added: a send the platform refused is answered 500 (send-message) or 502 (an agent's reply) with
 the platform's errorCode, as the spec has it; any other 5xx, of any route, is a server error. (Schemathesis'
 own not_a_server_error is told to let 500 and 502 through, for this check to judge them.)
@@ -22,6 +26,7 @@ from __future__ import annotations
 import os
 from datetime import datetime, timedelta, timezone
 
+import requests
 import schemathesis
 from schemathesis import GenerationMode
 
@@ -111,6 +116,38 @@ def _window_allowed(query: dict) -> bool:
     except InvalidParameter:
         return False
     return True
+
+
+MCP_ENDPOINT = ("POST", "/api/mcp")
+_mcp_tokens: dict[str, str] = {}  # the fuzzer's API key -> the MCP token made with it
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    if (case.method.upper(), case.operation.path) != MCP_ENDPOINT:
+        return
+    key = case.operation.schema.config.headers_for(operation=case.operation).get("Authorization")
+    if key is None:
+        return
+    if key not in _mcp_tokens:
+        made = requests.post(f"{case.operation.schema.get_base_url()}/api/mcp/tokens", json={"name": "fuzzer"},
+                             headers={"Authorization": key}, timeout=30)
+        made.raise_for_status()
+        _mcp_tokens[key] = made.json()["token"]
+    kwargs["auth"] = _McpToken(key, _mcp_tokens[key])
+
+
+class _McpToken(requests.auth.AuthBase):
+    """Puts the MCP token in place of the API key on the prepared request (the configured header is applied before
+    it); a case sent without that header, or with another on purpose (the auth checks), is left as it is."""
+
+    def __init__(self, key: str, token: str) -> None:
+        self.key, self.token = key, token
+
+    def __call__(self, prepared):
+        if prepared.headers.get("Authorization") == self.key:
+            prepared.headers["Authorization"] = f"Bearer {self.token}"
+        return prepared
 
 
 @schemathesis.check

@@ -18,6 +18,7 @@ from inbox_http.cli import (
     credits,
     importer,
     key,
+    mcp,
     member,
     migrate,
     serve,
@@ -37,7 +38,7 @@ _COMMANDS: dict[tuple[str, str | None], DatabaseCommand] = {
     (name, action): command
     for name, group in (("migrate", migrate), ("workspace", workspace), ("member", member), ("key", key),
                         ("session", session), ("template", template), ("bot", bot), ("import", importer),
-                        ("credits", credits))
+                        ("credits", credits), ("mcp", mcp))
     for action, command in group.COMMANDS.items()
 }
 
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     bot.add_commands(commands)
     importer.add_commands(commands)
     credits.add_commands(commands)
+    mcp.add_commands(commands)
     simulator.add_command(commands)
     return parser
 

@@ -1,0 +1,217 @@
+"""MCP: `POST /api/mcp` (JSON-RPC 2.0, no session) and its settings, `/api/mcp/tokens` and `/api/mcp/actions`.
+
+`POST /api/mcp` takes an MCP token only (`inbox_actors.mcp.tokens`), never an API key: a missing, unknown or
+revoked token, or an API key, is 401 invalid_token with `WWW-Authenticate: Bearer`. Then the plan (Scale only:
+403 api_not_in_plan on Starter, api_access_not_enabled on Growth) and the token's member (account_suspended,
+membership_revoked), as the auth ladder has them. The per-IP ceiling applies as on every route. What the body is
+answered is `inbox_actors.mcp.protocol`'s; the tools are the workspace's exposed catalog actions, run with the
+member's permissions. `GET` and `DELETE` on the path are 405: there is no SSE stream and no session to end.
+
+The settings calls are the full API's, scope `settings` (reads also `settings:read`), for keys and members'
+dashboard sessions alike; a session on a plan without MCP gets the same plan refusal. Tokens are made for the
+caller's own member (the operator's CLI makes them for any member): `inbox-actors mcp token create`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+from quart import Blueprint, request
+
+from inbox_actors.access import rate_bucket
+from inbox_actors.domain.access import ErrorStyle, RoutePolicy
+from inbox_actors.domain.plans import ApiTier
+from inbox_actors.mcp import exposure, protocol, tokens
+from inbox_actors.mcp.toolbox import WorkspaceToolbox
+from inbox_actors.mcp.tools import ToolDeps
+from inbox_http.contract import answers, in_path, rule, takes
+from inbox_http.encoding import json_response
+from inbox_http.errors import ApiError, refusal_response, stable_error
+from inbox_http.guard import _ip_limited as ip_limited  # the per-IP ceiling's answer, as every route gives it
+from inbox_http.guard import bearer_token, client_ip, current_principal, guarded, rate_bucket_address, responds
+from inbox_http.json_body import read_json_body
+from inbox_http.services import services
+
+blueprint = Blueprint("mcp", __name__, url_prefix="/api/mcp")
+
+SETTINGS = ("settings",)
+# RFC 6750: a bare challenge when no token came, the error named when one did.
+_NO_TOKEN_CHALLENGE = {"WWW-Authenticate": "Bearer"}
+_INVALID_TOKEN_CHALLENGE = {"WWW-Authenticate": 'Bearer error="invalid_token"'}
+_MAX_TOKEN_LENGTH = 512
+
+
+class CreateTokenBody(msgspec.Struct, forbid_unknown_fields=True):
+    name: Annotated[str, rule(min_length=1, max_length=tokens.MAX_NAME, pattern=tokens.NAME_PATTERN)]
+
+
+class TokenList(msgspec.Struct, frozen=True):
+    data: list[tokens.TokenView]
+
+
+# -- the endpoint --------------------------------------------------------------------------------------------
+
+_ID = {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+# The envelope this route checks (anything else is 400); what a method makes of its params is answered in the
+# JSON-RPC response, 200.
+MESSAGE_SCHEMA = {
+    "type": "object",
+    "description": "One JSON-RPC 2.0 message: a request (with id), a notification (without), or a response. "
+                   "Methods: initialize, ping, tools/list, tools/call; notifications are accepted. Batches "
+                   "(arrays) are refused.",
+    "required": ["jsonrpc"],
+    "properties": {"jsonrpc": {"const": "2.0"}, "id": _ID, "method": {"type": "string"},
+                   "params": {"type": ["object", "array"]}},
+    "anyOf": [{"required": ["method"]}, {"required": ["id", "result"], "not": {"required": ["error"]}},
+              {"required": ["id", "error"], "not": {"required": ["result"]}}],
+    "example": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+}
+_RESPONSE = {
+    "type": "object", "required": ["jsonrpc", "id"],
+    "properties": {
+        "jsonrpc": {"const": "2.0"}, "id": {"anyOf": [_ID, {"type": "null"}]}, "result": {"type": "object"},
+        "error": {"type": "object", "required": ["code", "message"],
+                  "properties": {"code": {"type": "integer"}, "message": {"type": "string"}}},
+    },
+}
+
+
+def _json(description: str, schema: dict) -> dict:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+_STABLE_ERROR = {"$ref": "#/components/schemas/StableError"}
+_SENTENCE_ERROR = {"$ref": "#/components/schemas/SentenceError"}
+ENDPOINT_RESPONSES = {
+    "200": _json("The JSON-RPC response to a request: its result, or its error (-32601 method not found, -32602 "
+                 "invalid params, an unknown or unexposed tool included); a tool's own failure is a result with "
+                 "isError true", _RESPONSE),
+    "202": {"description": "A notification or a response: accepted, no body"},
+    "400": _json("Not JSON (-32700), not a JSON-RPC 2.0 message, or a batch (-32600): one error response, id null",
+                 _RESPONSE),
+    "401": {**_json("invalid_token: no MCP token, an unknown or revoked one, or an API key",
+                    {"allOf": [_STABLE_ERROR, {"properties": {"error": {"const": "invalid_token"}}}]}),
+            "headers": {"WWW-Authenticate": {"schema": {"type": "string"}, "required": True}}},
+    "403": _json("The plan has no MCP (api_not_in_plan, api_access_not_enabled), or the token's member is "
+                 "suspended or removed", _STABLE_ERROR),
+    "429": _json("Over the per-IP ceiling", _SENTENCE_ERROR),
+}
+
+
+@blueprint.post("")
+@takes(MESSAGE_SCHEMA)
+async def endpoint():
+    """Model Context Protocol: one JSON-RPC 2.0 message per POST, answered as JSON; MCP token, not an API key."""
+    state = services()
+    admission = await rate_bucket.admit_ip(state.actors, rate_bucket_address(client_ip()),
+                                           state.settings.ip_limit_per_minute)
+    if not admission.allowed:
+        return ip_limited(admission)
+    token = bearer_token(request.headers.get("Authorization"))
+    caller = None
+    if token is not None and len(token) <= _MAX_TOKEN_LENGTH:
+        caller = await tokens.find_caller(state.db, token, state.clock.now())
+    if caller is None:
+        if token is None:
+            return stable_error(401, "invalid_token", "An MCP token is required: send Authorization: Bearer <token>.",
+                                headers=_NO_TOKEN_CHALLENGE)
+        return stable_error(401, "invalid_token", "The MCP token is unknown or revoked (an API key is not an MCP "
+                                                  "token).", headers=_INVALID_TOKEN_CHALLENGE)
+    refusal = tokens.caller_refusal(caller)
+    if refusal is not None:
+        return refusal_response(refusal)
+    toolbox = WorkspaceToolbox(ToolDeps(state.db, state.actors, state.clock), caller)
+    reply = await protocol.answer(await request.get_data(), toolbox)
+    if reply.body is None:
+        return "", reply.status
+    return json_response(reply.body, reply.status)
+
+
+# Read by the route list and the OpenAPI document; the endpoint checks its own token (above), not the guard.
+endpoint.route_policy = RoutePolicy(tier=ApiTier.FULL, errors=ErrorStyle.STABLE)  # type: ignore[attr-defined]
+endpoint.openapi_responses = ENDPOINT_RESPONSES  # type: ignore[attr-defined]
+
+
+# -- tokens --------------------------------------------------------------------------------------------------
+
+
+@blueprint.get("/tokens")
+@responds(TokenList)
+@guarded(tier=ApiTier.FULL, scopes=SETTINGS, dashboard=True)
+async def list_tokens():
+    """The workspace's MCP tokens, newest first (never a plaintext or a hash)."""
+    _refuse_plan()
+    state = services()
+    return json_response(TokenList(await tokens.list_tokens(state.db, current_principal().workspace_id)))
+
+
+@blueprint.post("/tokens")
+@responds(tokens.IssuedToken, 201)
+@guarded(tier=ApiTier.FULL, scopes=SETTINGS, dashboard=True)
+@takes(CreateTokenBody)
+async def create_token():
+    """Create an MCP token acting as your member; its plaintext is in this answer only."""
+    _refuse_plan()
+    body = await read_json_body(CreateTokenBody)
+    caller = current_principal()
+    try:
+        issued = await tokens.create_token(services().db, workspace_id=caller.workspace_id,
+                                           member_id=caller.member_id, name=body.name)
+    except tokens.TokenError as err:
+        raise ApiError(400, "invalid_name", f"{str(err).capitalize()}.") from None
+    return json_response(issued, 201)
+
+
+@blueprint.post("/tokens/<id:token_id>/revoke")
+@responds(tokens.TokenView)
+@guarded(tier=ApiTier.FULL, scopes=SETTINGS, dashboard=True)
+@answers(404)
+async def revoke_token(token_id: int):
+    """Revoke an MCP token at once (revoking it again changes nothing)."""
+    _refuse_plan()
+    state = services()
+    revoked = await tokens.revoke_token(state.db, current_principal().workspace_id, token_id, state.clock.now())
+    if revoked is None:
+        raise ApiError(404, "not_found", "No such MCP token in this workspace.")
+    return json_response(revoked)
+
+
+# -- actions -------------------------------------------------------------------------------------------------
+
+
+@blueprint.get("/actions")
+@responds(exposure.ActionSettings)
+@guarded(tier=ApiTier.FULL, scopes=SETTINGS, dashboard=True)
+async def list_actions():
+    """The action catalog: each action's tool description, permissions, and whether it is exposed over MCP or
+    needs approval in the app."""
+    _refuse_plan()
+    return json_response(await exposure.read_settings(services().db, current_principal().workspace_id))
+
+
+@blueprint.patch("/actions/<name>")
+@responds(exposure.ActionSetting)
+@guarded(tier=ApiTier.FULL, scopes=SETTINGS, dashboard=True)
+@takes(exposure.ChangeAction)
+@answers(404, 409)
+@in_path(name={"type": "string", "pattern": "^[a-z_]{1,64}$", "example": "claim_conversation"})
+async def change_action(name: str):
+    """Expose or hide an action, or require approval for it: {exposed?, needs_approval?}. An action needing
+    approval cannot be exposed (409 action_needs_approval)."""
+    _refuse_plan()
+    body = await read_json_body(exposure.ChangeAction)
+    try:
+        setting = await exposure.change_action(services().db, current_principal().workspace_id, name, body)
+    except exposure.UnknownAction as err:
+        raise ApiError(404, "not_found", str(err)) from None
+    except exposure.NeedsApproval as err:
+        raise ApiError(409, "action_needs_approval", str(err)) from None
+    return json_response(setting)
+
+
+def _refuse_plan() -> None:
+    """A dashboard session passes the guard on any plan; MCP's settings are Scale's, as the endpoint is."""
+    refusal = tokens.plan_refusal(current_principal().plan)
+    if refusal is not None:
+        raise ApiError(refusal.status, refusal.error, refusal.message or "")
