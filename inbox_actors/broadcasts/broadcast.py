@@ -210,6 +210,9 @@ class Broadcast(Actor):
     async def _send_round(self) -> None:
         """Send every recipient due now, in order; then complete, or sleep until the next retry is due."""
         deps = self.deps
+        # Nothing is in flight between rounds: a throughput refusal still claimed lost its retry to a crash.
+        await queries.requeue_refused_for_throughput(deps.db, self.id, code=THROUGHPUT, max_attempts=MAX_ATTEMPTS,
+                                                     at=deps.clock.now())
         slots = trio.Semaphore(deps.concurrency)
         after = 0
         async with trio.open_nursery() as nursery:

@@ -139,6 +139,19 @@ async def retry_later(db: Database, broadcast_id: int, position: int, *, at: dat
         broadcast_id, position, at, error_code, error_text, CLAIMED if claimed else QUEUED)
 
 
+async def requeue_refused_for_throughput(db: Database, broadcast_id: int, *, code: int, max_attempts: int,
+                                         at: datetime) -> int:
+    """Recipients whose send the platform refused for throughput (`code`) but who were never queued again (the
+    process stopped, or the database was away, between the refusal and its retry): queued for `at`."""
+    status = await db.execute(
+        "UPDATE broadcast_recipients r SET state = 'queued', next_attempt_at = $4, error_code = m.error_code,"
+        " error_text = m.error_text FROM messages m"
+        " WHERE r.broadcast_id = $1 AND r.state = 'claimed' AND m.id = r.message_id AND m.status = 'failed'"
+        " AND m.error_code = $2 AND r.attempts < $3",
+        broadcast_id, code, max_attempts, at)
+    return int(status.split()[-1])
+
+
 async def settle_recipient(db: Database, broadcast_id: int, position: int, *, state: str,
                            skip_reason: str | None = None, error_code: int | None = None,
                            error_text: str | None = None) -> None:

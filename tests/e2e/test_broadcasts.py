@@ -378,3 +378,26 @@ async def test_a_limit_set_on_the_key_counts_bulk_send(service):
         "template": PROMO, "recipients": [f"91970000110{n}"]}) for n in range(11)]
     assert [a.status_code for a in answers] == [202] * 10 + [429]
     assert answers[0].headers["X-RateLimit-Limit"] == "10" and answers[-1].json()["error"] == "rate_limited"
+
+
+async def test_a_throughput_refusal_whose_retry_a_crash_lost_is_sent_when_the_broadcast_resumes(service):
+    from inbox_actors.broadcasts import schedule
+
+    workspace_id, _, key = await broadcasting_workspace(service)
+    created = await service.client.post(BULK_SEND, headers=bearer(key), json={
+        "template": PROMO, "recipients": ["919700001201"],
+        "scheduled_at": (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat()})
+    broadcast_id = created.json()["id"]
+    # As a stop between the refusal and its retry leaves it: claimed, its message failed with 130429.
+    refused = await service.db.fetchval(
+        "INSERT INTO messages (workspace_id, recipient, direction, sender_type, type, template_name, status,"
+        " error_code, error_text, broadcast_id) VALUES ($1, '919700001201', 'outbound', 'system', 'template',"
+        " 'promo', 'failed', 130429, 'Rate limit hit', $2) RETURNING id", workspace_id, broadcast_id)
+    await service.db.execute("UPDATE broadcast_recipients SET state = 'claimed', message_id = $2, attempts = 1"
+                             " WHERE broadcast_id = $1", broadcast_id, refused)
+    await service.db.execute("UPDATE broadcasts SET scheduled_at = now() WHERE id = $1", broadcast_id)
+    schedule.scheduled(service.actors, datetime.now(timezone.utc))
+    done = await finished(service, key, broadcast_id)
+    assert (done["counts"]["sent"], done["counts"]["failed"]) == (1, 0)
+    assert (await service.client.get(f"{BROADCASTS}/{broadcast_id}/recipients", headers=bearer(key))
+            ).json()["data"][0]["attempts"] == 2
