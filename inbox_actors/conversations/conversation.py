@@ -77,6 +77,9 @@ __all__ = [
 log = logging.getLogger("inbox_actors.conversations.conversation")
 
 KIND = "conversation"
+# How long a chat a broadcast's message was the last thing for stays in memory once idle (a broadcast to 100,000
+# would otherwise keep every chat it reached for the whole idle timeout).
+BROADCAST_IDLE_SECONDS = 10.0
 
 # -- the actor -----------------------------------------------------------------------------------------------
 
@@ -110,6 +113,8 @@ class Conversation(Actor):
         await self.chat.load()
 
     async def receive(self, message: object) -> object:
+        # A broadcast's message is all most of its chats hear: nothing keeps them in memory afterwards.
+        self.leaves_soon = isinstance(message, Send) and message.broadcast is not None
         match message:
             case CustomerWrote():
                 return await self._customer_wrote(message.message)
@@ -339,7 +344,8 @@ def conversation_key(workspace_id: int, phone: str) -> str:
 def conversation_kind(deps: ConversationDeps, *, idle_timeout: float = 300.0) -> ActorKind:
     # A send waits on the platform (10 s client timeout) inside the actor, so asks get room beyond that.
     return ActorKind(name=KIND, factory=lambda key: Conversation(key, deps), mailbox_capacity=256,
-                     idle_timeout=idle_timeout, ask_timeout=30.0, vital=True)
+                     idle_timeout=idle_timeout, brief_idle_timeout=min(BROADCAST_IDLE_SECONDS, idle_timeout),
+                     ask_timeout=30.0, vital=True)
 
 
 async def ask_conversation(actors: Directory, workspace_id: int, phone: str, message: object) -> object:

@@ -43,6 +43,9 @@ class Actor:
     """The system the actor runs in, to reach other actors (`actors.ref(kind, key)`); set before on_start."""
     self_ref: Handle
     """The actor's own ref (Erlang's self()), to tell itself work for later; set before on_start."""
+    leaves_soon: bool = False
+    """Set by the actor when what it last handled gives no reason to stay in memory (a broadcast's message to a
+    quiet chat): parked so, it passivates after its kind's brief_idle_timeout instead of idle_timeout."""
 
     def __init__(self, key: str) -> None:
         self.key = key
@@ -93,6 +96,8 @@ class ActorKind:
     """Above 1: messages already queued behind the first are handed to receive_batch together (group commit)."""
     batch_linger: float = 0.0
     """With batch_limit > 1: how long to wait for more messages to join a batch before handling it."""
+    brief_idle_timeout: float | None = None
+    """Passivate after this many seconds an actor parked with `leaves_soon` set (None: idle_timeout for all)."""
 
     def __post_init__(self) -> None:
         # A zero-capacity channel would make every tell a rendezvous and an infinite one would remove
@@ -104,6 +109,8 @@ class ActorKind:
             value = getattr(self, field_name)
             if not value > 0:  # also rejects NaN; math.inf is allowed and means "never"
                 raise ValueError(f"{field_name} must be positive, got {value!r}")
+        if self.brief_idle_timeout is not None and not self.brief_idle_timeout > 0:
+            raise ValueError(f"brief_idle_timeout must be positive, got {self.brief_idle_timeout!r}")
         if not isinstance(self.batch_limit, int) or self.batch_limit < 1:
             raise ValueError(f"batch_limit must be a positive int, got {self.batch_limit!r}")
         if not self.batch_linger >= 0:

@@ -192,6 +192,11 @@ class Cell:
             self._unpark()
             self._registry.start_soon(self._run, self._serve, name=f"actor {self.name}")
 
+    @property
+    def leaves_soon(self) -> bool:
+        """The actor asked to leave memory soon once idle (Actor.leaves_soon)."""
+        return self._actor is not None and self._actor.leaves_soon
+
     def _park(self) -> None:
         self._parked = True
         self._registry.parked(self)

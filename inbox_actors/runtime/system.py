@@ -115,25 +115,30 @@ class ActorSystem:
 
     def parked(self, cell: Cell) -> None:
         kind = cell.kind
-        if math.isinf(kind.idle_timeout):
+        brief = kind.brief_idle_timeout is not None and cell.leaves_soon
+        timeout = kind.brief_idle_timeout if brief else kind.idle_timeout
+        if math.isinf(timeout):
             return  # never passivated: nothing to sweep
-        self._parked.setdefault(kind.name, {})[cell] = trio.current_time()
-        if kind.name not in self._sweeping:
-            self._sweeping.add(kind.name)
-            self.start_soon(self._sweep, kind, name=f"sweep idle {kind.name} actors")
+        # One lane per timeout, so each lane's cells go idle and fall due in the same order.
+        lane = f"{kind.name} briefly" if brief else kind.name
+        self._parked.setdefault(lane, {})[cell] = trio.current_time()
+        if lane not in self._sweeping:
+            self._sweeping.add(lane)
+            self.start_soon(self._sweep, lane, timeout, name=f"sweep idle {lane} actors")
 
     def woken(self, cell: Cell) -> None:
-        parked = self._parked.get(cell.kind.name)
-        if parked is not None:
-            parked.pop(cell, None)
+        for lane in (cell.kind.name, f"{cell.kind.name} briefly"):
+            parked = self._parked.get(lane)
+            if parked is not None:
+                parked.pop(cell, None)
 
-    async def _sweep(self, kind: ActorKind) -> None:
-        """Passivate the kind's cells parked for its idle timeout; ends when none is parked."""
-        parked = self._parked[kind.name]
+    async def _sweep(self, lane: str, timeout: float) -> None:
+        """Passivate the lane's cells parked for its idle timeout; ends when none is parked."""
+        parked = self._parked[lane]
         try:
             while parked:
                 cell, since = next(iter(parked.items()))
-                due = since + kind.idle_timeout
+                due = since + timeout
                 if trio.current_time() < due:
                     await trio.sleep_until(due)
                     continue  # the oldest may have woken meanwhile
@@ -141,7 +146,7 @@ class ActorSystem:
                 if not cell.passivate():
                     parked[cell] = trio.current_time()  # its ActorTasks still run: activity, not idleness
         finally:
-            self._sweeping.discard(kind.name)
+            self._sweeping.discard(lane)
 
     def forget(self, cell: Cell) -> None:
         address = (cell.kind.name, cell.key)

@@ -129,3 +129,32 @@ async def test_message_sent_as_the_idle_timer_fires_is_never_stranded(autojump_c
         # back for it: whichever order trio ran them in, every stop is matched by a re-activation.
         stops, starts = len(probe.events("stop")), len(probe.events("start"))
         assert starts == 40 + stops, (starts, stops)
+
+
+async def test_an_actor_that_leaves_soon_passivates_after_the_brief_timeout_and_one_message_keeps_it(autojump_clock):
+    """Actor.leaves_soon, set by what it last handled, takes the kind's brief_idle_timeout; another message that
+    clears it brings back the full idle timeout."""
+    stops: list[str] = []
+
+    class Quiet(Actor):
+        async def receive(self, message: object) -> object:
+            self.leaves_soon = message == "broadcast"
+            return message
+
+        async def on_stop(self) -> None:
+            stops.append(self.key)
+
+    kind = ActorKind(name="quiet", factory=Quiet, idle_timeout=300, brief_idle_timeout=10)
+    async with running(kind) as system:
+        await system.ref("quiet", "reached").ask("broadcast")
+        await system.ref("quiet", "chatting").ask("broadcast")
+        await system.ref("quiet", "chatting").ask("hello")
+        await trio.sleep(11)
+        assert stops == ["reached"]
+        await trio.sleep(290)
+        assert stops == ["reached", "chatting"]
+
+
+def test_brief_idle_timeout_must_be_positive():
+    with pytest.raises(ValueError):
+        ActorKind(name="x", factory=Actor, brief_idle_timeout=0)
