@@ -101,7 +101,7 @@ async def _guard(policy: RoutePolicy, handler, args, kwargs):
             # Over the ceiling nothing may reach the database; a key already in memory is still recorded.
             if token is not None and not by_session:
                 g.audit_credential = state.credentials.cached(token)
-            return _ip_limited(admission)
+            return ip_limited(admission)
 
     credential = None
     if token is not None and not by_session:
@@ -191,7 +191,8 @@ def _key_limited(admission: Admission):
     )
 
 
-def _ip_limited(admission: Admission):
+def ip_limited(admission: Admission):
+    """The per-IP ceiling's refusal, as every route answers it (the MCP endpoint too, which has no guard)."""
     wait = admission.retry_after_seconds
     return json_response(
         {"error": f"Too many requests from this IP address; retry in {wait} seconds."}, 429,

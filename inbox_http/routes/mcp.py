@@ -28,8 +28,15 @@ from inbox_actors.mcp.tools import ToolDeps
 from inbox_http.contract import answers, in_path, rule, takes
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError, refusal_response, stable_error
-from inbox_http.guard import _ip_limited as ip_limited  # the per-IP ceiling's answer, as every route gives it
-from inbox_http.guard import bearer_token, client_ip, current_principal, guarded, rate_bucket_address, responds
+from inbox_http.guard import (
+    bearer_token,
+    client_ip,
+    current_principal,
+    guarded,
+    ip_limited,
+    rate_bucket_address,
+    responds,
+)
 from inbox_http.json_body import read_json_body
 from inbox_http.services import services
 
