@@ -6,7 +6,8 @@ sleeps until the earliest unannounced deadline, then asks each chat whose deadli
 breach (`SlaDue`); the chat, its single writer, emits `sla_breached` and marks the deadline announced in one
 transaction, so each breach is announced exactly once, also across restarts (a restarted clock finds what
 passed while it was down). Chats tell it of new deadlines (`deadline_set`), so it never oversleeps one; a
-`recheck_seconds` sleep bounds what a deadline set by another process can wait.
+`recheck_seconds` sleep bounds what a deadline set by another process can wait. The sleeping and waking are the
+runtime's `Alarm`.
 """
 
 from __future__ import annotations
@@ -15,11 +16,9 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-import msgspec
-import trio
-
 from inbox_actors.conversations.conversation import SlaDue, ask_conversation
-from inbox_actors.runtime import Actor, ActorError, ActorKind, ActorSystem, MailboxFull
+from inbox_actors.runtime import ActorError, ActorKind, ActorSystem, MailboxFull
+from inbox_actors.runtime.alarm import Alarm, DueAt, Round, Start
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, DatabaseUnavailable
 from persistence.queries import sla as sla_queries
@@ -32,14 +31,6 @@ DUE_BATCH = 200
 RETRY_SECONDS = 5.0
 
 
-class Start(msgspec.Struct, frozen=True):
-    """Begin keeping time (the service tells it once at start)."""
-
-
-class DeadlineSet(msgspec.Struct, frozen=True):
-    at: datetime
-
-
 @dataclass(frozen=True)
 class SlaClockDeps:
     db: Database
@@ -47,52 +38,24 @@ class SlaClockDeps:
     recheck_seconds: float = 60.0
 
 
-class SlaClock(Actor):
+class SlaClock(Alarm):
+    retry_on = (DatabaseUnavailable,)   # the deadlines are safe in PostgreSQL; look again once it answers
+    retry_seconds = RETRY_SECONDS
+
     def __init__(self, key: str, deps: SlaClockDeps) -> None:
-        super().__init__(key)
+        super().__init__(key, deps.clock, deps.recheck_seconds)
         self.deps = deps
-        self._next: datetime | None = None
-        self._wake = trio.Event()
 
-    async def on_start(self) -> None:
-        self.tasks.start_soon(self._keep_time, name="sla clock")
-
-    async def receive(self, message: object) -> object:
-        if isinstance(message, DeadlineSet):
-            if self._next is None or message.at < self._next:
-                self._next = message.at
-                self._wake.set()
-            return None
-        if isinstance(message, Start):
-            return None
-        return await super().receive(message)
-
-    async def _keep_time(self) -> None:
-        while True:
-            try:
-                await self._rounds()
-            except DatabaseUnavailable as err:
-                # The deadlines are safe in PostgreSQL; look again once it answers.
-                log.warning("SLA clock cannot read deadlines (%s); retrying", err)
-                await trio.sleep(RETRY_SECONDS)
-
-    async def _rounds(self) -> None:
-        """Round after round: announce what is due, then sleep until the next deadline (or a sooner one)."""
-        while True:
-            self._wake = trio.Event()
-            now = self.deps.clock.now()
-            due = await sla_queries.due_breaches(self.deps.db, now, limit=DUE_BATCH)
-            announced = 0
-            for row in due:
-                announced += await self._announce(row["workspace_id"], row["phone"], row["sla_deadline_at"])
-            if len(due) == DUE_BATCH and announced:
-                continue  # more may be due; chats that refused wait for the next round
-            self._next = await sla_queries.next_deadline(self.deps.db, now)
-            wait = self.deps.recheck_seconds
-            if self._next is not None:
-                wait = min(wait, max(0.0, (self._next - self.deps.clock.now()).total_seconds()))
-            with trio.move_on_after(wait):
-                await self._wake.wait()
+    async def round(self, now: datetime) -> Round:
+        """Announce what is due; the next deadline (more at once when a full batch was announced: chats that
+        refused wait for the next round)."""
+        due = await sla_queries.due_breaches(self.deps.db, now, limit=DUE_BATCH)
+        announced = 0
+        for row in due:
+            announced += await self._announce(row["workspace_id"], row["phone"], row["sla_deadline_at"])
+        if len(due) == DUE_BATCH and announced:
+            return Round(None, more_now=True)
+        return Round(await sla_queries.next_deadline(self.deps.db, now))
 
     async def _announce(self, workspace_id: int, phone: str, deadline: datetime) -> bool:
         try:
@@ -116,6 +79,6 @@ async def start_sla_clock(actors: ActorSystem) -> None:
 def deadline_set(actors: ActorSystem, at: datetime) -> None:
     """A chat committed a new deadline; a full mailbox means the clock is about to look anyway."""
     try:
-        actors.ref(KIND, KEY).tell_nowait(DeadlineSet(at))
+        actors.ref(KIND, KEY).tell_nowait(DueAt(at))
     except (MailboxFull, ActorError):
         pass
