@@ -121,7 +121,8 @@ async def create_broadcast(db: Database, creator: Creator, body: BulkSend, now: 
             parameters=list(body.template.parameters),
             audience={"phones": len(body.recipients),
                       "filter": msgspec.to_builtins(body.filter) if body.filter is not None else None},
-            status=status, scheduled_at=scheduled_at, created_by=creator.member_id, created_via=creator.via,
+            status=status, approval_required=not creator.may_approve, scheduled_at=scheduled_at,
+            created_by=creator.member_id, created_via=creator.via,
             recipient_count=len(phones), duplicate_count=duplicates, idempotency_key=idempotency_key,
             request_hash=request_hash, created_at=now, started_at=now if status == SENDING else None)
         if row is None:

@@ -131,20 +131,18 @@ async def broadcast_view(db: Database, row: Record, now: datetime) -> BroadcastV
     counts = await queries.progress(db, row["id"], since)
     sending_for = (min(now, row["finished_at"] or now) - since).total_seconds()
     rate = counts["sent_since"] / sending_for if sending_for >= 1 else 0.0
+    audience = _audience(row)
     if row["finished_at"] is not None and row["finished_at"] < now - RATE_WINDOW:
         rate = 0.0
     return BroadcastView(
         id=row["id"], name=row["name"], status=row["status"], paused_reason=row["paused_reason"],
         template=TemplateUsed(row["template_name"], row["template_language"], row["template_category"],
                               list(row["parameters"])),
-        audience=Audience(phones=_audience(row)["phones"], filter=_audience(row)["filter"],
-                          duplicates=row["duplicate_count"]),
+        audience=Audience(phones=audience["phones"], filter=audience["filter"], duplicates=row["duplicate_count"]),
         scheduled_at=row["scheduled_at"], created_by=row["created_by"], created_at=row["created_at"],
         started_at=row["started_at"], finished_at=row["finished_at"], cancelled_by=row["cancelled_by"],
-        approval=Approval(required=row["decided_by"] is not None or row["status"] == "pending_approval"
-                          or row["rejection_reason"] is not None,
-                          decided_by=row["decided_by"], decided_at=row["decided_at"],
-                          rejection_reason=row["rejection_reason"]),
+        approval=Approval(required=row["approval_required"], decided_by=row["decided_by"],
+                          decided_at=row["decided_at"], rejection_reason=row["rejection_reason"]),
         counts=Counts(**{name: counts[name] for name in Counts.__struct_fields__}),
         rate=Rate(round(rate, 2), int(RATE_WINDOW.total_seconds())))
 

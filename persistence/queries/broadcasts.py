@@ -23,7 +23,8 @@ CANCELLED = "cancelled"
 
 _BROADCAST_COLUMNS = (
     "workspace_id", "name", "template_name", "template_language", "template_category", "parameters", "audience",
-    "status", "scheduled_at", "created_by", "created_via", "recipient_count", "duplicate_count", "idempotency_key",
+    "status", "approval_required", "scheduled_at", "created_by", "created_via", "recipient_count", "duplicate_count",
+    "idempotency_key",
     "request_hash", "created_at", "started_at",
 )
 

@@ -153,6 +153,9 @@ async def test_a_broadcast_without_campaign_approve_waits_for_approval(service):
     assert late.status_code == 409 and late.json() == {
         "error": "invalid_transition", "message": "This broadcast is rejected and cannot be approved; only a pending "
                                                   "approval broadcast can."}
+    withdrawn = await service.client.post(BULK_SEND, headers=bearer(marketer_key), json=body)
+    cancelled = await service.client.post(f"{BROADCASTS}/{withdrawn.json()['id']}/cancel", headers=bearer(marketer_key))
+    assert (cancelled.json()["status"], cancelled.json()["approval"]["required"]) == ("cancelled", True)
     actions = [e["action"] for e in (await service.client.get("/api/team/audit-log",
                                                               headers=bearer(admin_key))).json()["data"]]
     assert actions.count("broadcast.approved") == 1 and actions.count("broadcast.rejected") == 1
