@@ -17,7 +17,7 @@ from inbox_actors.broadcasts import broadcast
 from inbox_actors.runtime import ActorError, ActorKind, Directory, MailboxFull
 from inbox_actors.runtime.alarm import Alarm, DueAt, Round, Start
 from inbox_actors.runtime.clock import Clock
-from persistence.database import Database, DatabaseUnavailable
+from persistence.database import Database, DatabaseUnavailable, Record
 from persistence.queries import broadcasts as queries
 
 log = logging.getLogger("inbox_actors.broadcasts.schedule")
@@ -67,3 +67,13 @@ def scheduled(actors: Directory, at: datetime) -> None:
         actors.ref(KIND, KEY).tell_nowait(DueAt(at))
     except (MailboxFull, ActorError):
         pass
+
+
+async def launch(actors: Directory, row: Record) -> Record | broadcast.Refused:
+    """Set a broadcast just created going: one sending now is told it is due (its answer, the row as it now
+    is, returned); a scheduled one is handed to the schedule. Other statuses (pending approval) wait."""
+    if row["status"] == broadcast.SENDING:
+        return await actors.ref(broadcast.KIND, str(row["id"])).ask(broadcast.Due())  # type: ignore[return-value]
+    if row["status"] == broadcast.SCHEDULED:
+        scheduled(actors, row["scheduled_at"])
+    return row

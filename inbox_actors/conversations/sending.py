@@ -35,9 +35,9 @@ from inbox_actors.conversations.team_actions import TeamActions
 from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain.conversation_states import State
 from inbox_actors.domain.credit_prices import TemplatePrices
-from inbox_actors.platform.client import PlatformClient
+from inbox_actors.platform.client import UNREACHABLE_CODE, UNREACHABLE_MESSAGE, PlatformClient
 from inbox_actors.platform.messages import SendAccepted, SendRefused, SendRequest
-from inbox_actors.runtime import Directory
+from inbox_actors.runtime import ActorError, Directory
 from persistence.queries import contacts as contact_queries
 from persistence.queries import templates as template_queries
 
@@ -59,6 +59,13 @@ SATURATED = SendRefused(
     code=130429,
     title="Rate limit hit",
     details="This number's sends are queued past the platform's throughput limit; retry with backoff.",
+    http_status=0,
+)
+PACER_UNAVAILABLE = SendRefused(
+    message=UNREACHABLE_MESSAGE,
+    code=UNREACHABLE_CODE,
+    title="Send pacer unavailable",
+    details="This number's send pacer could not be asked for a slot",
     http_status=0,
 )
 OPTED_OUT_SENTENCE = "This contact has opted out of messages; they must opt in before you can message them."
@@ -158,7 +165,14 @@ class Sender:
         return result
 
     async def _send_in_slot(self, phone_number_id: str, request: SendRequest) -> SendAccepted | SendRefused:
-        if not await self._wait_for_slot(phone_number_id):
+        try:
+            paced = await self._wait_for_slot(phone_number_id)
+        except ActorError as err:
+            # No pacer to ask (the service is stopping, or the pacer's kind is failing): the platform was not
+            # called, so the pending message is settled as failed, never left in doubt.
+            return msgspec.structs.replace(PACER_UNAVAILABLE, details=f"{PACER_UNAVAILABLE.details} "
+                                                                      f"({type(err).__name__}); nothing was sent.")
+        if not paced:
             return SATURATED
         return await self._deps.platform.send(phone_number_id, request)
 

@@ -23,10 +23,13 @@ BROADCAST_REJECTED = "broadcast.rejected"
 BROADCAST_CANCELLED = "broadcast.cancelled"
 BROADCAST_PAUSED = "broadcast.paused"
 BROADCAST_RESUMED = "broadcast.resumed"
+MCP_TOKEN_CREATED = "mcp_token.created"
+MCP_TOKEN_REVOKED = "mcp_token.revoked"
+MCP_ACTION_CHANGED = "mcp_action.changed"
 ACTIONS = (*CHAT_ACTIONS.values(), MEMBER_ADDED, MEMBER_CHANGED, MEMBER_SUSPENDED, MEMBER_REACTIVATED,
            MEMBER_REMOVED, SLA_CHANGED, KEY_CREATED, KEY_EDITED, KEY_ROTATED, KEY_REVOKED, CONTACT_DELETED,
            BROADCAST_CREATED, BROADCAST_APPROVED, BROADCAST_REJECTED, BROADCAST_CANCELLED, BROADCAST_PAUSED,
-           BROADCAST_RESUMED)
+           BROADCAST_RESUMED, MCP_TOKEN_CREATED, MCP_TOKEN_REVOKED, MCP_ACTION_CHANGED)
 
 # The spec asks for at least 30 days; a year covers an annual review.
 RETENTION = timedelta(days=365)
@@ -49,6 +52,14 @@ def key_subject(key_id: int) -> str:
 
 def broadcast_subject(broadcast_id: int) -> str:
     return f"broadcast:{broadcast_id}"
+
+
+def mcp_token_subject(token_id: int) -> str:
+    return f"mcp_token:{token_id}"
+
+
+def mcp_action_subject(name: str) -> str:
+    return f"mcp_action:{name}"
 
 
 def masked_phone(phone: str) -> str:

@@ -10,6 +10,7 @@ app, so they cannot be exposed until an admin lifts that (the settings call refu
 from __future__ import annotations
 
 import enum
+from datetime import datetime
 from typing import Annotated, Literal
 
 import msgspec
@@ -25,6 +26,7 @@ _ONE_LINE = r"^[^\x00-\x1f\x7f]*$"
 MAX_TEXT = 4096
 MAX_REASON = 500
 MAX_PARAMETERS = 50
+MAX_BROADCAST_PHONES = 1000
 PAGE_LIMIT = 50
 THREAD_LIMIT = 100
 
@@ -120,6 +122,103 @@ class ContactTag(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     tag: Tag
 
 
+class TransferChat(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phone: Phone
+    to_user_id: Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1, description="The active team member (user id) "
+                                                                             "who takes the chat over.")]
+    reason: Reason | None = None
+
+
+class ReplyInChat(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phone: Phone
+    text: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TEXT, pattern=rf"^{_LINES}*$",
+                                      description="The reply (up to 4,096 characters), sent as the member this "
+                                                  "connection acts as. Within 24 hours of the customer's last "
+                                                  "message only.")]
+
+
+# The contact card's rules, stated in the schema so that what it calls valid is what the card takes: a name or
+# status on one line and not blank once trimmed; custom attributes' names and values as it stores them.
+_FILLED_LINE = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f\x85][^\x00-\x1f\x7f]*$"
+ContactName = Annotated[str, msgspec.Meta(min_length=1, max_length=contact_fields.MAX_NAME, pattern=_FILLED_LINE,
+                                          description="The contact's name.")]
+Email = Annotated[str, msgspec.Meta(max_length=contact_fields.MAX_EMAIL,
+                                    pattern=contact_fields.EMAIL_OR_EMPTY_PATTERN,
+                                    description="Email address; an empty string clears it.")]
+Company = Annotated[str, msgspec.Meta(max_length=contact_fields.MAX_COMPANY, pattern=_ONE_LINE,
+                                      description="Company; an empty string clears it.")]
+ContactStatus = Annotated[str, msgspec.Meta(min_length=1, max_length=contact_fields.MAX_STATUS, pattern=_FILLED_LINE,
+                                            description="The contact's status in the team's pipeline (New, Lead, "
+                                                        "Customer...).")]
+Notes = Annotated[str, msgspec.Meta(max_length=contact_fields.MAX_NOTES, pattern=rf"^{_LINES}*$",
+                                    description="Free notes about the contact; an empty string clears them.")]
+AttributeName = Annotated[str, msgspec.Meta(max_length=contact_fields.MAX_ATTRIBUTE_KEY, pattern=_FILLED_LINE)]
+_EXACT = contact_fields.MAX_ATTRIBUTE_INTEGER  # beyond it a number would not come back as sent
+AttributeValue = (Annotated[str, msgspec.Meta(max_length=contact_fields.MAX_ATTRIBUTE_TEXT, pattern=r"^[^\x00]*$")]
+                  | Annotated[int, msgspec.Meta(ge=-_EXACT, le=_EXACT)]
+                  | Annotated[float, msgspec.Meta(ge=-_EXACT, le=_EXACT)] | bool)
+
+
+class CreateContactArgs(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phone: Phone
+    name: ContactName
+    email: Email | None = None
+    company: Company | None = None
+    status: ContactStatus | None = None
+    tags: Annotated[list[Tag], msgspec.Meta(max_length=contact_fields.MAX_TAGS,
+                                            description="Tags to add (the contact's other tags are kept).")] = []
+    notes: Notes | None = None
+    attributes: Annotated[dict[AttributeName, AttributeValue], msgspec.Meta(
+        max_length=contact_fields.MAX_ATTRIBUTES,
+        description="Custom attributes to set (merged into the contact's others).")] | None = None
+
+
+class UpdateContactArgs(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phone: Phone
+    name: ContactName | None = None
+    email: Email | None = None
+    company: Company | None = None
+    status: ContactStatus | None = None
+    notes: Notes | None = None
+    attributes: Annotated[dict[AttributeName, AttributeValue | None], msgspec.Meta(
+        min_length=1, max_length=contact_fields.MAX_ATTRIBUTES,
+        description="Custom attributes to merge in; null removes one.")] | None = None
+
+
+BroadcastStatus = Literal["pending_approval", "scheduled", "sending", "paused", "completed", "cancelled", "rejected"]
+
+
+class ListBroadcasts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    status: Annotated[BroadcastStatus, msgspec.Meta(description="Only broadcasts in this status.")] | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=PAGE_LIMIT, description="How many broadcasts, 1 to 50.")] = 20
+    cursor: Cursor | None = None
+
+
+class OneBroadcast(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    broadcast_id: Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1, description="The broadcast's id.")]
+
+
+class SendBroadcast(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    template: Annotated[str, msgspec.Meta(min_length=1, max_length=512, pattern=_ONE_LINE,
+                                          description="The approved template's name (see list_templates).")]
+    language: Annotated[str, msgspec.Meta(min_length=2, max_length=15, pattern=_ONE_LINE,
+                                          description="The template's language code.")] = "en"
+    parameters: Annotated[list[Annotated[str, msgspec.Meta(max_length=1024, pattern=_ONE_LINE)]],
+                          msgspec.Meta(max_length=MAX_PARAMETERS,
+                                       description="The template's parameters, the same for every recipient.")] = []
+    phones: Annotated[list[Phone], msgspec.Meta(max_length=MAX_BROADCAST_PHONES,
+                                                description="Recipients by phone (up to 1,000; for more, address "
+                                                            "contacts by tags).")] = []
+    tags: Annotated[list[Tag], msgspec.Meta(max_length=20, description="Also every contact having all these "
+                                                                       "tags.")] = []
+    contact_status: Annotated[str, msgspec.Meta(min_length=1, max_length=100, pattern=_ONE_LINE,
+                                                description="With tags: only contacts in this status.")] | None = None
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=_ONE_LINE,
+                                      description="A name for the team's broadcast list.")] | None = None
+    scheduled_at: Annotated[datetime, msgspec.Meta(tz=True, description="When to send (ISO 8601 with a time zone); "
+                                                               "now when left out.")] | None = None
+
+
 # -- the catalog ---------------------------------------------------------------------------------------------
 
 CHAT_CONTENT = ("inbox", "contacts")
@@ -136,6 +235,8 @@ class Action(msgspec.Struct, frozen=True):
     permissions: tuple[str, ...]
     default_exposed: bool
     default_needs_approval: bool = False
+    # Arguments of which at least one must be given (not null): stated in the schema as `anyOf`.
+    one_of_required: tuple[str, ...] = ()
 
 
 ACTIONS: tuple[Action, ...] = (
@@ -188,6 +289,44 @@ ACTIONS: tuple[Action, ...] = (
            "Remove a tag from the contact of this phone (removing a tag it lacks changes nothing). Returns the "
            "contact.",
            ContactTag, Kind.WRITE, ("contacts",), default_exposed=False),
+    Action("transfer_conversation", "Transfer a chat",
+           "Hand a claimed chat to another active team member (to_user_id), with an optional reason. Returns the "
+           "chat as it now is.",
+           TransferChat, Kind.WRITE, ("inbox",), default_exposed=False),
+    Action("reply_in_chat", "Reply in a chat as the member",
+           "Reply to the customer as the member this connection acts as (an agent's reply, not an automated "
+           "send); replying claims a chat nobody has claimed. Free text within 24 hours of the customer's last "
+           "message only. Returns the platform's message id and the chat.",
+           ReplyInChat, Kind.WRITE, ("inbox",), default_exposed=False, default_needs_approval=True),
+    Action("create_contact", "Create a contact",
+           "Create a contact for a phone number, or update the one it already has with the fields given (tags "
+           "given are added, attributes merged). Returns the contact and whether it was created.",
+           CreateContactArgs, Kind.WRITE, ("contacts",), default_exposed=False),
+    Action("update_contact", "Update a contact",
+           "Change fields of an existing contact: name, email, company, status, notes, custom attributes "
+           "(merged; null removes one). Fields left out are kept. Returns the contact.",
+           UpdateContactArgs, Kind.WRITE, ("contacts",), default_exposed=False,
+           one_of_required=("name", "email", "company", "status", "notes", "attributes")),
+    Action("opt_out_contact", "Record an opt-out",
+           "Record that the contact withdrew consent to messages (broadcasts skip them); repeating it keeps the "
+           "first time. Returns the contact.",
+           OneChat, Kind.WRITE, ("contacts",), default_exposed=False),
+    Action("opt_in_contact", "Record an opt-in",
+           "Record that the contact gave consent to messages again. Returns the contact.",
+           OneChat, Kind.WRITE, ("contacts",), default_exposed=False),
+    Action("list_broadcasts", "List broadcasts",
+           "The workspace's broadcasts, newest first: name, status, template, recipient count, schedule and who "
+           "created each. Filter by status; pass next_cursor back as cursor for the next page.",
+           ListBroadcasts, Kind.READ, ("campaigns",), default_exposed=True),
+    Action("get_broadcast", "Read a broadcast",
+           "One broadcast with its progress: queued, in flight, sent, delivered, read, failed, skipped and "
+           "cancelled recipients, its send rate and approval.",
+           OneBroadcast, Kind.READ, ("campaigns",), default_exposed=True),
+    Action("send_broadcast", "Send a broadcast",
+           "Send an approved template to many contacts: by phone (up to 1,000) and/or every contact having given "
+           "tags, now or at scheduled_at. Waits for approval in the app when the member may not approve "
+           "broadcasts. Returns the broadcast with its counts.",
+           SendBroadcast, Kind.WRITE, ("campaigns",), default_exposed=False, default_needs_approval=True),
 )
 BY_NAME: dict[str, Action] = {action.name: action for action in ACTIONS}
 
@@ -202,4 +341,7 @@ def input_schema(action: Action) -> dict:
     schema.setdefault("properties", {})
     if components:
         schema["$defs"] = components
+    if action.one_of_required:
+        schema["anyOf"] = [{"required": [key], "properties": {key: {"not": {"type": "null"}}}}
+                           for key in action.one_of_required]
     return schema

@@ -7,11 +7,15 @@ changes nothing; lifting the approval and exposing can be done in one call.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import msgspec
 
+from inbox_actors.domain import team_audit
 from inbox_actors.mcp.catalog import ACTIONS, BY_NAME, Action
 from persistence.database import Database
 from persistence.queries import mcp as queries
+from persistence.queries import team_audit as audit_queries
 
 
 class ActionSetting(msgspec.Struct, frozen=True):
@@ -56,7 +60,9 @@ async def exposed_actions(db: Database, workspace_id: int) -> list[Action]:
     return [BY_NAME[setting.name] for setting in settings.data if setting.exposed]
 
 
-async def change_action(db: Database, workspace_id: int, name: str, change: ChangeAction) -> ActionSetting:
+async def change_action(db: Database, workspace_id: int, name: str, change: ChangeAction, *, by_member: int,
+                        via: str, now: datetime) -> ActionSetting:
+    """Save the action's exposure and approval; a change is recorded in the team audit log."""
     action = BY_NAME.get(name)
     if action is None:
         raise UnknownAction(f"There is no action {name!r}; the catalog has {', '.join(BY_NAME)}.")
@@ -73,6 +79,13 @@ async def change_action(db: Database, workspace_id: int, name: str, change: Chan
                 if change.exposed is not msgspec.UNSET else
                 f"{name} is exposed over MCP; unexpose it (exposed: false) before requiring approval for it.")
         await queries.save_action(tx, workspace_id, name, exposed=exposed, needs_approval=needs_approval)
+        if (exposed, needs_approval) != (current.exposed, current.needs_approval):
+            await audit_queries.record(tx, workspace_id=workspace_id, at=now, member_id=by_member, via=via,
+                                       action=team_audit.MCP_ACTION_CHANGED,
+                                       subject=team_audit.mcp_action_subject(name),
+                                       details={"exposed": exposed, "needs_approval": needs_approval,
+                                                "was": {"exposed": current.exposed,
+                                                        "needs_approval": current.needs_approval}})
     return msgspec.structs.replace(current, exposed=exposed, needs_approval=needs_approval)
 
 

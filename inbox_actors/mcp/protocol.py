@@ -52,7 +52,13 @@ class _InvalidParams(ValueError):
     pass
 
 
-async def answer(raw: bytes, toolbox: Toolbox) -> Reply:
+async def answer(raw: bytes, toolbox: Toolbox, *, protocol_version: str | None = None) -> Reply:
+    """The reply to one POSTed message. `protocol_version` is the MCP-Protocol-Version header, which a client
+    sends after initialize: one this server does not speak is 400 (as the transport requires); none means the
+    client predates the header, and is served."""
+    if protocol_version is not None and protocol_version not in PROTOCOL_VERSIONS:
+        return Reply(400, _error(None, INVALID_REQUEST, f"Unsupported MCP-Protocol-Version {protocol_version!r}: "
+                                                        f"this server speaks {', '.join(PROTOCOL_VERSIONS)}."))
     try:
         message = msgspec.json.decode(raw.decode("utf-8"))
     except (UnicodeDecodeError, msgspec.DecodeError):

@@ -12,15 +12,17 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from datetime import datetime
+from datetime import datetime, timezone
 
 import msgspec
 
+from inbox_actors.domain import team_audit
 from inbox_actors.domain.access import Refusal
 from inbox_actors.domain.plans import ApiTier, Plan
-from inbox_actors.mcp.messages import McpCaller
+from inbox_actors.mcp.messages import ActionCaller
 from persistence.database import Database, Record
 from persistence.queries import mcp as queries
+from persistence.queries import team_audit as audit_queries
 from persistence.queries import workspaces as workspace_queries
 
 TOKEN_PREFIX = "mcp"
@@ -72,7 +74,7 @@ def token_name(raw: str) -> str:
     return name
 
 
-async def find_caller(db: Database, plaintext: str, now: datetime) -> McpCaller | None:
+async def find_caller(db: Database, plaintext: str, now: datetime) -> ActionCaller | None:
     """The caller behind a live token (its last use recorded), or None: unknown, revoked, or not token-shaped
     (an API key is not, so it is never looked up)."""
     if _SHAPE.fullmatch(plaintext) is None:
@@ -81,10 +83,11 @@ async def find_caller(db: Database, plaintext: str, now: datetime) -> McpCaller 
     if row is None:
         return None
     await queries.touch_token(db, row["token_id"], now)
-    return McpCaller(token_id=row["token_id"], token_name=row["token_name"], workspace_id=row["workspace_id"],
-                     member_id=row["member_id"], role=row["role"], permissions=tuple(row["permissions"]),
-                     status=row["status"], assigned_only=row["assigned_only"], plan=Plan(row["plan"]),
-                     cloud_api_enabled=row["cloud_api_enabled"])
+    return ActionCaller(author=f"mcp_token:{row['token_id']}", label=f"MCP: {row['token_name']}",
+                        workspace_id=row["workspace_id"], member_id=row["member_id"], role=row["role"],
+                        permissions=tuple(row["permissions"]), status=row["status"],
+                        assigned_only=row["assigned_only"], plan=Plan(row["plan"]),
+                        cloud_api_enabled=row["cloud_api_enabled"])
 
 
 def plan_refusal(plan: Plan) -> Refusal | None:
@@ -98,7 +101,7 @@ def plan_refusal(plan: Plan) -> Refusal | None:
     return None
 
 
-def caller_refusal(caller: McpCaller) -> Refusal | None:
+def caller_refusal(caller: ActionCaller) -> Refusal | None:
     """After the token was found: the plan, then its member's standing."""
     refusal = plan_refusal(caller.plan)
     if refusal is not None:
@@ -110,9 +113,12 @@ def caller_refusal(caller: McpCaller) -> Refusal | None:
     return None
 
 
-async def create_token(db: Database, *, workspace_id: int, member_id: int, name: str) -> IssuedToken:
-    """A token for an active member of the workspace (the HTTP settings call and the operator's CLI)."""
+async def create_token(db: Database, *, workspace_id: int, member_id: int, name: str, by_member: int | None = None,
+                       via: str = team_audit.OPERATOR, now: datetime | None = None) -> IssuedToken:
+    """A token for an active member of the workspace (the HTTP settings call and the operator's CLI), recorded in
+    the team audit log as done by `by_member` `via` ("api_key:<id>", "member:<id>"; the CLI: the operator)."""
     name = token_name(name)
+    now = now or datetime.now(timezone.utc)
     plaintext = generate_token()
     async with db.transaction() as tx:
         member = await workspace_queries.find_member(tx, member_id)
@@ -122,6 +128,10 @@ async def create_token(db: Database, *, workspace_id: int, member_id: int, name:
             raise TokenError(f"member {member_id} is {member['status']}; only an active member can own a token")
         row = await queries.insert_token(tx, workspace_id=workspace_id, member_id=member_id, name=name,
                                          token_hash=hash_token(plaintext))
+        await audit_queries.record(tx, workspace_id=workspace_id, at=now, member_id=by_member,
+                                   via=via, action=team_audit.MCP_TOKEN_CREATED,
+                                   subject=team_audit.mcp_token_subject(row["id"]),
+                                   details={"name": name, "acts_as": member_id})
     return IssuedToken(id=row["id"], name=row["name"], member_id=member_id, token=plaintext,
                        created_at=row["created_at"])
 
@@ -130,9 +140,16 @@ async def list_tokens(db: Database, workspace_id: int) -> list[TokenView]:
     return [_view(row) for row in await queries.list_tokens(db, workspace_id)]
 
 
-async def revoke_token(db: Database, workspace_id: int, token_id: int, now: datetime) -> TokenView | None:
-    """Revoke at once (again: no change); None when the workspace has no such token."""
-    row = await queries.revoke_token(db, workspace_id, token_id, now)
+async def revoke_token(db: Database, workspace_id: int, token_id: int, now: datetime, *,
+                       by_member: int | None = None, via: str = team_audit.OPERATOR) -> TokenView | None:
+    """Revoke at once (again: no change, nothing recorded); None when the workspace has no such token."""
+    async with db.transaction() as tx:
+        row, revoked = await queries.revoke_token(tx, workspace_id, token_id, now)
+        if revoked:
+            await audit_queries.record(tx, workspace_id=workspace_id, at=now, member_id=by_member,
+                                       via=via, action=team_audit.MCP_TOKEN_REVOKED,
+                                       subject=team_audit.mcp_token_subject(token_id),
+                                       details={"name": row["name"], "acts_as": row["member_id"]})
     return None if row is None else _view(row)
 
 

@@ -6,12 +6,12 @@ from typing import Any
 
 from inbox_actors.mcp import exposure
 from inbox_actors.mcp.catalog import Kind, input_schema
-from inbox_actors.mcp.messages import McpCaller, ToolResult
+from inbox_actors.mcp.messages import ActionCaller, ToolResult
 from inbox_actors.mcp.tools import ToolDeps, run_action
 
 
 class WorkspaceToolbox:
-    def __init__(self, deps: ToolDeps, caller: McpCaller) -> None:
+    def __init__(self, deps: ToolDeps, caller: ActionCaller) -> None:
         self._deps, self._caller = deps, caller
 
     async def list_tools(self) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from quart import Blueprint, request
 
 from inbox_actors.broadcasts import creation, schedule, views
 from inbox_actors.broadcasts.broadcast import KIND as BROADCAST
-from inbox_actors.broadcasts.broadcast import Decide, Due, Refused
+from inbox_actors.broadcasts.broadcast import Decide, Refused
 from inbox_actors.domain import scopes as scope_rules
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.reporting.parameter_catalog import BROADCAST_RECIPIENTS, BROADCASTS
@@ -67,10 +67,9 @@ async def bulk_send():
         raise ApiError(refusal.status, refusal.code, refusal.message) from None
     row = created.row
     if not created.replayed:
-        if row["status"] == creation.SENDING:
-            row = await _ask(row["id"], Due())
-        elif row["status"] == creation.SCHEDULED:
-            schedule.scheduled(state.actors, row["scheduled_at"])
+        row = await schedule.launch(state.actors, row)
+        if isinstance(row, Refused):
+            raise ApiError(row.status, row.code, row.message)
     headers = {idempotency.REPLAYED_HEADER: "true"} if created.replayed else {}
     return json_response(await views.broadcast_view(state.db, row, state.clock.now()), 202, headers)
 

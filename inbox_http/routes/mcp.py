@@ -95,8 +95,8 @@ ENDPOINT_RESPONSES = {
                  "invalid params, an unknown or unexposed tool included); a tool's own failure is a result with "
                  "isError true", _RESPONSE),
     "202": {"description": "A notification or a response: accepted, no body"},
-    "400": _json("Not JSON (-32700), not a JSON-RPC 2.0 message, or a batch (-32600): one error response, id null",
-                 _RESPONSE),
+    "400": _json("Not JSON (-32700), not a JSON-RPC 2.0 message, a batch, or an MCP-Protocol-Version header this "
+                 "server does not speak (-32600): one error response, id null", _RESPONSE),
     "401": {**_json("invalid_token: no MCP token, an unknown or revoked one, or an API key",
                     {"allOf": [_STABLE_ERROR, {"properties": {"error": {"const": "invalid_token"}}}]}),
             "headers": {"WWW-Authenticate": {"schema": {"type": "string"}, "required": True}}},
@@ -129,7 +129,8 @@ async def endpoint():
     if refusal is not None:
         return refusal_response(refusal)
     toolbox = WorkspaceToolbox(ToolDeps(state.db, state.actors, state.clock), caller)
-    reply = await protocol.answer(await request.get_data(), toolbox)
+    reply = await protocol.answer(await request.get_data(), toolbox,
+                                  protocol_version=request.headers.get("MCP-Protocol-Version"))
     if reply.body is None:
         return "", reply.status
     return json_response(reply.body, reply.status)
@@ -164,7 +165,8 @@ async def create_token():
     caller = current_principal()
     try:
         issued = await tokens.create_token(services().db, workspace_id=caller.workspace_id,
-                                           member_id=caller.member_id, name=body.name)
+                                           member_id=caller.member_id, name=body.name, by_member=caller.member_id,
+                                           via=caller.author, now=services().clock.now())
     except tokens.TokenError as err:
         raise ApiError(400, "invalid_name", f"{str(err).capitalize()}.") from None
     return json_response(issued, 201)
@@ -178,7 +180,9 @@ async def revoke_token(token_id: int):
     """Revoke an MCP token at once (revoking it again changes nothing)."""
     _refuse_plan()
     state = services()
-    revoked = await tokens.revoke_token(state.db, current_principal().workspace_id, token_id, state.clock.now())
+    caller = current_principal()
+    revoked = await tokens.revoke_token(state.db, caller.workspace_id, token_id, state.clock.now(),
+                                        by_member=caller.member_id, via=caller.author)
     if revoked is None:
         raise ApiError(404, "not_found", "No such MCP token in this workspace.")
     return json_response(revoked)
@@ -209,7 +213,10 @@ async def change_action(name: str):
     _refuse_plan()
     body = await read_json_body(exposure.ChangeAction)
     try:
-        setting = await exposure.change_action(services().db, current_principal().workspace_id, name, body)
+        caller = current_principal()
+        setting = await exposure.change_action(services().db, caller.workspace_id, name, body,
+                                               by_member=caller.member_id, via=caller.author,
+                                               now=services().clock.now())
     except exposure.UnknownAction as err:
         raise ApiError(404, "not_found", str(err)) from None
     except exposure.NeedsApproval as err:

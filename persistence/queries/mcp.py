@@ -56,13 +56,15 @@ async def list_tokens(db: Database, workspace_id: int) -> list[Record]:
     )
 
 
-async def revoke_token(db: Database, workspace_id: int, token_id: int, at: datetime) -> Record | None:
-    """Revoke (a token revoked before keeps its first time); the token as it now is, None when unknown."""
-    await db.execute(
-        "UPDATE mcp_tokens SET revoked_at = coalesce(revoked_at, $3) WHERE workspace_id = $1 AND id = $2",
+async def revoke_token(tx: UnitOfWork, workspace_id: int, token_id: int, at: datetime) -> tuple[Record | None, bool]:
+    """Revoke (a token revoked before keeps its first time): the token as it now is (None when unknown), and
+    whether this call revoked it."""
+    changed = await tx.fetchval(
+        "UPDATE mcp_tokens SET revoked_at = $3 WHERE workspace_id = $1 AND id = $2 AND revoked_at IS NULL"
+        " RETURNING id",
         workspace_id, token_id, at,
     )
-    return await find_token(db, workspace_id, token_id)
+    return await find_token(tx, workspace_id, token_id), changed is not None
 
 
 async def action_settings(db: Database | UnitOfWork, workspace_id: int) -> list[Record]:

@@ -72,6 +72,14 @@ async def test_a_missing_unknown_or_revoked_token_or_an_api_key_is_invalid_token
     assert (await rpc(service, token, ping, status=401)).json()["error"] == "invalid_token"
     unknown = await service.client.post("/api/mcp/tokens/999999/revoke", headers=bearer(key))
     assert unknown.status_code == 404 and unknown.json()["error"] == "not_found"
+    again = await service.client.post(f"/api/mcp/tokens/{listed[0]['id']}/revoke", headers=bearer(key))
+    assert again.status_code == 200
+
+    # Who created and revoked which token is in the team audit log (a repeated revoke adds nothing).
+    log = (await service.client.get("/api/team/audit-log", headers=bearer(key))).json()["data"]
+    entries = [(e["action"], e["subject"]) for e in log if e["action"].startswith("mcp_token.")]
+    subject = f"mcp_token:{listed[0]['id']}"
+    assert entries == [("mcp_token.revoked", subject), ("mcp_token.created", subject)]
 
 
 async def test_only_scale_has_mcp_and_a_suspended_or_removed_member_is_refused(service):
@@ -138,6 +146,14 @@ async def test_json_rpc_errors_notifications_and_the_handshake(service, workspac
         assert result["capabilities"] == {"tools": {"listChanged": False}}
         assert result["serverInfo"]["name"] == "inbox-actors"
 
+    # After initialize a client names the version it agreed in MCP-Protocol-Version; one not spoken here is 400.
+    for version, status in (("2025-06-18", 200), ("2025-11-25", 200), ("2024-11-05", 400), ("latest", 400)):
+        answer = await service.client.post(MCP, headers={**bearer(token), "MCP-Protocol-Version": version},
+                                           json={"jsonrpc": "2.0", "id": 5, "method": "ping"})
+        assert answer.status_code == status, (version, answer.text)
+        if status == 400:
+            assert answer.json()["error"]["code"] == -32600 and version in answer.json()["error"]["message"]
+
     for method in ("GET", "DELETE"):
         answer = await service.client.request(method, MCP, headers=bearer(token))
         assert answer.status_code == 405, method
@@ -148,12 +164,14 @@ async def test_only_exposed_actions_are_tools_and_approval_needing_ones_cannot_b
     settings = (await service.client.get("/api/mcp/actions", headers=bearer(key))).json()["data"]
     by_name = {action["name"]: action for action in settings}
     assert {name for name, a in by_name.items() if a["exposed"]} == {
-        "list_conversations", "get_conversation", "read_messages", "unread_summary", "list_templates"}
-    assert {name for name, a in by_name.items() if a["needs_approval"]} == {"send_text", "send_template"}
+        "list_conversations", "get_conversation", "read_messages", "unread_summary", "list_templates",
+        "list_broadcasts", "get_broadcast"}
+    assert {name for name, a in by_name.items() if a["needs_approval"]} == {
+        "send_text", "send_template", "reply_in_chat", "send_broadcast"}
 
     tools = (await call(service, token, "tools/list"))["result"]["tools"]
     assert [t["name"] for t in tools] == ["list_conversations", "get_conversation", "read_messages",
-                                          "unread_summary", "list_templates"]
+                                          "unread_summary", "list_templates", "list_broadcasts", "get_broadcast"]
     assert all(t["inputSchema"]["type"] == "object" and t["description"] for t in tools)
 
     hidden = await call(service, token, "tools/call", {"name": "claim_conversation", "arguments": {"phone": PHONE}})
@@ -185,6 +203,11 @@ async def test_only_exposed_actions_are_tools_and_approval_needing_ones_cannot_b
 
     hide = await service.client.patch("/api/mcp/actions/read_messages", headers=bearer(key), json={"exposed": False})
     assert hide.status_code == 200
+    log = (await service.client.get("/api/team/audit-log", headers=bearer(key),
+                                    params={"action": "mcp_action.changed"})).json()["data"]
+    # Newest first; the refused changes (409) and the one that changed nothing are not there.
+    assert [(e["subject"], e["details"]["exposed"], e["details"]["needs_approval"]) for e in log] == [
+        ("mcp_action:read_messages", False, False), ("mcp_action:send_text", True, False)]
     gone = await call(service, token, "tools/call", {"name": "read_messages", "arguments": {"phone": PHONE}})
     assert gone["error"]["code"] == -32602
 

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from inbox_actors.conversations import conversation
+from inbox_actors.conversations import conversation, send_pacer
 from inbox_actors.conversations.chat_state import ChatState, WebhookEvent
 from inbox_actors.conversations.conversation import (
     ConversationDeps,
@@ -19,7 +19,7 @@ from inbox_actors.conversations.conversation import (
 )
 from inbox_actors.conversations.send_pacer import send_pacer_kind
 from inbox_actors.platform.messages import InboundMessage, SendAccepted, SendRequest, StatusUpdate
-from inbox_actors.runtime import ActorCrashed, ActorSystem
+from inbox_actors.runtime import Actor, ActorCrashed, ActorKind, ActorSystem
 from inbox_actors.runtime.clock import WallClock
 from tests import builders
 
@@ -226,3 +226,30 @@ async def test_first_contact_appends_contact_created_before_the_message_in_one_t
                           " AND data->>'phone' = $2 ORDER BY id", workspace_id, phone)
     assert [row["event"] for row in rows] == ["contact_created", "message_received", "message_received"]
     assert rows[0]["tx"] == rows[1]["tx"] != rows[2]["tx"]
+
+
+async def test_a_send_with_no_pacer_to_ask_fails_at_once_and_is_never_left_in_doubt(db, nursery):
+    """No slot can be asked for (the service stopping refuses new actors; here the pacer cannot start): the
+    platform is not called, and the pending message is settled as failed instead of crashing the chat."""
+    class NoPacer(Actor):
+        async def on_start(self) -> None:
+            raise RuntimeError("the pacer cannot start")
+
+        async def receive(self, message: object) -> object:
+            raise AssertionError("never started")
+
+    platform = RecordingPlatform()
+    deps = ConversationDeps(db=db, clock=WallClock(), platform=platform, responder=None)
+    system = ActorSystem([conversation_kind(deps), ActorKind(name=send_pacer.KIND, factory=NoPacer)])
+    await nursery.start(system.run)
+    workspace_id = await builders.workspace(db)
+    phone = "919800000031"
+    await conversation.ask_conversation(system, workspace_id, phone, inbound(phone))
+    outcome = await conversation.ask_conversation(system, workspace_id, phone, reply())
+    assert not outcome.accepted and outcome.failure.code == 131000, outcome
+    assert "pacer" in outcome.failure.title.lower()
+    assert platform.sent == []
+    statuses = await db.fetch("SELECT m.status FROM messages m JOIN conversations c ON c.id = m.conversation_id"
+                              " WHERE c.phone = $1 AND m.direction = 'outbound'", phone)
+    assert [row["status"] for row in statuses] == ["failed"]
+    await system.shutdown(2)

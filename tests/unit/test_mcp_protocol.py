@@ -90,13 +90,9 @@ def test_every_action_has_an_object_input_schema_its_struct_decodes_and_a_descri
         schema = catalog.input_schema(action)
         assert schema["type"] == "object" and schema["additionalProperties"] is False, action.name
         assert len(action.description) > 40, action.name
-        required = {name: "919876543210" for name in schema.get("required", ())}
-        if action.name == "send_text":
-            required["text"] = "hello"
-        if action.name == "send_template":
-            required["template"] = "welcome"
-        if action.name in ("add_tag", "remove_tag"):
-            required["tag"] = "vip"
+        examples = {"phone": "919876543210", "to": "919876543210", "text": "hello", "template": "welcome",
+                    "tag": "vip", "name": "Asha", "to_user_id": 2, "broadcast_id": 1}
+        required = {name: examples[name] for name in schema.get("required", ())}
         msgspec.convert(required, type=action.arguments)
     assert [a.name for a in catalog.ACTIONS if a.default_exposed] == [
         a.name for a in catalog.ACTIONS if a.kind is catalog.Kind.READ]
