@@ -38,6 +38,9 @@ class OutboxEvent(msgspec.Struct, frozen=True):
     data_json: str
     attempts: int = 0
     last_attempt_at: datetime | None = None
+    hook_id: int | None = None
+    """A connector hook's copy of the event (its body also carries the event's `id`, as the trigger's samples
+    do); None: the event itself, for the workspace's endpoint."""
 
 
 class Destination(msgspec.Struct, frozen=True):
@@ -87,7 +90,8 @@ async def _attempt(event: OutboxEvent, destination: Destination, transport: Webh
                    clock: Clock) -> tuple[AttemptResult, datetime]:
     at = clock.now()
     body = envelope_body(event=event.event, sent_at=at, correlation_id=event.correlation_id, actor=event.actor,
-                         data_json=event.data_json)
+                         data_json=event.data_json,
+                         item_id=event.correlation_id if event.hook_id is not None else None)
     headers = signed_headers(secret=destination.secret, body=body, event=event.event,
                              correlation_id=event.correlation_id, timestamp=int(at.timestamp()))
     return await transport.post(destination.endpoint, headers, body, timeout=ATTEMPT_TIMEOUT), at

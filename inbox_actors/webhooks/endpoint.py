@@ -7,6 +7,11 @@ the events of one chat are attempted one after another in the order they were co
 chats' events go out concurrently, at most `concurrency` requests at a time. Every attempt is committed
 (AttemptLog, in groups) before the next attempt of that event begins and before the event leaves memory.
 
+The automation connectors' REST hooks ride on the same outbox: each event is copied, in its own transaction,
+once per hook of the workspace that wants it (migration 014's trigger), and the copies are delivered here like the
+events, each to its hook's target with its hook's secret, in lanes of their own; a hook that is gone, whose key is
+no longer live or whose event the plan no longer allows, has its copies skipped.
+
 What wakes it: `Wake`, told by the outbox listener when a transaction appended events for the workspace (a
 NOTIFY from the outbox trigger), by a settings change, and its own (re)start. With nothing pending and nothing
 in hand the pump ends and the actor may passivate. A crash loses only memory: what was not recorded as
@@ -32,6 +37,7 @@ from inbox_actors.webhooks.attempt_log import AttemptLog
 from inbox_actors.webhooks.delivery import Destination, OutboxEvent, deliver
 from inbox_actors.webhooks.transport import WebhookTransport
 from persistence.database import Database, DatabaseUnavailable, Record
+from persistence.queries import connectors as hook_queries
 from persistence.queries import webhook_configs as config_queries
 from persistence.queries import webhook_delivery as delivery_queries
 
@@ -66,6 +72,22 @@ class _Target(msgspec.Struct, frozen=True):
     wanted: frozenset[str]
 
 
+class _Targets(msgspec.Struct, frozen=True):
+    """Where the workspace's events go: its endpoint (None: nowhere), and the automation connectors' hooks, each
+    taking the copies made for it (`inbox_actors.connectors.hooks`)."""
+
+    endpoint: _Target | None
+    hooks: dict[int, Destination]
+
+    def destination(self, row: Record) -> Destination | None:
+        hook_id = row["hook_id"]
+        if hook_id is not None:
+            return self.hooks.get(hook_id)
+        if self.endpoint is None or row["event"] not in self.endpoint.wanted:
+            return None
+        return self.endpoint.destination
+
+
 class WebhookEndpoint(Actor):
     def __init__(self, key: str, deps: EndpointDeps) -> None:
         super().__init__(key)
@@ -79,7 +101,7 @@ class WebhookEndpoint(Actor):
         self._pumping = False
         # More was pending than the last take had room for: finishing events should make room and take more.
         self._backlog = False
-        self._target: _Target | None = None
+        self._target: _Targets | None = None
         self._target_read_at = -float("inf")
 
     async def on_start(self) -> None:
@@ -123,8 +145,11 @@ class WebhookEndpoint(Actor):
 
     async def _take_events(self) -> int:
         """Take what is pending into lanes (or skip it); how many events were taken (or skipped)."""
-        target = await self._current_target()
-        if target is None:
+        targets, fresh = await self._current_targets()
+        if targets is None and not fresh:
+            # Read again before skipping everything: a hook may have been subscribed a moment ago.
+            targets, fresh = await self._current_targets(force=True)
+        if targets is None:
             skipped = await delivery_queries.skip_all_pending(self.deps.db, self.workspace_id)
             if skipped:
                 log.debug("workspace %s: %d events skipped (no deliverable endpoint)", self.key, skipped)
@@ -135,22 +160,36 @@ class WebhookEndpoint(Actor):
         rows = await delivery_queries.pending_events(self.deps.db, self.workspace_id, exclude=self._in_hand,
                                                      limit=room)
         self._backlog = len(rows) == room
-        await delivery_queries.skip_events(self.deps.db, [row["id"] for row in rows
-                                                          if row["event"] not in target.wanted])
-        for row in rows:
-            if row["event"] in target.wanted:
-                # Every chat and contact event names its phone; an event of no chat has a lane of its own.
-                self._hand_to_lane(_outbox_event(row), row["phone"] or f"#{row['id']}")
+        if not fresh and any(row["hook_id"] is not None and row["hook_id"] not in targets.hooks for row in rows):
+            # Copies for a hook not known yet (subscribed since the last read): read again rather than skip them.
+            targets, _ = await self._current_targets(force=True)
+        wanted = [row for row in rows if targets is not None and targets.destination(row) is not None]
+        taken = {row["id"] for row in wanted}
+        await delivery_queries.skip_events(self.deps.db, [row["id"] for row in rows if row["id"] not in taken])
+        for row in wanted:
+            # Every chat and contact event names its phone; an event of no chat has a lane of its own; a hook's
+            # copies go in lanes of their own, so a slow hook holds back only itself.
+            lane = row["phone"] or f"#{row['id']}"
+            self._hand_to_lane(_outbox_event(row), lane if row["hook_id"] is None else f"hook {row['hook_id']} {lane}")
         return len(rows)
 
-    async def _current_target(self) -> _Target | None:
+    async def _current_targets(self, *, force: bool = False) -> tuple[_Targets | None, bool]:
+        """The targets and whether they were read just now."""
         now = trio.current_time()
-        if now - self._target_read_at >= self.deps.recheck_seconds:
-            self._target = await self._load_target()
+        if force or now - self._target_read_at >= self.deps.recheck_seconds:
+            self._target = await self._load_targets()
             self._target_read_at = now
-        return self._target
+            return self._target, True
+        return self._target, False
 
-    async def _load_target(self) -> _Target | None:
+    async def _load_targets(self) -> _Targets | None:
+        endpoint = await self._load_endpoint()
+        hooks = await self._load_hooks()
+        if endpoint is None and not hooks:
+            return None
+        return _Targets(endpoint=endpoint, hooks=hooks)
+
+    async def _load_endpoint(self) -> _Target | None:
         row = await config_queries.delivery_target(self.deps.db, self.workspace_id)
         if row is None or not row["enabled"]:
             return None
@@ -166,6 +205,28 @@ class WebhookEndpoint(Actor):
             return None
         return _Target(Destination(endpoint=endpoint, secret=row["signing_secret"]), wanted)
 
+    async def _load_hooks(self) -> dict[int, Destination]:
+        """The automation connectors' live hooks whose event the plan allows (their key live, its creator
+        active); a hook whose target the address rules now refuse gets nothing."""
+        hooks: dict[int, Destination] = {}
+        for row in await hook_queries.live_hooks(self.deps.db, self.workspace_id, self.deps.clock.now()):
+            if row["event"] not in events.events_in_plan(Plan(row["plan"])):
+                continue
+            try:
+                hooks[row["id"]] = Destination(endpoint=self.deps.guard.check_url(row["target_url"]),
+                                               secret=row["signing_secret"])
+            except InvalidEndpointUrl as err:
+                log.warning("workspace %s: connector hook %s refused (%s); its events are skipped", self.key,
+                            row["id"], err)
+        return hooks
+
+    def _destination_of(self, event: OutboxEvent) -> Destination | None:
+        if self._target is None:
+            return None
+        if event.hook_id is not None:
+            return self._target.hooks.get(event.hook_id)
+        return self._target.endpoint.destination if self._target.endpoint is not None else None
+
     def _hand_to_lane(self, event: OutboxEvent, lane_key: str) -> None:
         self._in_hand.add(event.id)
         lane = self._lanes.get(lane_key)
@@ -180,10 +241,10 @@ class WebhookEndpoint(Actor):
         try:
             while lane:
                 event = lane[0]
-                target = self._target
-                if target is None:
-                    break  # delivery was switched off since the event was taken; it is skipped next round
-                await deliver(event, target.destination, transport=self.deps.transport, clock=self.deps.clock,
+                destination = self._destination_of(event)
+                if destination is None:
+                    break  # delivery was switched off (or the hook removed) since it was taken; skipped next round
+                await deliver(event, destination, transport=self.deps.transport, clock=self.deps.clock,
                               record=self._attempts.record, limiter=self._limiter)
                 lane.popleft()
                 self._in_hand.discard(event.id)
@@ -199,7 +260,8 @@ class WebhookEndpoint(Actor):
 
 def _outbox_event(row: Record) -> OutboxEvent:
     return OutboxEvent(id=row["id"], event=row["event"], correlation_id=row["correlation_id"], actor=row["actor"],
-                       data_json=row["data"], attempts=row["attempts"], last_attempt_at=row["last_attempt_at"])
+                       data_json=row["data"], attempts=row["attempts"], last_attempt_at=row["last_attempt_at"],
+                       hook_id=row["hook_id"])
 
 
 # -- kind and client API -------------------------------------------------------------------------------------

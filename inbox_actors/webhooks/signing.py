@@ -23,10 +23,12 @@ from inbox_actors.domain.events import iso
 _encode = msgspec.json.encode
 
 
-def envelope_body(*, event: str, sent_at: datetime, correlation_id: str, actor: str, data_json: str) -> bytes:
-    """The spec's envelope, `data` spliced in as stored (jsonb text) rather than decoded and encoded again."""
+def envelope_body(*, event: str, sent_at: datetime, correlation_id: str, actor: str, data_json: str,
+                  item_id: str | None = None) -> bytes:
+    """The spec's envelope, `data` spliced in as stored (jsonb text) rather than decoded and encoded again.
+    `item_id`: an `id` first (a connector hook's delivery: the item's key for the platform's de-duplication)."""
     return b"".join((
-        b'{"event":', _encode(event),
+        b'{"id":' + _encode(item_id) + b',"event":' if item_id is not None else b'{"event":', _encode(event),
         b',"sent_at":', _encode(iso(sent_at)),
         b',"correlation_id":', _encode(correlation_id),
         b',"actor":', _encode(actor),

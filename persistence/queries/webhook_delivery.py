@@ -15,10 +15,10 @@ from persistence.database import Database, Record, UnitOfWork
 async def pending_events(db: Database, workspace_id: int, *, exclude: Sequence[int], limit: int) -> list[Record]:
     """The oldest pending events not already in hand (`exclude`), in id order, with the number of attempts
     already recorded and the time of the last one (both survive a crash: a resumed event continues its
-    schedule)."""
+    schedule); `hook_id` names a connector hook's copy (None: the event, for the workspace's endpoint)."""
     return await db.fetch(
         "SELECT id, event, correlation_id, actor, data::text AS data, data->>'phone' AS phone, attempts,"
-        " last_attempt_at, created_at"
+        " last_attempt_at, created_at, hook_id"
         " FROM webhook_outbox"
         " WHERE workspace_id = $1 AND outcome = 'pending' AND NOT test AND id <> ALL($2::bigint[])"
         " ORDER BY id LIMIT $3",

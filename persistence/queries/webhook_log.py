@@ -7,8 +7,9 @@ from persistence.database import Database, Record
 
 async def read_log(db: Database, workspace_id: int, *, event: str | None, outcome: str | None,
                    before_id: int | None, limit: int) -> list[Record]:
-    """Up to `limit` events below `before_id` (if given), newest first; `attempts` is a JSON array."""
-    conditions = ["o.workspace_id = $1", "o.outcome <> 'skipped'"]
+    """Up to `limit` events below `before_id` (if given), newest first; `attempts` is a JSON array. The copies
+    sent to connector hooks are not the endpoint's deliveries."""
+    conditions = ["o.workspace_id = $1", "o.outcome <> 'skipped'", "o.hook_id IS NULL"]
     args: list[object] = [workspace_id]
     for column, value in (("o.event", event), ("o.outcome", outcome)):
         if value is not None:

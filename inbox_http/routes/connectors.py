@@ -1,0 +1,251 @@
+"""The automation connectors, `/api/zapier/*` and `/api/make/*`: the core API (Growth and Scale; Starter 403
+api_not_in_plan), with an API key. Both prefixes are served by the same handlers; what differs is the shape of
+the action definitions and dropdown items each platform takes (`inbox_actors.connectors.zapier_shapes`,
+`make_shapes`).
+
+    GET    …/me                          the authentication test: workspace, key, its creator, plan
+    GET    …/triggers                    the trigger catalog (scope automations, reads also automations:read)
+    GET    …/triggers/{event}/samples    the latest items of an event, or its example (polling, samples)
+    GET    …/hooks                       the platform's REST hooks
+    POST   …/hooks                       subscribe {target_url, event}: 201, the hook and its secret (once)
+    DELETE …/hooks/{id}                  unsubscribe
+    GET    …/actions                     the actions and their fields, in the platform's shape
+    POST   …/actions/{name}              run one (its catalog permissions; the key's creator acts)
+    GET    …/sources/{templates,members,tags}   dynamic dropdowns
+
+Stable-code errors throughout; what each call refuses is in `inbox_actors.connectors.hooks` and `.actions`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import msgspec
+from quart import Blueprint, request
+
+from inbox_actors.connectors import actions as connector_actions
+from inbox_actors.connectors import hooks, make_shapes, samples, sources, trigger_catalog, zapier_shapes
+from inbox_actors.connectors.caller import action_caller
+from inbox_actors.connectors.connection import connection
+from inbox_actors.connectors.fields import connector_actions as catalog_actions
+from inbox_actors.connectors.messages import (
+    Connection,
+    ConnectorRefusal,
+    HookList,
+    HookView,
+    IssuedHook,
+    Platform,
+    TriggerList,
+)
+from inbox_actors.domain import events
+from inbox_actors.domain.plans import ApiTier
+from inbox_actors.mcp.catalog import Action, input_schema
+from inbox_actors.mcp.tools import ToolDeps
+from inbox_actors.reporting import parameters
+from inbox_actors.reporting.parameter_catalog import QueryParameter
+from inbox_actors.webhooks.endpoint import wake_endpoint
+from inbox_http.contract import answers, in_path, takes
+from inbox_http.encoding import json_response
+from inbox_http.errors import ApiError
+from inbox_http.guard import accepts, current_credential, current_principal, guarded, responds
+from inbox_http.json_body import read_json_body
+from inbox_http.services import services
+
+zapier = Blueprint("zapier", __name__, url_prefix="/api/zapier")
+make = Blueprint("make", __name__, url_prefix="/api/make")
+blueprints = (zapier, make)
+
+TRIGGERS = ("automations",)
+_EVENT = {"type": "string", "enum": list(events.ALL_EVENTS), "example": events.MESSAGE_RECEIVED}
+_SAMPLE_LIMIT = QueryParameter("limit", "integer", f"1 to {samples.MAX_LIMIT}, default {samples.DEFAULT_LIMIT}",
+                               rules={"minimum": 1, "maximum": samples.MAX_LIMIT})
+
+
+class SampleItem(msgspec.Struct, frozen=True):
+    """A trigger's item: the webhook envelope with `id` (the correlation id; `example_<event>` for the
+    documented example), as a hook delivery's body carries it."""
+
+    id: str
+    event: str
+    sent_at: datetime
+    correlation_id: str
+    actor: str
+    data: dict[str, Any]
+
+
+def _both(rule: str, **options):
+    """Serve a handler under both prefixes."""
+
+    def decorate(view):
+        for blueprint in blueprints:
+            blueprint.add_url_rule(rule, view_func=view, **options)
+        return view
+
+    return decorate
+
+
+def _platform() -> Platform:
+    return Platform(request.blueprint)
+
+
+def _refused_or(answer, status: int = 200):
+    if isinstance(answer, ConnectorRefusal):
+        extra = {"details": answer.details} if answer.details is not None else {}
+        raise ApiError(answer.status, answer.code, answer.message, **extra)
+    return json_response(answer, status)
+
+
+# -- the connection ------------------------------------------------------------------------------------------
+
+
+@_both("/me", methods=["GET"])
+@responds(Connection)
+@guarded(tier=ApiTier.CORE)
+@answers(404)
+async def me():
+    """The authentication test: the workspace, the key and the member it acts as, the plan (the connection's
+    label)."""
+    found = await connection(services().db, current_credential(), _platform())
+    if found is None:
+        raise ApiError(404, "not_found", "The key is gone.")
+    return json_response(found)
+
+
+# -- triggers ------------------------------------------------------------------------------------------------
+
+
+@_both("/triggers", methods=["GET"])
+@responds(TriggerList)
+@guarded(tier=ApiTier.CORE, scopes=TRIGGERS)
+async def list_triggers():
+    """The trigger catalog: each event's key, label, plan, whether this plan offers it, and an example item."""
+    return json_response(TriggerList(trigger_catalog.triggers(current_principal().plan)))
+
+
+@_both("/triggers/<event>/samples", methods=["GET"])
+@responds(list[SampleItem])
+@guarded(tier=ApiTier.CORE, scopes=TRIGGERS)
+@accepts((_SAMPLE_LIMIT,))
+@answers(404)
+@in_path(event=_EVENT)
+async def trigger_samples(event: str):
+    """The latest items of a trigger's event, newest first, each with a stable id; the example when none yet."""
+    principal = current_principal()
+    _check_event(event, principal.plan)
+    limit = parameters.limit(request.args.get("limit"), samples.DEFAULT_LIMIT, samples.MAX_LIMIT)
+    return json_response(await samples.samples(services().db, principal.workspace_id, event, limit))
+
+
+def _check_event(event: str, plan) -> None:
+    if not trigger_catalog.is_event(event):
+        raise ApiError(404, "not_found", f"No trigger {event!r}; valid ones: {', '.join(events.ALL_EVENTS)}.")
+    if event not in events.events_in_plan(plan):
+        raise ApiError(403, "event_requires_scale", f"The event {event!r} needs the Scale plan.")
+
+
+# -- REST hooks ----------------------------------------------------------------------------------------------
+
+
+@_both("/hooks", methods=["GET"])
+@responds(HookList)
+@guarded(tier=ApiTier.CORE, scopes=TRIGGERS)
+async def list_hooks():
+    """This platform's hooks in the workspace, newest first (never their secrets)."""
+    return json_response(HookList(await hooks.list_hooks(services().db, platform=_platform(),
+                                                         workspace_id=current_principal().workspace_id)))
+
+
+@_both("/hooks", methods=["POST"])
+@responds(IssuedHook, 201)
+@guarded(tier=ApiTier.CORE, scopes=TRIGGERS)
+@takes(hooks.Subscribe)
+@answers(409)
+async def subscribe():
+    """Subscribe a target URL to an event: 201 with the hook's id and its signing secret, shown this once."""
+    state, credential = services(), current_credential()
+    body = await read_json_body(hooks.Subscribe)
+    issued = await hooks.subscribe(state.db, state.webhooks.guard, platform=_platform(),
+                                   workspace_id=credential.workspace_id, plan=credential.plan,
+                                   key_id=credential.key_id, request=body)
+    if not isinstance(issued, ConnectorRefusal):
+        wake_endpoint(state.actors, credential.workspace_id, settings_changed=True)
+    return _refused_or(issued, 201)
+
+
+@_both("/hooks/<id:hook_id>", methods=["DELETE"])
+@responds(HookView)
+@guarded(tier=ApiTier.CORE, scopes=TRIGGERS)
+@answers(404)
+async def unsubscribe(hook_id: int):
+    """Unsubscribe: nothing more is sent to the hook, its pending deliveries included."""
+    state, principal = services(), current_principal()
+    removed = await hooks.unsubscribe(state.db, platform=_platform(), workspace_id=principal.workspace_id,
+                                      hook_id=hook_id)
+    if not isinstance(removed, ConnectorRefusal):
+        wake_endpoint(state.actors, principal.workspace_id, settings_changed=True)
+    return _refused_or(removed)
+
+
+# -- actions -------------------------------------------------------------------------------------------------
+
+
+@zapier.get("/actions")
+@responds(list[zapier_shapes.ZapierAction])
+@guarded(tier=ApiTier.CORE)
+async def zapier_actions():
+    """The actions with their Zapier inputFields (dynamic dropdowns name `…/sources/<source>`)."""
+    return json_response(zapier_shapes.actions())
+
+
+@make.get("/actions")
+@responds(list[make_shapes.MakeModule])
+@guarded(tier=ApiTier.CORE)
+async def make_actions():
+    """The actions as Make modules with their parameters (dropdowns as `rpc://<source>`)."""
+    return json_response(make_shapes.actions())
+
+
+def _action_view(action: Action):
+    async def perform():
+        state, credential = services(), current_credential()
+        caller = action_caller(credential, _platform())
+        answer = await connector_actions.perform(ToolDeps(state.db, state.actors, state.clock), caller, action,
+                                                 await request.get_data())
+        return _refused_or(answer)
+
+    perform.__name__ = f"action_{action.name}"
+    perform.__doc__ = f"{action.title}: {action.description}"
+    view = guarded(tier=ApiTier.CORE, scopes=action.permissions)(perform)
+    view = takes(input_schema(action))(view)
+    view = answers(404, 409, 503)(view)
+    return responds(dict)(view)
+
+
+for _action in catalog_actions():
+    _both(f"/actions/{_action.name}", methods=["POST"], endpoint=f"action_{_action.name}")(_action_view(_action))
+
+
+# -- dynamic dropdowns ---------------------------------------------------------------------------------------
+
+_SOURCE_SCOPES = {"templates": ("templates",), "members": ("inbox", "team_management"), "tags": ("contacts",)}
+_SOURCES = {"templates": sources.templates, "members": sources.members, "tags": sources.tags}
+
+
+def _source_view(name: str, platform: Platform):
+    async def items():
+        found = await _SOURCES[name](services().db, current_principal().workspace_id)
+        if platform is Platform.ZAPIER:
+            return json_response([zapier_shapes.ZapierChoice(id=value, label=label) for value, label in found])
+        return json_response([make_shapes.MakeOption(label=label, value=value) for value, label in found])
+
+    items.__name__ = f"source_{name}"
+    items.__doc__ = f"The {name} dropdown: each item's {'id' if platform is Platform.ZAPIER else 'value'} is " \
+                    f"what the action's field takes."
+    shape = zapier_shapes.ZapierChoice if platform is Platform.ZAPIER else make_shapes.MakeOption
+    return responds(list[shape])(guarded(tier=ApiTier.CORE, scopes=_SOURCE_SCOPES[name])(items))
+
+
+for _name in _SOURCES:
+    zapier.add_url_rule(f"/sources/{_name}", view_func=_source_view(_name, Platform.ZAPIER), methods=["GET"])
+    make.add_url_rule(f"/sources/{_name}", view_func=_source_view(_name, Platform.MAKE), methods=["GET"])
