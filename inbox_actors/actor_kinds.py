@@ -23,6 +23,7 @@ from inbox_actors.conversations.in_doubt_sweeper import in_doubt_job
 from inbox_actors.conversations.send_pacer import send_pacer_kind
 from inbox_actors.conversations.sla_clock import SlaClockDeps, sla_clock_kind, start_sla_clock
 from inbox_actors.conversations.status_writer import status_writer_kind
+from inbox_actors.monitoring.metrics import ServiceMetrics
 from inbox_actors.runtime import ActorKind, Directory, Job, start_timers, timer_kind
 from inbox_actors.runtime.clock import Clock
 from inbox_actors.team.audit_log import prune_expired as prune_audit
@@ -46,6 +47,8 @@ class ServiceDeps:
     """Sends of one broadcast in flight at once (its pace is the number's send pacer's)."""
     extra_jobs: Mapping[str, Job] = field(default_factory=dict)
     """Timers of the front's own (e.g. its idempotency records' retention), run beside the actors' own."""
+    metrics: ServiceMetrics | None = None
+    """Where the actors count what operators watch (GET /metrics)."""
 
     def timer_jobs(self) -> dict[str, Job]:
         return {**actor_jobs(self.db, self.clock), **self.extra_jobs}
@@ -69,7 +72,7 @@ def actor_kinds(deps: ServiceDeps) -> list[ActorKind]:
     # stops before the send pacer it asks, the SLA clock and broadcasts before the conversations they tell, and
     # the activity log (every request's last step) last.
     return [
-        activity_log_kind(deps.db),
+        activity_log_kind(deps.db, deps.metrics),
         *rate_bucket_kinds(),
         key_ring_kind(deps.db, deps.clock, deps.credentials, idle_timeout=idle),
         send_pacer_kind(),

@@ -9,8 +9,10 @@ from inbox_http.audit import install_audit
 from inbox_http.converters import IdConverter, PhoneConverter
 from inbox_http.errors import install_error_handlers, stable_error
 from inbox_http.guard import install_guard
+from inbox_http.request_metrics import install_route_label
 from inbox_http.routes import (
     broadcasts,
+    connectors,
     contact_reads,
     contact_removal,
     contacts,
@@ -20,6 +22,8 @@ from inbox_http.routes import (
     inbox,
     keys,
     mcp,
+    metrics,
+    ops,
     reporting,
     reporting_chat,
     send_message,
@@ -48,8 +52,12 @@ def create_app(services: Services | None) -> QuartTrio:
     if services is not None:
         app.extensions["inbox"] = services
     for module in (reporting, reporting_chat, keys, send_message, contact_reads, contact_removal, contacts,
-                   templates, inbox, team, credits, broadcasts, mcp, webhooks, whatsapp_webhook, health, docs):
+                   templates, inbox, team, credits, broadcasts, mcp, webhooks, whatsapp_webhook, health, ops, docs,
+                   metrics):
         app.register_blueprint(module.blueprint)
+    for blueprint in connectors.blueprints:  # /api/zapier and /api/make: the same handlers
+        app.register_blueprint(blueprint)
+    install_route_label(app)
     install_error_handlers(app)
     install_guard(app)
     install_audit(app)

@@ -31,7 +31,7 @@ def install_audit(app: Quart) -> None:
             recorded = False
             log.error("activity log refused a record: %s", err)
         if not recorded:
-            state.statistics.activity_records_dropped += 1
+            state.metrics.activity_record_dropped()
             log.error("dropped the activity record of %s %s for key %d (%d dropped since start)",
-                      entry.method, entry.path, entry.key_id, state.statistics.activity_records_dropped)
+                      entry.method, entry.path, entry.key_id, state.metrics.activity_records_dropped())
         return response

@@ -183,6 +183,7 @@ def _key_limit_headers(admission: Admission) -> dict[str, str]:
 
 
 def _key_limited(admission: Admission):
+    services().metrics.request_rate_limited("key")
     wait = admission.retry_after_seconds
     return stable_error(
         429, "rate_limited",
@@ -193,6 +194,7 @@ def _key_limited(admission: Admission):
 
 def ip_limited(admission: Admission):
     """The per-IP ceiling's refusal, as every route answers it (the MCP endpoint too, which has no guard)."""
+    services().metrics.request_rate_limited("ip")
     wait = admission.retry_after_seconds
     return json_response(
         {"error": f"Too many requests from this IP address; retry in {wait} seconds."}, 429,

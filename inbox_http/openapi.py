@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import typing
 
 import msgspec
 from quart import Quart
@@ -32,10 +33,10 @@ _SENTENCE_ERROR = {"type": "object", "required": ["error"], "properties": {"erro
 def build_document(app: Quart) -> dict:
     views = {row["endpoint"]: app.view_functions[row["endpoint"]] for row in route_table(app)}
     declared = {getattr(view, name) for view in views.values() for name in ("response_type", "request_body")
-                if isinstance(getattr(view, name, None), type) and getattr(view, name) is not str}
-    schemas, components = msgspec.json.schema_components(sorted(declared, key=lambda t: t.__name__),
+                if _is_declared_type(getattr(view, name, None))}
+    schemas, components = msgspec.json.schema_components(sorted(declared, key=_type_name),
                                                          ref_template="#/components/schemas/{name}")
-    schema_of = dict(zip(sorted(declared, key=lambda t: t.__name__), schemas, strict=True))
+    schema_of = dict(zip(sorted(declared, key=_type_name), schemas, strict=True))
     rules = {rule.endpoint: rule.rule for rule in app.url_map.iter_rules()}
 
     paths: dict[str, dict] = {}
@@ -55,6 +56,19 @@ def build_document(app: Quart) -> dict:
             "securitySchemes": {"apiKey": {"type": "http", "scheme": "bearer"}},
         },
     }
+
+
+def _is_declared_type(value) -> bool:
+    """A body type the document describes: a struct (not `str`), or a bare array of one (`list[Struct]`)."""
+    if typing.get_origin(value) is list:
+        return True
+    return isinstance(value, type) and value is not str
+
+
+def _type_name(value) -> str:
+    if typing.get_origin(value) is list:
+        return f"list[{typing.get_args(value)[0].__name__}]"
+    return value.__name__
 
 
 _STABLE = {"$ref": "#/components/schemas/StableError"}

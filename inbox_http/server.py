@@ -18,6 +18,8 @@ from inbox_actors.actor_kinds import ServiceDeps, actor_kinds, start_standing_ac
 from inbox_actors.conversations.bot import FaqBot, Responder
 from inbox_actors.conversations.conversation import ConversationDeps
 from inbox_actors.conversations.sla_clock import deadline_set
+from inbox_actors.monitoring.collectors import ActorKindCollector, DatabasePoolCollector
+from inbox_actors.monitoring.metrics import ServiceMetrics
 from inbox_actors.platform.link import PlatformLink
 from inbox_actors.platform.simulator.model import Simulator, SimulatorConfig
 from inbox_actors.platform.simulator.rules import StatusDelays
@@ -33,6 +35,7 @@ from inbox_actors.webhooks.transport import WebhookTransport
 from inbox_http import idempotency
 from inbox_http.app import create_app
 from inbox_http.request_count import RequestCount
+from inbox_http.request_metrics import RequestMetrics
 from inbox_http.services import Services, WebhookServices
 from inbox_http.settings import Settings
 from persistence.database import Database, open_database_loop
@@ -53,10 +56,13 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
     bot is the workspace's FAQ bot.
     """
     clock = clock or WallClock()
+    metrics = ServiceMetrics()
+    db.observe_queries(metrics.query_finished)
     credentials = CredentialCache(db)
     platform = PlatformLink.with_secrets(
         app_secret=settings.whatsapp_app_secret, verify_token=settings.whatsapp_verify_token,
         access_token=settings.whatsapp_access_token, api_url=settings.whatsapp_api_url)
+    platform.metrics = metrics
     conversations = ConversationDeps(db=db, clock=clock, platform=platform,
                                      responder=responder if responder is not None else FaqBot(db),
                                      sends_per_second=settings.platform_sends_per_second,
@@ -64,18 +70,20 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
     guard = address_guard or AddressGuard(settings.webhook_allowed_networks)
     # As many kept-alive connections as requests in flight: fewer would close and reopen one per event.
     webhooks = WebhookServices(guard=guard, transport=WebhookTransport(
-        guard, max_idle_per_host=settings.webhook_concurrency))
+        guard, max_idle_per_host=settings.webhook_concurrency, metrics=metrics))
     endpoint_deps = EndpointDeps(db=db, clock=clock, transport=webhooks.transport, guard=guard,
                                  concurrency=settings.webhook_concurrency)
     service_deps = ServiceDeps(db=db, clock=clock, credentials=credentials, conversations=conversations,
                                webhooks=endpoint_deps, idle_seconds=settings.actor_idle_seconds,
-                               extra_jobs=_front_jobs(db, clock))
+                               extra_jobs=_front_jobs(db, clock), metrics=metrics)
     actors = ActorSystem()
     for kind in (*actor_kinds(service_deps), *extra_kinds):
         actors.register(kind)
     conversations.on_new_deadline = partial(deadline_set, actors)
+    metrics.watch(ActorKindCollector(actors))
+    metrics.watch(DatabasePoolCollector(db))
     return create_app(Services(settings=settings, db=db, actors=actors, credentials=credentials, clock=clock,
-                               platform=platform, webhooks=webhooks, actor_deps=service_deps))
+                               platform=platform, webhooks=webhooks, actor_deps=service_deps, metrics=metrics))
 
 
 def _front_jobs(db: Database, clock: Clock) -> dict[str, Job]:
@@ -92,8 +100,10 @@ async def serve_app(
 ) -> None:
     """Serve HTTP until `shutdown_trigger` returns; reports the bound base URL once listening.
 
-    Shutdown: stop accepting connections and let in-flight requests finish, then drain the actors' mailboxes,
-    each under the grace period.
+    Shutdown, in order: readiness turns false (GET /health/ready answers 503, responses say Connection: close)
+    and, for INBOX_DRAIN_SECONDS, requests are still served; then no new connection is accepted and the
+    requests in flight finish; then the actors drain their mailboxes (webhook deliveries under way finish or
+    stay in the outbox), each step under the grace period. PostgreSQL stops after this returns.
     """
     state: Services = app.extensions["inbox"]
     settings = state.settings
@@ -102,7 +112,7 @@ async def serve_app(
     config.graceful_timeout = settings.shutdown_grace_seconds
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")
-    counted = RequestCount(app)
+    counted = RequestCount(RequestMetrics(app, state.metrics), closing=lambda: state.lifecycle.draining)
     served = counted if settings.trusted_proxy_hops == 0 else ProxyFixMiddleware(
         counted, mode="legacy", trusted_hops=settings.trusted_proxy_hops)
     stopping = trio.Event()
@@ -117,7 +127,13 @@ async def serve_app(
 
         async def stop_serving() -> None:
             await shutdown_trigger()
+            state.lifecycle.draining = True   # readiness first: the load balancer stops sending new traffic
+            log.info("draining: /health/ready answers 503; serving %g s more, then finishing the %d requests under "
+                     "way", settings.drain_seconds, counted.active)
+            if settings.drain_seconds > 0:
+                await trio.sleep(settings.drain_seconds)
             stopping.set()
+            counted.refuse_new()
             # The in-process simulator holds keep-alive connections to us; it goes first, or Hypercorn would
             # wait the whole grace period for them to close.
             simulator_scope.cancel()
@@ -132,6 +148,10 @@ async def serve_app(
                 task_status.started(binds[0])
         finally:
             # Hypercorn has returned, so no request can find the actors gone.
+            state.lifecycle.draining = True
+            log.info("drained HTTP: %d requests answered while draining, %d taken and left unanswered, %d refused "
+                     "503 once HTTP stopped; stopping the actors", counted.answered_draining, counted.unanswered,
+                     counted.refused_stopping)
             with trio.CancelScope(shield=True):
                 await state.actors.shutdown(settings.shutdown_grace_seconds)
                 await state.platform.aclose()
@@ -145,7 +165,10 @@ async def _end_when_answered(stopping: trio.Event, counted: RequestCount, grace:
     Hypercorn would otherwise wait out the grace period for idle keep-alive connections (see request_count)."""
     await stopping.wait()
     with trio.move_on_after(grace):
-        await counted.wait_none_active()
+        # Checked again after each wake-up: a request may have begun on an open connection meanwhile, and no
+        # checkpoint separates the final check from the cancel.
+        while counted.active:
+            await counted.wait_none_active()
     http.cancel()
 
 

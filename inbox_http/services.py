@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from quart import current_app
 
 from inbox_actors.access.credentials import CredentialCache
 from inbox_actors.actor_kinds import ServiceDeps
+from inbox_actors.monitoring.metrics import ServiceMetrics
 from inbox_actors.platform.link import PlatformLink
 from inbox_actors.runtime import ActorSystem
 from inbox_actors.runtime.clock import Clock
@@ -17,11 +19,24 @@ from inbox_http.settings import Settings
 from persistence.database import Database
 
 
-@dataclass
+@dataclass(frozen=True)
 class ServiceStatistics:
-    """Counters of the HTTP front that operators read at GET /health."""
+    """Counters of the HTTP front that operators read at GET /health, read from the service's metrics."""
 
-    activity_records_dropped: int = 0
+    metrics: ServiceMetrics
+
+    @property
+    def activity_records_dropped(self) -> int:
+        return self.metrics.activity_records_dropped()
+
+
+@dataclass
+class Lifecycle:
+    """Where the service is in its life, for GET /health/ready: set draining on SIGTERM, before anything stops."""
+
+    draining: bool = False
+    started_at: float = field(default_factory=time.monotonic)
+    """time.monotonic() when the services were built: the uptime GET /health/live shows."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +57,12 @@ class Services:
     platform: PlatformLink
     webhooks: WebhookServices
     actor_deps: ServiceDeps
-    statistics: ServiceStatistics = field(default_factory=ServiceStatistics)
+    metrics: ServiceMetrics = field(default_factory=ServiceMetrics)
+    lifecycle: Lifecycle = field(default_factory=Lifecycle)
+
+    @property
+    def statistics(self) -> ServiceStatistics:
+        return ServiceStatistics(self.metrics)
 
 
 def services() -> Services:

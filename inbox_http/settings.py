@@ -28,6 +28,9 @@ class Settings(msgspec.Struct, frozen=True):
     actor_idle_seconds: float = 300.0
     # On shutdown, how long in-flight requests and actor mailboxes get to finish.
     shutdown_grace_seconds: float = 10.0
+    # On SIGTERM, how long the service goes on serving with GET /health/ready answering 503 (and every response
+    # saying Connection: close) before it stops accepting connections: the load balancer's time to notice.
+    drain_seconds: float = 0.0
     log_level: str = "INFO"
     # Per-IP ceiling on API calls (sends exempt), checked before any key limit.
     ip_limit_per_minute: int = 1_000
@@ -72,6 +75,7 @@ class Settings(msgspec.Struct, frozen=True):
             health_token=env.get("INBOX_HEALTH_TOKEN") or None,
             actor_idle_seconds=_float(env, "INBOX_ACTOR_IDLE_SECONDS", 300.0),
             shutdown_grace_seconds=_float(env, "INBOX_SHUTDOWN_GRACE_SECONDS", 10.0),
+            drain_seconds=_float(env, "INBOX_DRAIN_SECONDS", 0.0, zero=True),
             log_level=(env.get("INBOX_LOG_LEVEL") or "INFO").upper(),
             trusted_proxy_hops=_int(env, "INBOX_TRUSTED_PROXY_HOPS", 0, 0, 10),
             ip_limit_per_minute=_int(env, "INBOX_IP_LIMIT_PER_MINUTE", 1_000, 10, 1_000_000),
@@ -139,7 +143,7 @@ def _int(env: dict[str, str], name: str, default: int, low: int, high: int) -> i
     return value
 
 
-def _float(env: dict[str, str], name: str, default: float) -> float:
+def _float(env: dict[str, str], name: str, default: float, *, zero: bool = False) -> float:
     raw = env.get(name)
     if not raw:
         return default
@@ -147,6 +151,6 @@ def _float(env: dict[str, str], name: str, default: float) -> float:
         value = float(raw)
     except ValueError:
         raise SettingsError(f"{name} must be a number of seconds, not {raw!r}") from None
-    if value <= 0:
-        raise SettingsError(f"{name} must be positive, not {value}")
+    if not (value >= 0 if zero else value > 0):
+        raise SettingsError(f"{name} must be {'zero or ' if zero else ''}positive, not {value}")
     return value

@@ -8,8 +8,9 @@ service (and the test fixtures) open once around everything.
 from __future__ import annotations
 
 import logging
+import time
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Callable, Mapping
+from typing import Any, AsyncIterator, Callable, Mapping, NamedTuple
 
 import asyncpg
 import trio
@@ -91,6 +92,17 @@ _CONNECTION_FAILURES = (
 )
 
 
+QueryObserver = Callable[[float], None]
+"""Told the seconds each statement took (`Database.observe_queries`); must not block."""
+
+
+class PoolStatistics(NamedTuple):
+    in_use: int
+    """Connections lent to a statement or a transaction."""
+    idle: int
+    max_size: int
+
+
 class _Queries:
     """Statement methods shared by the pool and a unit of work (one connection inside a transaction).
 
@@ -99,6 +111,7 @@ class _Queries:
     """
 
     _target: Any
+    _observer: QueryObserver | None = None
 
     async def fetch(self, sql: str, *args: Any) -> list[Record]:
         return await self._call(self._target.fetch, sql, *args)
@@ -112,19 +125,24 @@ class _Queries:
     async def execute(self, sql: str, *args: Any) -> str:
         return await self._call(self._target.execute, sql, *args)
 
-    @staticmethod
-    async def _call(method: Callable[..., Any], *args: Any) -> Any:
+    async def _call(self, method: Callable[..., Any], *args: Any) -> Any:
+        observer = self._observer
+        started = time.perf_counter()
         try:
             return await aio_as_trio(method)(*args)
         except _CONNECTION_FAILURES as err:
             raise DatabaseUnavailable(f"{type(err).__name__}: {err}") from err
+        finally:
+            if observer is not None:
+                observer(time.perf_counter() - started)
 
 
 class UnitOfWork(_Queries):
     """One transaction on one connection. It commits only if the block finishes without an exception."""
 
-    def __init__(self, connection: asyncpg.Connection) -> None:
+    def __init__(self, connection: asyncpg.Connection, observer: QueryObserver | None = None) -> None:
         self._target = connection
+        self._observer = observer
 
 
 class Database(_Queries):
@@ -134,6 +152,15 @@ class Database(_Queries):
         self.url = url
         self._acquire_timeout = acquire_timeout
         self._listeners: dict[str, asyncpg.Connection] = {}
+
+    def observe_queries(self, observer: QueryObserver | None) -> None:
+        """Tell `observer` how long each statement takes, on the pool and in transactions (the service's metrics);
+        None stops it."""
+        self._observer = observer
+
+    def pool_statistics(self) -> PoolStatistics:
+        idle = self._pool.get_idle_size()
+        return PoolStatistics(in_use=self._pool.get_size() - idle, idle=idle, max_size=self._pool.get_max_size())
 
     @classmethod
     async def connect(cls, url: str, *, min_size: int = 1, max_size: int = 10,
@@ -177,7 +204,7 @@ class Database(_Queries):
             raise DatabaseUnavailable(f"no connection within {self._acquire_timeout:g}s")
         commit = False
         try:
-            yield UnitOfWork(connection)
+            yield UnitOfWork(connection, self._observer)
             commit = True
         finally:
             with trio.CancelScope(shield=True):

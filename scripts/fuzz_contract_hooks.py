@@ -9,8 +9,10 @@ what the contract does promise; negative cases are left as generated:
   replaced by usable ones when they do not;
 - the roster never touches the fuzzing admin (whose key every call uses): a member id naming it is replaced by
   one nobody has;
+- custom attributes' names must stay distinct once trimmed (" a" and "a" are given twice): one is dropped;
 - ids and addresses that must exist: a transfer goes to the workspace's member (FUZZ_MEMBER_ID), a webhook
-  endpoint is the local receiver (FUZZ_RECEIVER_URL: host names do not resolve while fuzzing).
+  endpoint and a connector's hook target are the local receiver (FUZZ_RECEIVER_URL: host names do not resolve
+  while fuzzing).
 
 `POST /api/mcp` takes an MCP token, never the fuzzer's API key: every case of it (positive and negative) is sent
 with a token the hooks make once through `POST /api/mcp/tokens` with that key, so the cases reach the JSON-RPC
@@ -64,11 +66,25 @@ def map_case(context, case):
     if isinstance(case.body, dict):
         if "to_user_id" in case.body and os.environ.get("FUZZ_MEMBER_ID"):
             case.body["to_user_id"] = int(os.environ["FUZZ_MEMBER_ID"])
-        if "endpoint_url" in case.body and os.environ.get("FUZZ_RECEIVER_URL"):
-            case.body["endpoint_url"] = os.environ["FUZZ_RECEIVER_URL"]
+        for url_field in ("endpoint_url", "target_url"):  # a webhook endpoint, a connector's REST hook
+            if url_field in case.body and os.environ.get("FUZZ_RECEIVER_URL"):
+                case.body[url_field] = os.environ["FUZZ_RECEIVER_URL"]
+        if isinstance(case.body.get("attributes"), dict):
+            case.body["attributes"] = _distinct_attributes(case.body["attributes"])
         if isinstance(case.body.get("business_hours"), dict) and not _usable_hours(case.body["business_hours"]):
             case.body["business_hours"] = USABLE_HOURS
     return case
+
+
+def _distinct_attributes(attributes: dict) -> dict:
+    """Custom attributes whose names stay distinct once trimmed (" a" and "a" are one name, given twice)."""
+    kept: dict = {}
+    seen: set[str] = set()
+    for name, value in attributes.items():
+        if name.strip() not in seen:
+            seen.add(name.strip())
+            kept[name] = value
+    return kept
 
 
 def _usable_broadcast(body: dict) -> None:

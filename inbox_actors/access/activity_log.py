@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 import msgspec
 import trio
 
+from inbox_actors.monitoring.metrics import ServiceMetrics
 from inbox_actors.runtime import Actor, ActorKind, ActorSystem
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, DatabaseUnavailable
@@ -52,9 +53,10 @@ class Flush(msgspec.Struct, frozen=True):
 
 
 class ActivityLog(Actor):
-    def __init__(self, key: str, db: Database) -> None:
+    def __init__(self, key: str, db: Database, metrics: ServiceMetrics | None = None) -> None:
         super().__init__(key)
         self._db = db
+        self._metrics = metrics
 
     async def receive(self, message: object) -> object:
         return (await self.receive_batch([message]))[0]
@@ -64,6 +66,8 @@ class ActivityLog(Actor):
                 for m in messages if isinstance(m, CallRecord)]
         if rows:
             await self._write(rows)
+            if self._metrics is not None:
+                self._metrics.activity_batch_written(len(rows))
         return [True if isinstance(m, Flush) else None for m in messages]
 
     async def _write(self, rows: list[tuple]) -> None:
@@ -81,8 +85,8 @@ class ActivityLog(Actor):
             delay = min(delay * 2, RETRY_MAX_DELAY)
 
 
-def activity_log_kind(db: Database) -> ActorKind:
-    return ActorKind(name=KIND, factory=lambda key: ActivityLog(key, db), mailbox_capacity=10_000,
+def activity_log_kind(db: Database, metrics: ServiceMetrics | None = None) -> ActorKind:
+    return ActorKind(name=KIND, factory=lambda key: ActivityLog(key, db, metrics), mailbox_capacity=10_000,
                      batch_limit=BATCH_LIMIT, batch_linger=BATCH_LINGER, idle_timeout=3600.0, ask_timeout=30.0)
 
 

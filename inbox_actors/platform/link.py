@@ -8,9 +8,18 @@ before that are refused like an unreachable platform.
 from __future__ import annotations
 
 import secrets
+import time
 from dataclasses import dataclass, field
 
-from inbox_actors.platform.client import TITLE_UNREACHABLE, UNREACHABLE_CODE, UNREACHABLE_MESSAGE, CloudApiClient
+from inbox_actors.monitoring.metrics import ServiceMetrics
+from inbox_actors.platform.client import (
+    TITLE_TIMEOUT,
+    TITLE_UNEXPECTED,
+    TITLE_UNREACHABLE,
+    UNREACHABLE_CODE,
+    UNREACHABLE_MESSAGE,
+    CloudApiClient,
+)
 from inbox_actors.platform.messages import SendAccepted, SendRefused, SendRequest
 from persistence.database import Database
 from persistence.queries import workspaces as workspace_queries
@@ -24,6 +33,7 @@ class PlatformLink:
     api_url: str | None = None
     client: CloudApiClient | None = None
     simulator_url: str | None = None         # the built-in simulator's address, when it is the platform
+    metrics: ServiceMetrics | None = None    # where each send's outcome and time are counted
     # phone_number_id -> workspace id; numbers never move between workspaces, so entries stay true.
     _numbers: dict[str, int] = field(default_factory=dict)
 
@@ -48,10 +58,18 @@ class PlatformLink:
             await self.client.aclose()
 
     async def send(self, phone_number_id: str, request: SendRequest) -> SendAccepted | SendRefused:
+        started = time.perf_counter()
         if self.client is None:
-            return SendRefused(message=UNREACHABLE_MESSAGE, code=UNREACHABLE_CODE, title=TITLE_UNREACHABLE,
-                               details="the messaging platform is not connected yet", http_status=0)
-        return await self.client.send(phone_number_id, request)
+            result: SendAccepted | SendRefused = SendRefused(
+                message=UNREACHABLE_MESSAGE, code=UNREACHABLE_CODE, title=TITLE_UNREACHABLE,
+                details="the messaging platform is not connected yet", http_status=0)
+        else:
+            result = await self.client.send(phone_number_id, request)
+        if self.metrics is not None:
+            outcome = send_outcome(result)
+            self.metrics.send_answered(outcome, result.code if outcome == "refused" else None,
+                                       time.perf_counter() - started)
+        return result
 
     async def workspace_of(self, db: Database, phone_number_id: str) -> int | None:
         workspace_id = self._numbers.get(phone_number_id)
@@ -60,3 +78,16 @@ class PlatformLink:
             if workspace_id is not None:
                 self._numbers[phone_number_id] = workspace_id
         return workspace_id
+
+
+# The client's own refusals when the platform gave no answer of its own (client.py), by their title.
+_NO_ANSWER = {TITLE_TIMEOUT: "timeout", TITLE_UNREACHABLE: "unreachable", TITLE_UNEXPECTED: "unexpected_answer"}
+
+
+def send_outcome(result: SendAccepted | SendRefused) -> str:
+    """accepted; refused (the platform's own error, with its code); or timeout, unreachable, unexpected_answer."""
+    if isinstance(result, SendAccepted):
+        return "accepted"
+    if result.code == UNREACHABLE_CODE and result.title in _NO_ANSWER:
+        return _NO_ANSWER[result.title]
+    return "refused"

@@ -7,6 +7,10 @@ A cell has a trio task only while it has something to do. When its mailbox is em
 the cell *parks*: it is still live (its instance and state stay in memory, its ActorTasks run on), but it costs
 no task, coroutine frames or cancel scopes. The next envelope to land wakes it with a fresh task. The system
 passivates a cell that stayed parked for the kind's idle timeout (`passivate`).
+
+The cell keeps its kind's `KindTally` current (messages handled, restarts, passivations; its mailbox reports
+depths) and offers itself to the busiest-actors leaderboard whenever a message is queued or handled, so
+operators' summaries never visit every cell. Recovery after crashes lives in supervision.py (CellSupervision).
 """
 
 from __future__ import annotations
@@ -21,33 +25,42 @@ from .actor import Actor, ActorKind
 from .batching import claim_batch, take
 from .crash_history import CrashHistory, describe
 from .envelope import Envelope
-from .errors import ActivationFailed, ActorCrashed, ActorError, ActorFailed, ActorSystemStopping
+from .errors import ActivationFailed, ActorError, ActorFailed, ActorSystemStopping
 from .lazy_event import LazyEvent
 from .mailbox import Mailbox
 from .registry import Registry
 from .statistics import ActorStatistics, ActorStatus
+from .supervision import CellSupervision
+from .tally import KindTally
 from .tasks import ActorTasks
 
 logger = logging.getLogger("inbox_actors.runtime")
 
 
-class Cell:
+def busyness(cell: Cell) -> int:
+    """The busiest actors' order: the fullest mailbox first, then the most messages handled."""
+    return (len(cell.mailbox) << 40) + cell.messages_handled
+
+
+class Cell(CellSupervision):
     # Slots, not a __dict__: with thirty attributes the dict alone cost 1.4 KB per live actor.
     __slots__ = (
         "kind", "key", "_registry", "_predecessor", "mailbox", "status", "_actor", "_tasks", "_parked",
         "_loop_scope", "_task_crash", "_in_flight", "_activated", "_activation_cause", "_stop_requested",
         "_stop_signal", "_aborted", "ready", "exited", "failed_until", "_history", "messages_handled",
-        "messages_dropped", "last_activity_at", "started_at",
+        "messages_dropped", "last_activity_at", "started_at", "_tally",
     )
 
-    def __init__(self, registry: Registry, kind: ActorKind, key: str, predecessor: Cell | None = None) -> None:
+    def __init__(self, registry: Registry, kind: ActorKind, key: str, predecessor: Cell | None = None,
+                 tally: KindTally | None = None) -> None:
         self.kind = kind
+        self._tally = tally if tally is not None else KindTally(kind.name, kind.mailbox_capacity)
         self.key = key
         self._registry = registry
         # A passivated cell of the same key may still be in on_stop; the fresh one must not load state
         # until that has finished, or the two instances would both believe they own the key.
         self._predecessor = predecessor
-        self.mailbox = Mailbox(kind.mailbox_capacity, self._wake)
+        self.mailbox = Mailbox(kind.mailbox_capacity, self._wake, self._tally)
         self.status = ActorStatus.STARTING
         self._actor: Actor | None = None
         self._tasks: ActorTasks | None = None
@@ -121,6 +134,7 @@ class Cell:
         # reach this mailbox, and one that already holds the cell gets ClosedResourceError and looks again.
         self._registry.forget(self)
         self.mailbox.close()
+        self._tally.passivated += 1
         self._registry.start_soon(self._run, self._retire, name=f"passivate {self.name}")
         return True
 
@@ -142,6 +156,7 @@ class Cell:
             started_at_wall=started_wall.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             messages_dropped=self.messages_dropped,
             tasks_running=self._tasks.running if self._tasks is not None else 0,
+            oldest_message_at=self.mailbox.oldest_sent_at(),
         )
 
     # -- the cell's tasks: activation, serving after a wake, retirement -----------------------------
@@ -182,12 +197,15 @@ class Cell:
         return True
 
     def _finish(self) -> None:
+        if self.exited.is_set():
+            return  # the system counts each cell's exit once
         self.ready.set()
         self.exited.set()
         self._registry.note_exited(self)
 
     def _wake(self) -> None:
         """An envelope landed (the mailbox calls this): a parked cell gets a task to serve it."""
+        self._tally.board.offer(self, busyness(self))
         if self._parked:
             self._unpark()
             self._registry.start_soon(self._run, self._serve, name=f"actor {self.name}")
@@ -294,6 +312,8 @@ class Cell:
                 continue
             self._in_flight = None
             self.messages_handled += len(batch)
+            self._tally.messages_handled += len(batch)
+            self._tally.board.offer(self, busyness(self))
             self.last_activity_at = trio.current_time()
             for done, reply in zip(batch, replies, strict=True):
                 done.resolve(reply)
@@ -313,116 +333,3 @@ class Cell:
         except Exception:
             # The actor is leaving either way; a failing cleanup must not look like a crash to restart.
             logger.warning("%s: on_stop raised", self.name, exc_info=True)
-
-    # -- supervision -------------------------------------------------------------------------------
-
-    async def _recover(self, exc: Exception) -> bool:
-        """Restart after a crash; False when the cell must end instead (escalated or shutting down)."""
-        restarting_failed = False
-        while True:
-            # What was queued when a message or task crashed the actor is failed with it; a restart whose
-            # on_start fails fails nothing more: what waits is waiting for a healthy instance.
-            if self._note_crash(exc, fail_queued=not restarting_failed):
-                self._escalate()
-                return False
-            if self._stop_requested:
-                # The mailbox is closed and was just drained: reloading state would only serve on_stop.
-                self.status = ActorStatus.STOPPING
-                return False
-            self.status = ActorStatus.RESTARTING
-            # Backoff: a cause that outlives an instant (a database blip) must not spend the whole restart
-            # intensity in milliseconds. Messages wait in the mailbox meanwhile, under their asks' deadlines.
-            with trio.move_on_after(self.history.restart_delay()):
-                await self._stop_signal.wait()
-            if self._stop_requested:
-                self.status = ActorStatus.STOPPING
-                self._drain(lambda: ActorSystemStopping(self.kind.name, self.key, "stopped while restarting"))
-                return False
-            self.history.restarts += 1
-            try:
-                await self._start_instance()
-            except trio.Cancelled:
-                raise
-            except Exception as restart_exc:
-                exc = restart_exc
-                restarting_failed = True
-                continue
-            self.status = ActorStatus.RUNNING
-            self.history.last_crash = None
-            return True
-
-    def _note_crash(self, exc: Exception, *, fail_queued: bool) -> bool:
-        """Record a crash and (`fail_queued`) fail what was queued behind it; True if the restart intensity is
-        exceeded."""
-        self._actor = None
-        if self._tasks is not None:
-            self._tasks.cancel_all()
-        if self.history.record(exc, self.name):
-            return True  # _escalate refuses the queue as failed: nothing will serve it soon
-        if fail_queued:
-            # Only what was queued at the crash: senders still waiting for room go to the restarted actor.
-            self._drain(lambda: self._crashed(exc), limit=len(self.mailbox))
-        return False
-
-    def _escalate(self) -> None:
-        history = self.history
-        self.status = ActorStatus.FAILED
-        self.failed_until = trio.current_time() + self.kind.failed_cooldown
-        self._registry.note_failed(self)
-        logger.error("%s failed: %d crashes within %gs; refusing work for %gs. Last error: %s", self.name,
-                     history.recent, self.kind.restart_window, self.kind.failed_cooldown, history.last_error)
-
-        def failed() -> ActorError:
-            error = ActorFailed(self.kind.name, self.key, history.last_error)
-            error.__cause__ = history.last_crash
-            return error
-
-        self._drain(failed)
-        history.last_crash = None
-        # Senders that find the mailbox broken ask refusal(), which now says ActorFailed.
-        self.mailbox.break_()
-
-    def _fail_activation(self, exc: Exception) -> None:
-        self._activation_cause = exc
-        self.history.note_activation_failed(exc)
-        self._actor = None
-        if self._tasks is not None:
-            self._tasks.cancel_all()
-        self._registry.forget(self)
-        last_error = self.history.last_error
-
-        def activation_failed() -> ActorError:
-            error = ActivationFailed(self.kind.name, self.key, last_error)
-            error.__cause__ = exc
-            return error
-
-        self._drain(activation_failed)
-        self.mailbox.break_()
-        logger.error("%s failed to activate: %s", self.name, last_error, exc_info=exc)
-
-    def _abort(self) -> None:
-        """Cancelled (shutdown grace expired): fail what is in flight and queued. Must not checkpoint."""
-        self._aborted = True
-        if self._tasks is not None:
-            self._tasks.cancel_all()
-        for envelope in self._in_flight or ():
-            envelope.fail(ActorSystemStopping(self.kind.name, self.key, "cancelled while handling"))
-            self.messages_dropped += 1
-        self._in_flight = None
-        self._drain(lambda: ActorSystemStopping(self.kind.name, self.key, "cancelled before handling"))
-        self.mailbox.break_()
-
-    def _drain(self, make_error: Callable[[], ActorError], *, limit: int | None = None) -> None:
-        taken = 0
-        while limit is None or taken < limit:
-            envelope = self.mailbox.take()
-            if envelope is None:
-                return
-            taken += 1
-            self.messages_dropped += 1
-            envelope.fail(make_error())
-
-    def _crashed(self, exc: Exception) -> ActorCrashed:
-        error = ActorCrashed(self.kind.name, self.key, describe(exc))
-        error.__cause__ = exc
-        return error

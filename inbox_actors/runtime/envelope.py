@@ -10,10 +10,12 @@ _QUEUED, _HANDLING, _ABANDONED = "queued", "handling", "abandoned"
 class Envelope:
     """A message in a mailbox plus, for an ask, the slot its single reply goes into."""
 
-    __slots__ = ("message", "_state", "_replied", "_value", "_error")
+    __slots__ = ("message", "sent_at", "_state", "_replied", "_value", "_error")
 
     def __init__(self, message: object, *, expects_reply: bool) -> None:
         self.message = message
+        self.sent_at = trio.current_time()
+        """When it was sent (trio's clock): operators read the age of a mailbox's oldest envelope."""
         self._state = _QUEUED
         self._replied: trio.Event | None = trio.Event() if expects_reply else None
         self._value: object = None

@@ -9,6 +9,9 @@ passivation), `trio.BrokenResourceError` once the reader is gone (escalation, ac
 
 The reader never blocks on it: the cell takes what is queued and, when nothing is, parks without a task; the
 mailbox calls `on_arrival` whenever an envelope lands so the cell can wake.
+
+Every change of depth is reported to the kind's `KindTally` (queued envelopes summed per kind, the deepest
+mailbox), so operators read those figures without visiting every mailbox.
 """
 
 from __future__ import annotations
@@ -20,13 +23,15 @@ import outcome
 import trio
 
 from .envelope import Envelope
+from .tally import KindTally
 
 
 class Mailbox:
-    __slots__ = ("_capacity", "_queue", "_blocked", "_closed", "_broken", "_on_arrival", "_arrived")
+    __slots__ = ("_capacity", "_queue", "_blocked", "_closed", "_broken", "_on_arrival", "_arrived", "_tally")
 
-    def __init__(self, capacity: int, on_arrival: Callable[[], None]) -> None:
+    def __init__(self, capacity: int, on_arrival: Callable[[], None], tally: KindTally | None = None) -> None:
         self._capacity = capacity
+        self._tally = tally if tally is not None else KindTally("", capacity)
         # Made on the first envelope and dropped when emptied: an empty deque alone is about 600 bytes.
         self._queue: deque[Envelope] | None = None
         # Senders waiting for room, each with the envelope it will put, oldest first; made when first needed.
@@ -38,6 +43,10 @@ class Mailbox:
 
     def __len__(self) -> int:
         return len(self._queue) if self._queue is not None else 0
+
+    def oldest_sent_at(self) -> float | None:
+        """When the oldest queued envelope was sent (trio's clock); None when nothing is queued."""
+        return self._queue[0].sent_at if self._queue else None
 
     @property
     def closed(self) -> bool:
@@ -88,10 +97,12 @@ class Mailbox:
         envelope = queue.popleft()
         if self._blocked:
             task, waiting = self._blocked.popitem(last=False)
-            queue.append(waiting)
+            queue.append(waiting)  # the depth is unchanged
             trio.lowlevel.reschedule(task)
-        elif not queue:
-            self._queue = None
+        else:
+            self._tally.shrank(len(queue))
+            if not queue:
+                self._queue = None
         return envelope
 
     async def wait_for_arrival(self) -> None:
@@ -106,6 +117,7 @@ class Mailbox:
     def break_(self) -> None:
         """The reader is gone: queued envelopes are dropped (fail them first), senders get BrokenResourceError."""
         self._broken = True
+        self._tally.emptied(len(self))
         self._queue = None
         self._wake_blocked(trio.BrokenResourceError)
         self._signal_arrival()
@@ -122,6 +134,7 @@ class Mailbox:
         if self._queue is None:
             self._queue = deque()
         self._queue.append(envelope)
+        self._tally.grew(len(self._queue))
         self._signal_arrival()
         self._on_arrival()
 

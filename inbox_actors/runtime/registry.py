@@ -29,6 +29,9 @@ class Registry(Protocol):
 
     def note_exited(self, cell: Cell) -> None: ...
 
+    def note_restarted(self, cell: Cell) -> None:
+        """The cell restarted after a crash: operators see it among the failing while it stays in memory."""
+
     def note_failed(self, cell: Cell) -> None:
         """The cell escalated (restart intensity exceeded): the kind's supervisor decides what follows."""
 

@@ -40,58 +40,63 @@ class ActorStatistics(msgspec.Struct, frozen=True):
     asks whose caller had already given up."""
     tasks_running: int = 0
     """Long work the actor runs beside its message loop (ActorTasks)."""
+    oldest_message_at: float | None = None
+    """trio.current_time() when the oldest envelope in the mailbox was sent; None when the mailbox is empty."""
+
+
+class KindCounters(msgspec.Struct, frozen=True):
+    """One kind's counters, kept as actors live (ActorSystem.kind_counters()): what monitoring exports.
+    Levels are now; the `_total` counters only grow, from the system's start."""
+
+    live: int
+    """Actors in memory that have not failed (starting, running, restarting, or leaving memory)."""
+    failed: int
+    """Actors that escalated and refuse work until their cooldown ends."""
+    activated_total: int
+    passivated_total: int
+    """Left memory after their idle timeout."""
+    restarted_total: int
+    """Restarts after a crash."""
+    failed_total: int
+    """Escalations: restart intensity exceeded."""
+    messages_handled_total: int
+    mailbox_used: int
+    """Envelopes queued in the kind's mailboxes, summed."""
+    mailbox_max: int
+    """The deepest mailbox of the kind."""
 
 
 class KindCounts(msgspec.Struct, frozen=True):
+    """One kind in GET /health/actors."""
+
     live: int
     failed: int
     mailbox_used: int
     messages_handled: int
+    """Since the system started (every actor of the kind, including those that left memory)."""
     restarts: int
+    """Since the system started."""
     recent_failures: int = 0
     """Actors of the kind that escalated within its restart window."""
     circuit_open: bool = False
     """The kind refuses work fast (KindUnavailable) until its cooldown ends."""
+    mailbox_max: int = 0
+    """The deepest mailbox of the kind now."""
+    activated: int = 0
+    """Activations since the system started."""
+    passivated: int = 0
+    """Passivations (idle timeout) since the system started."""
+    failed_total: int = 0
+    """Escalations since the system started."""
 
 
 class SystemSummary(msgspec.Struct, frozen=True):
     accepting: bool
     kinds: dict[str, KindCounts]
     busiest: list[ActorStatistics]
-    """Live actors with the fullest mailboxes first, then the most messages handled."""
+    """Live actors with the fullest mailboxes first, then the most messages handled (from a bounded candidate
+    set: see tally.Leaderboard)."""
     failing: list[ActorStatistics]
-    """Failed actors and actors that restarted after a crash, most recent error first."""
-
-
-def summarize(
-    accepting: bool,
-    kind_names: list[str],
-    actors: list[ActorStatistics],
-    busiest: int,
-    kind_failures: dict[str, tuple[int, bool]] | None = None,
-) -> SystemSummary:
-    """`kind_failures`: kind -> (recent failures, circuit open), from the kinds' supervisors."""
-    totals = {name: [0, 0, 0, 0, 0] for name in kind_names}
-    live: list[ActorStatistics] = []
-    failing: list[ActorStatistics] = []
-    for stats in actors:
-        counts = totals.setdefault(stats.kind, [0, 0, 0, 0, 0])
-        if stats.status is ActorStatus.FAILED:
-            counts[1] += 1
-        else:
-            counts[0] += 1
-            live.append(stats)
-        counts[2] += stats.mailbox_used
-        counts[3] += stats.messages_handled
-        counts[4] += stats.restarts
-        if stats.status is ActorStatus.FAILED or (stats.restarts > 0 and stats.last_error is not None):
-            failing.append(stats)
-    live.sort(key=lambda s: (s.mailbox_used, s.messages_handled), reverse=True)
-    failing.sort(key=lambda s: s.last_error_at if s.last_error_at is not None else float("-inf"), reverse=True)
-    return SystemSummary(
-        accepting=accepting,
-        kinds={name: KindCounts(*counts, *(kind_failures or {}).get(name, (0, False)))
-               for name, counts in totals.items()},
-        busiest=live[: max(busiest, 0)],
-        failing=failing,
-    )
+    """Failed actors and actors that restarted after a crash, most recent error first (at most 100)."""
+    failing_count: int = 0
+    """All of them, when `failing` was cut short."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import logging
 import math
 from collections import deque
@@ -11,20 +12,31 @@ from typing import Any
 import trio
 
 from .actor import ActorKind
-from .cell import Cell
+from .cell import Cell, busyness
 from .envelope import Envelope
 from .errors import ActorSystemStopping, KindUnavailable, MailboxFull
 from .ref import ActorRef
-from .statistics import ActorStatistics, ActorStatus, SystemSummary, summarize
+from .statistics import ActorStatistics, ActorStatus, KindCounters, KindCounts, SystemSummary
+from .tally import KindTally, Leaderboard
 
 logger = logging.getLogger("inbox_actors.runtime")
 
 _Address = tuple[str, str]
 
+BUSIEST_CANDIDATES = 128
+"""How many actors the busiest leaderboard keeps: the most summary(busiest=...) can list."""
+FAILING_LISTED = 100
+"""How many failing actors summary() lists (the most recent errors); failing_count counts them all."""
+
 
 class ActorSystem:
     def __init__(self, kinds: Iterable[ActorKind] = ()) -> None:
         self._kinds: dict[str, ActorKind] = {}
+        # Counts kept as actors live, so summary() and kind_counters() never visit every cell.
+        self._board: Leaderboard[Cell] = Leaderboard(BUSIEST_CANDIDATES)
+        self._tallies: dict[str, KindTally] = {}
+        self._failed: dict[Cell, None] = {}     # escalated cells still counted as failed (within their cooldown)
+        self._troubled: dict[Cell, None] = {}   # cells in memory that restarted after a crash
         for kind in kinds:
             self.register(kind)
         # Live cells, plus failed ones for their cooldown so sends fail fast and operators can see them.
@@ -48,11 +60,17 @@ class ActorSystem:
         if kind.name in self._kinds:
             raise ValueError(f"actor kind {kind.name!r} is already registered")
         self._kinds[kind.name] = kind
+        self._tallies[kind.name] = KindTally(kind.name, kind.mailbox_capacity, self._board)
 
     def ref(self, kind: str, key: str) -> ActorRef:
         """A handle to (kind, key); cheap, and it activates nothing until a message is sent."""
         self.kind(kind)
         return ActorRef(self, kind, key)
+
+    @property
+    def accepting(self) -> bool:
+        """The system takes new work: it runs and shutdown() has not begun."""
+        return self._accepting
 
     def kind(self, name: str) -> ActorKind:
         try:
@@ -154,8 +172,18 @@ class ActorSystem:
             del self._cells[address]
         self._retiring[address] = cell
 
+    def note_restarted(self, cell: Cell) -> None:
+        self._troubled[cell] = None
+
     def note_failed(self, cell: Cell) -> None:
         kind = cell.kind
+        tally = self._tallies[kind.name]
+        tally.live -= 1
+        tally.failed += 1
+        tally.failed_total += 1
+        self._failed[cell] = None
+        self._troubled.pop(cell, None)
+        self._board.discard(cell)
         now = trio.current_time()
         failures = self._kind_failures.setdefault(kind.name, deque(maxlen=kind.circuit_failures))
         failures.append(now)
@@ -178,8 +206,22 @@ class ActorSystem:
         address = (cell.kind.name, cell.key)
         if self._retiring.get(address) is cell:
             del self._retiring[address]
-        if self._cells.get(address) is cell and cell.status is not ActorStatus.FAILED:
+        if cell.status is ActorStatus.FAILED:
+            return  # it stays, refusing work, until its cooldown ends
+        if self._cells.get(address) is cell:
             del self._cells[address]
+        self._tallies[cell.kind.name].live -= 1
+        self._troubled.pop(cell, None)
+        self._board.discard(cell)
+
+    def _unfail(self, cell: Cell) -> None:
+        """A failed cell's cooldown is over: it no longer counts as failed."""
+        if self._failed.pop(cell, False) is None:
+            self._tallies[cell.kind.name].failed -= 1
+
+    def _forget_cooled_down(self) -> None:
+        for cell in [cell for cell in self._failed if self._cooled_down(cell)]:
+            self._unfail(cell)
 
     # -- delivery: the Router that ActorRef uses --------------------------------------------------
 
@@ -203,8 +245,11 @@ class ActorSystem:
                 raise cell.refusal() or AssertionError("a failed cell always refuses")
             return cell, False
         assert self._nursery is not None
-        cell = Cell(self, kind, key, predecessor=self._retiring.get(address))
+        tally = self._tallies[kind.name]
+        cell = Cell(self, kind, key, predecessor=self._retiring.get(address), tally=tally)
         self._cells[address] = cell
+        tally.live += 1
+        tally.activated += 1
         # In a system task rather than the first sender's, so that sender's deadline or cancellation cannot
         # cancel an on_start other queued senders are waiting on.
         cell.activate()
@@ -247,6 +292,7 @@ class ActorSystem:
         cell = self._cells.get(address)
         if cell is not None and self._cooled_down(cell):
             del self._cells[address]
+            self._unfail(cell)
             return None
         return cell
 
@@ -262,19 +308,44 @@ class ActorSystem:
         return cell.statistics() if cell is not None else None
 
     def summary(self, busiest: int = 10) -> SystemSummary:
-        """Every live and failed actor, per kind; reading changes nothing (a failed actor whose cooldown is
-        over is left out, and forgotten only by the next send to it)."""
-        cells = [c for c in self._cells.values() if not self._cooled_down(c)]
-        cells += [c for a, c in self._retiring.items() if a not in self._cells]
+        """Counts per kind, the `busiest` (at most BUSIEST_CANDIDATES) live actors and the failing ones, in time
+        that does not grow with the number of live actors: the counts are kept as actors live and the busiest
+        come from a bounded leaderboard (see tally.py). Reading changes nothing that senders see (a failed actor
+        whose cooldown is over is left out, and forgotten only by the next send to it)."""
+        self._forget_cooled_down()
         now = trio.current_time()
-        kind_failures = {
-            name: (sum(1 for t in self._kind_failures.get(name, ()) if t > now - kind.restart_window),
-                   self._circuit_open(name))
-            for name, kind in self._kinds.items()}
-        return summarize(self._accepting, list(self._kinds), [cell.statistics() for cell in cells], busiest,
-                         kind_failures)
+        kinds = {}
+        for name, kind in self._kinds.items():
+            tally = self._tallies[name]
+            kinds[name] = KindCounts(
+                live=tally.live, failed=tally.failed, mailbox_used=tally.mailbox_used,
+                messages_handled=tally.messages_handled, restarts=tally.restarted,
+                recent_failures=sum(1 for t in self._kind_failures.get(name, ()) if t > now - kind.restart_window),
+                circuit_open=self._circuit_open(name), mailbox_max=tally.mailbox_max, activated=tally.activated,
+                passivated=tally.passivated, failed_total=tally.failed_total)
+        top = self._board.top(max(0, min(busiest, BUSIEST_CANDIDATES)), busyness,
+                              lambda cell: cell.status is not ActorStatus.FAILED)
+        troubled = [*self._failed, *self._troubled]
+        failing = heapq.nlargest(FAILING_LISTED, troubled, key=_last_error_at)
+        return SystemSummary(accepting=self._accepting, kinds=kinds, busiest=[cell.statistics() for cell in top],
+                             failing=[cell.statistics() for cell in failing], failing_count=len(troubled))
+
+    def kind_counters(self) -> dict[str, KindCounters]:
+        """Per registered kind, its counters now: actors live and failed, activations, passivations, restarts
+        and escalations since the system started, messages handled, and its mailboxes' depth (sum and max).
+
+        Cheap enough to call on every metrics scrape: kept as actors live, it visits no actor (only the failed
+        ones, to drop those whose cooldown is over). Reading changes nothing that senders see.
+        """
+        self._forget_cooled_down()
+        return {name: tally.snapshot() for name, tally in self._tallies.items()}
 
     @staticmethod
     def _cooled_down(cell: Cell) -> bool:
         return (cell.status is ActorStatus.FAILED and cell.failed_until is not None
                 and trio.current_time() >= cell.failed_until)
+
+
+def _last_error_at(cell: Cell) -> float:
+    history = cell.history
+    return history.last_error_at if history.last_error_at is not None else float("-inf")

@@ -27,6 +27,7 @@ from typing import Self
 import h11
 import trio
 
+from inbox_actors.monitoring.metrics import ServiceMetrics
 from inbox_actors.webhooks.address_guard import AddressGuard, DestinationRefused, EndpointUrl, UnresolvedHost
 
 log = logging.getLogger("inbox_actors.webhooks.transport")
@@ -94,11 +95,13 @@ class WebhookTransport:
     """POSTs to webhook endpoints over pooled keep-alive connections to addresses `guard` permits.
 
     Use as `async with WebhookTransport(guard) as transport:` (or call `aclose()`) so pooled connections close.
+    `metrics`: where each attempt's outcome and time are counted.
     """
 
     def __init__(self, guard: AddressGuard, *, max_idle_per_host: int = 32, ssl_context: ssl.SSLContext | None = None,
-                 max_idle_seconds: float = DEFAULT_MAX_IDLE_SECONDS) -> None:
+                 max_idle_seconds: float = DEFAULT_MAX_IDLE_SECONDS, metrics: ServiceMetrics | None = None) -> None:
         self.guard = guard
+        self.metrics = metrics
         self.max_idle_per_host = max_idle_per_host
         self.max_idle_seconds = max_idle_seconds
         self._ssl_context = ssl_context      # None: the default context, made at the first https connection
@@ -136,11 +139,16 @@ class WebhookTransport:
             except trio.Cancelled:
                 raise
             except DestinationRefused as err:
-                return _result(started, error=f"destination refused: {err}", refused=True)
+                return self._counted("refused", _result(started, error=f"destination refused: {err}", refused=True))
             except (OSError, trio.BrokenResourceError, h11.RemoteProtocolError, _ClosedWithoutAnswer) as err:
-                return _result(started, error=_describe(err))
-            return _result(started, status_code=status_code)
-        return _result(started, error=f"timeout after {timeout:g}s")
+                return self._counted("unreachable", _result(started, error=_describe(err)))
+            return self._counted(_answered(status_code), _result(started, status_code=status_code))
+        return self._counted("timeout", _result(started, error=f"timeout after {timeout:g}s"))
+
+    def _counted(self, outcome: str, result: AttemptResult) -> AttemptResult:
+        if self.metrics is not None:
+            self.metrics.webhook_attempted(outcome, result.duration_ms / 1000)
+        return result
 
     async def _exchange(self, endpoint: EndpointUrl, request: h11.Request, body: bytes) -> int:
         key = (endpoint.scheme, endpoint.host, endpoint.port)
@@ -325,6 +333,13 @@ def _describe(err: BaseException) -> str:
     if isinstance(err, OSError):
         return f"connection failed: {err.strerror or type(err).__name__}"
     return type(err).__name__
+
+
+def _answered(status_code: int) -> str:
+    """The outcome of an attempt the receiver answered: delivered (2xx), server_error (5xx) or rejected."""
+    if 200 <= status_code < 300:
+        return "delivered"
+    return "server_error" if status_code >= 500 else "rejected"
 
 
 def _result(started: float, *, status_code: int | None = None, error: str | None = None,

@@ -77,12 +77,15 @@ async def receive():
     state = services()
     body = await request.get_data()
     if not verify_signature(state.platform.app_secret, body, request.headers.get("X-Hub-Signature-256")):
+        state.metrics.platform_webhook_received("invalid_signature")
         raise ApiError(401, "invalid_signature", "X-Hub-Signature-256 is missing or does not match the body.")
     if not is_utf8(body):  # checked after the signature, which covers the raw bytes
+        state.metrics.platform_webhook_received("invalid_envelope")
         raise ApiError(400, "invalid_envelope", f"The webhook body is not a WhatsApp envelope: {NOT_UTF8}.")
     try:
         batches = parse_envelope(body)
     except InvalidEnvelope as err:
+        state.metrics.platform_webhook_received("invalid_envelope")
         raise ApiError(400, "invalid_envelope", f"The webhook body is not a WhatsApp envelope: {err}") from None
     chats: dict[tuple[int, str], list[object]] = defaultdict(list)
     statuses: dict[int, list[StatusUpdate]] = defaultdict(list)
@@ -110,6 +113,9 @@ async def receive():
         for phone, update in written.for_chats:
             _add(chats, workspace_id, phone, conversation.StatusReported(update))
     await _deliver(chats, failures)
+    state.metrics.platform_webhook_received(
+        "not_stored" if failures else "stored", messages=sum(len(batch.messages) for batch in batches),
+        statuses=sum(len(batch.statuses) for batch in batches))
     if failures:
         # Some items are not committed: let the platform retry the whole delivery (the rest de-duplicates).
         return json_response({"error": "not_stored", "message": "; ".join(failures[:5])}, 503)

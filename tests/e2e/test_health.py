@@ -1,6 +1,7 @@
 """What operators read: database readiness and each actor's health, over HTTP."""
 
 import os
+from datetime import datetime, timezone
 from functools import partial
 
 import httpx
@@ -15,9 +16,11 @@ from tests import builders
 from tests.conftest import admin_execute
 from tests.e2e.conftest import bearer, with_settings
 
+GATE: list[trio.Event] = []
+
 
 class Counter(Actor):
-    """Counts; "crash" raises (a bug in one chat's handling, say)."""
+    """Counts; "crash" raises (a bug in one chat's handling, say); "hold" waits for GATE[0]."""
 
     def __init__(self, key: str) -> None:
         super().__init__(key)
@@ -26,6 +29,8 @@ class Counter(Actor):
     async def receive(self, message: object) -> object:
         if message == "crash":
             raise ValueError(f"cannot handle {self.key}")
+        if message == "hold":
+            await GATE[0].wait()
         self.count += 1
         return self.count
 
@@ -171,3 +176,86 @@ class TestVitalKind:
         kinds = (await service.client.get("/health/actors")).json()["kinds"]
         assert kinds["fragile"]["circuit_open"] is True and kinds["fragile"]["recent_failures"] == 2
         assert kinds["conversation"]["circuit_open"] is False
+
+
+def parse_utc(text: str) -> datetime:
+    assert text.endswith("Z"), text
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+async def test_ready_and_live_probes_answer_while_the_service_serves(service):
+    ready = await service.client.get("/health/ready")
+    assert ready.status_code == 200
+    assert ready.json() == {"ready": True, "draining": False, "database": "ok", "accepting": True,
+                            "failing_kinds": []}
+    live = await service.client.get("/health/live")
+    assert live.status_code == 200
+    assert live.json()["live"] is True and live.json()["draining"] is False
+    assert live.json()["uptime_seconds"] >= 0
+
+
+async def test_while_draining_readiness_is_503_and_liveness_stays_200(service):
+    service.app.extensions["inbox"].lifecycle.draining = True  # what SIGTERM sets first
+    ready = await service.client.get("/health/ready")
+    assert ready.status_code == 503
+    assert ready.json()["ready"] is False and ready.json()["draining"] is True
+    assert ready.json()["database"] == "ok"
+    live = await service.client.get("/health/live")
+    assert live.status_code == 200 and live.json()["draining"] is True
+    assert (await service.client.get("/health")).status_code == 200, "/health reports database and actors only"
+
+
+class TestProbesWithAToken:
+    @pytest.fixture
+    def service_settings(self, service_settings):
+        return with_settings(service_settings, health_token="operator-secret", trusted_proxy_hops=1)
+
+    async def test_ready_and_live_are_open_to_probes_from_anywhere(self, service):
+        remote = {"X-Forwarded-For": "203.0.113.9"}
+        assert (await service.client.get("/health/ready", headers=remote)).status_code == 200
+        assert (await service.client.get("/health/live", headers=remote)).status_code == 200
+        assert (await service.client.get("/health/actors", headers=remote)).status_code == 401
+
+
+async def test_actor_times_are_utc_iso_and_seconds_ago_and_the_oldest_message_has_an_age(service):
+    GATE[:] = [trio.Event()]
+    ref = service.actors.ref("counter", "slow")
+    await ref.ask("tick")
+    before = datetime.now(timezone.utc)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ref.ask, "hold")
+        await trio.sleep(0.05)
+        nursery.start_soon(ref.ask, "tick")
+        await trio.sleep(0.3)
+
+        detail = (await service.client.get("/health/actors/counter/slow")).json()
+        assert detail["mailbox_used"] == 1
+        assert 0.25 <= detail["oldest_message_seconds"] < 30
+        started = parse_utc(detail["started_at"])
+        assert abs((started - before).total_seconds()) < 30
+        assert 0 <= detail["started_seconds_ago"] < 30
+        last = parse_utc(detail["last_activity_at"])
+        assert abs((last - before).total_seconds()) < 30
+        assert 0.3 <= detail["last_activity_seconds_ago"] < 30
+        assert detail["last_error_at"] is None and detail["last_error_seconds_ago"] is None
+
+        summary = (await service.client.get("/health/actors")).json()
+        assert abs((parse_utc(summary["as_of"]) - datetime.now(timezone.utc)).total_seconds()) < 30
+        busiest = summary["busiest"][0]
+        assert (busiest["key"], busiest["mailbox_used"]) == ("slow", 1)
+        assert busiest["oldest_message_seconds"] >= 0.25 and "last_activity_seconds_ago" in busiest
+        assert summary["kinds"]["counter"]["mailbox_max"] == 1
+        GATE[0].set()
+    detail = (await service.client.get("/health/actors/counter/slow")).json()
+    assert detail["mailbox_used"] == 0 and detail["oldest_message_seconds"] is None
+    assert detail["messages_handled"] == 3 and detail["last_activity_seconds_ago"] < 5
+
+
+async def test_a_crash_shows_when_it_happened(service):
+    with pytest.raises(ActorCrashed):
+        await service.actors.ref("counter", "c").ask("crash")
+    await service.actors.ref("counter", "c").ask("tick")
+    failing = (await service.client.get("/health/actors")).json()["failing"]
+    entry = next(item for item in failing if item["key"] == "c")
+    assert abs((parse_utc(entry["last_error_at"]) - datetime.now(timezone.utc)).total_seconds()) < 30
+    assert 0 <= entry["last_error_seconds_ago"] < 30 and entry["restarts"] == 1

@@ -1,0 +1,201 @@
+"""The service's Prometheus metrics (`GET /metrics`): what the code counts as it runs, kept in a registry owned by
+the service instance, never prometheus_client's global one, so several services in one process (the tests) each
+keep their own counts.
+
+The code records through the methods of `ServiceMetrics` (`request_answered`, `send_answered`, ...), which name
+what happened; levels that exist elsewhere (actors per kind, the database pool) are read at scrape time by the
+collectors in `collectors.py`. `totals()` reads the same counters back for `GET /metrics/overview`.
+
+Labels stay few: route templates (never a raw path), methods, statuses, outcomes, limiter and actor kinds, and
+the platform's error codes (at most MAX_ERROR_CODES distinct ones, later ones counted as "other"). No phone, key,
+workspace or message id is ever a label value.
+"""
+
+from __future__ import annotations
+
+import msgspec
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.registry import Collector
+
+# Seconds: from a cached answer (a millisecond) to a platform or receiver that runs out its timeout (8-10 s).
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+# A statement: most take well under a millisecond.
+QUERY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0)
+# Records per activity-log write (the actor takes at most 1,000 at once).
+BATCH_BUCKETS = (1, 2, 5, 10, 25, 50, 100, 250, 500, 1000)
+HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+UNMATCHED_ROUTE = "unmatched"
+"""The route label of a request no route took (404, 405)."""
+MAX_ERROR_CODES = 32
+OTHER = "other"
+
+
+class BoundedLabel:
+    """A label whose values come from outside (the platform's error codes): the first `limit` distinct values are
+    kept as they are, later newcomers are counted as "other", so a misbehaving peer cannot grow the series."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._seen: set[str] = set()
+
+    def value(self, raw: str) -> str:
+        if raw in self._seen:
+            return raw
+        if len(self._seen) >= self._limit:
+            return OTHER
+        self._seen.add(raw)
+        return raw
+
+
+class MetricTotals(msgspec.Struct, frozen=True):
+    """Counts since the service started, read from the metrics themselves (for GET /metrics/overview)."""
+
+    requests: int
+    client_errors: int
+    """Answered 4xx."""
+    server_errors: int
+    """Answered 5xx."""
+    sends: dict[str, int]
+    """Platform sends by outcome."""
+    deliveries: dict[str, int]
+    """Webhook delivery attempts by outcome."""
+    rate_limited: int
+    activity_log_dropped: int
+
+
+class ServiceMetrics:
+    """Every metric of one service instance, in its own registry (`registry`)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        registry = self.registry
+        self.http_requests = Counter(
+            "inbox_http_requests", "HTTP requests answered, by route template, method and status.",
+            ("route", "method", "status"), registry=registry)
+        self.http_request_seconds = Histogram(
+            "inbox_http_request_duration_seconds",
+            "Time from a request's arrival until its response was sent, by route template and method.",
+            ("route", "method"), buckets=LATENCY_BUCKETS, registry=registry)
+        self.platform_sends = Counter(
+            "inbox_platform_sends", "Sends to the messaging platform, by outcome (accepted, refused, timeout, "
+            "unreachable, unexpected_answer) and the platform's error code of a refusal.",
+            ("outcome", "code"), registry=registry)
+        self.platform_send_seconds = Histogram(
+            "inbox_platform_send_duration_seconds", "Time a send took at the platform, waiting for a slot included, "
+            "by outcome.", ("outcome",), buckets=LATENCY_BUCKETS, registry=registry)
+        self.platform_envelopes = Counter(
+            "inbox_platform_webhook_envelopes", "Webhook deliveries received from the platform, by outcome (stored, "
+            "invalid_signature, invalid_envelope, not_stored).", ("outcome",), registry=registry)
+        self.platform_items = Counter(
+            "inbox_platform_webhook_items", "Customer messages and delivery statuses the platform's webhook "
+            "deliveries carried, by type (message, status).", ("type",), registry=registry)
+        self.webhook_attempts = Counter(
+            "inbox_webhook_delivery_attempts", "Outbound webhook delivery attempts, by outcome (delivered, rejected: "
+            "3xx/4xx, server_error: 5xx, timeout, unreachable, refused: the address rules said no).",
+            ("outcome",), registry=registry)
+        self.webhook_attempt_seconds = Histogram(
+            "inbox_webhook_delivery_attempt_duration_seconds", "Time one webhook delivery attempt took, by outcome.",
+            ("outcome",), buckets=LATENCY_BUCKETS, registry=registry)
+        self.webhook_backlog = Gauge(
+            "inbox_webhook_outbox_backlog", "Webhook events pending in the outbox, read from PostgreSQL at the scrape.",
+            registry=registry)
+        self.rate_limited = Counter(
+            "inbox_rate_limited", "Requests refused with 429, by limiter (ip: the per-IP ceiling, key: the key's "
+            "limit).", ("limiter",), registry=registry)
+        self.activity_batch_records = Histogram(
+            "inbox_activity_log_batch_records", "Call records written to the activity log per transaction.",
+            buckets=BATCH_BUCKETS, registry=registry)
+        self.activity_dropped = Counter(
+            "inbox_activity_log_dropped", "Call records dropped because the activity log had no room in time.",
+            registry=registry)
+        self.db_query_seconds = Histogram(
+            "inbox_db_query_duration_seconds", "Time one SQL statement took, from the Trio side.",
+            buckets=QUERY_BUCKETS, registry=registry)
+        self._http_children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
+        self._codes = BoundedLabel(MAX_ERROR_CODES)
+
+    def watch(self, collector: Collector) -> None:
+        """Read `collector` at every scrape (levels kept elsewhere: see collectors.py)."""
+        self.registry.register(collector)
+
+    def exposition(self) -> bytes:
+        """Every metric in Prometheus' text format (CONTENT_TYPE_LATEST)."""
+        return generate_latest(self.registry)
+
+    # -- recording ----------------------------------------------------------------------------------------------
+
+    def request_answered(self, route: str, method: str, status: int, seconds: float) -> None:
+        """`route`: the route's template (`/api/contacts/<phone>`) or UNMATCHED_ROUTE; `status` 0: none was sent."""
+        key = (route, method if method in HTTP_METHODS else OTHER, status)
+        children = self._http_children.get(key)
+        if children is None:  # bounded like the series: routes x methods above x HTTP's statuses
+            children = (self.http_requests.labels(key[0], key[1], str(status)),
+                        self.http_request_seconds.labels(key[0], key[1]))
+            self._http_children[key] = children
+        children[0].inc()
+        children[1].observe(seconds)
+
+    def send_answered(self, outcome: str, code: int | None, seconds: float) -> None:
+        """A send the platform answered (or did not): `code` is the platform's error code of a refusal."""
+        label = "" if code is None else self._codes.value(str(code))
+        self.platform_sends.labels(outcome, label).inc()
+        self.platform_send_seconds.labels(outcome).observe(seconds)
+
+    def platform_webhook_received(self, outcome: str, *, messages: int = 0, statuses: int = 0) -> None:
+        self.platform_envelopes.labels(outcome).inc()
+        if messages:
+            self.platform_items.labels("message").inc(messages)
+        if statuses:
+            self.platform_items.labels("status").inc(statuses)
+
+    def webhook_attempted(self, outcome: str, seconds: float) -> None:
+        self.webhook_attempts.labels(outcome).inc()
+        self.webhook_attempt_seconds.labels(outcome).observe(seconds)
+
+    def request_rate_limited(self, limiter: str) -> None:
+        """`limiter`: "ip" or "key"."""
+        self.rate_limited.labels(limiter).inc()
+
+    def activity_batch_written(self, records: int) -> None:
+        self.activity_batch_records.observe(records)
+
+    def activity_record_dropped(self) -> None:
+        self.activity_dropped.inc()
+
+    def query_finished(self, seconds: float) -> None:
+        """The database's observer (persistence.database.Database.observe_queries)."""
+        self.db_query_seconds.observe(seconds)
+
+    # -- reading ------------------------------------------------------------------------------------------------
+
+    def activity_records_dropped(self) -> int:
+        return int(_total(self.activity_dropped))
+
+    def totals(self) -> MetricTotals:
+        requests = client_errors = server_errors = 0
+        for labels, value in _counts(self.http_requests):
+            requests += int(value)
+            if labels["status"].startswith("4"):
+                client_errors += int(value)
+            elif labels["status"].startswith("5"):
+                server_errors += int(value)
+        return MetricTotals(
+            requests=requests, client_errors=client_errors, server_errors=server_errors,
+            sends=_by(self.platform_sends, "outcome"), deliveries=_by(self.webhook_attempts, "outcome"),
+            rate_limited=int(_total(self.rate_limited)), activity_log_dropped=self.activity_records_dropped())
+
+
+def _counts(counter: Counter) -> list[tuple[dict[str, str], float]]:
+    return [(sample.labels, sample.value) for family in counter.collect() for sample in family.samples
+            if sample.name.endswith("_total")]
+
+
+def _total(counter: Counter) -> float:
+    return sum(value for _, value in _counts(counter))
+
+
+def _by(counter: Counter, label: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for labels, value in _counts(counter):
+        counts[labels[label]] = counts.get(labels[label], 0) + int(value)
+    return dict(sorted(counts.items()))
