@@ -1,5 +1,5 @@
-"""GET /health/actors with many live actors: p50/p99 over real HTTP at 100,000 live actors, against the same call
-at 1,000 in the same run (the ratio says whether its cost grows with the number of actors).
+"""GET /health/actors and GET /metrics with many live actors: p50/p99 over real HTTP at 100,000 live actors, against the
+same calls at 1,000 in the same run (the ratio says whether their cost grows with the number of actors).
 
     .venv/bin/python scripts/bench_health.py                    # 1,000 then 100,000 live actors, 50 calls each
     .venv/bin/python scripts/bench_health.py --small            # 200 then 5,000 actors, 10 calls: a smoke run
@@ -10,8 +10,9 @@ the built-in simulator, the standing actors) on a fresh migrated database (the e
 off, in a temporary directory, or a database made on --database-url's server and dropped at the end), with one
 more actor kind, `probe` (never passivates, handles a tick), registered through `extra_kinds`. The probes are
 activated in-process, one ask each, every tenth given a few more messages so the busiest list has an order;
-then GET /health/actors (the default busiest=10) is called --calls times, one after another (after 5 untimed), on one
-kept-alive connection, timed from request to parsed JSON. ActorSystem.summary() is timed in-process too.
+then GET /health/actors (the default busiest=10) and GET /metrics (a Prometheus scrape) are each called --calls times,
+one after another (after 5 untimed), on one kept-alive connection, timed from request to the body read (JSON parsed).
+ActorSystem.summary() is timed in-process too.
 """
 
 from __future__ import annotations
@@ -60,16 +61,27 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))]
 
 
-async def time_calls(client: httpx.AsyncClient, system: ActorSystem, calls: int, expected: int) -> dict:
+async def time_get(client: httpx.AsyncClient, path: str, calls: int) -> tuple[list[float], httpx.Response]:
+    """Seconds each of `calls` GETs of `path` took, request to the body read (JSON parsed when it is JSON)."""
     for _ in range(5):  # warm-up: connection, caches
-        await client.get("/health/actors")
+        await client.get(path)
     seconds = []
     for _ in range(calls):
         started = time.perf_counter()
-        answer = await client.get("/health/actors")
-        body = answer.json()
+        answer = await client.get(path)
+        if answer.headers["content-type"].startswith("application/json"):
+            answer.json()
         seconds.append(time.perf_counter() - started)
         answer.raise_for_status()
+    return seconds, answer
+
+
+async def time_calls(client: httpx.AsyncClient, system: ActorSystem, calls: int, expected: int) -> dict:
+    seconds, answer = await time_get(client, "/health/actors", calls)
+    body = answer.json()
+    scrapes, scrape = await time_get(client, "/metrics", calls)
+    if f'inbox_actors_live{{kind="probe"}} {float(expected)}' not in scrape.text:
+        raise SystemExit(f"/metrics does not show {expected:,} probes live")
     live = body["kinds"]["probe"]["live"]
     if live != expected:
         raise SystemExit(f"/health/actors shows {live:,} probes live, not {expected:,}")
@@ -80,13 +92,15 @@ async def time_calls(client: httpx.AsyncClient, system: ActorSystem, calls: int,
         in_process.append(time.perf_counter() - started)
     return {"live": sum(kind["live"] for kind in body["kinds"].values()), "p50": statistics.median(seconds),
             "p99": percentile(seconds, 0.99), "summary_p50": statistics.median(in_process),
-            "bytes": len(answer.content)}
+            "bytes": len(answer.content), "scrape_p50": statistics.median(scrapes),
+            "scrape_p99": percentile(scrapes, 0.99), "scrape_bytes": len(scrape.content)}
 
 
 def line(label: str, figures: dict) -> str:
     return (f"{label}: {figures['live']:,} actors live: GET /health/actors p50 {figures['p50'] * 1000:.2f} ms, "
             f"p99 {figures['p99'] * 1000:.2f} ms ({figures['bytes']:,} bytes); summary() in-process p50 "
-            f"{figures['summary_p50'] * 1000:.3f} ms")
+            f"{figures['summary_p50'] * 1000:.3f} ms; GET /metrics p50 {figures['scrape_p50'] * 1000:.2f} ms, p99 "
+            f"{figures['scrape_p99'] * 1000:.2f} ms ({figures['scrape_bytes']:,} bytes)")
 
 
 async def run(args: argparse.Namespace, server_url: str, work_dir: Path) -> tuple[dict, dict]:
@@ -142,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     ratio = large["p50"] / small["p50"]
     print(f"ratio p50 at {args.actors:,} / at {args.baseline:,} probes: {ratio:.2f}x; "
           f"p99 at scale {large['p99'] * 1000:.2f} ms (target: under 50 ms)")
+    print(f"ratio p50 at {args.actors:,} / at {args.baseline:,} probes: GET /metrics "
+          f"{large['scrape_p50'] / small['scrape_p50']:.2f}x, p99 at scale {large['scrape_p99'] * 1000:.2f} ms")
     return 0
 
 

@@ -26,7 +26,7 @@ def test_sigterm_under_api_load_turns_readiness_false_first_and_loses_no_request
     assert ready_false < last_2xx < exit_seconds < 0.5 + 5 + 5 + 10, out   # drain, HTTP's grace, actors', slack
     assert re.search(r"^readiness before SIGTERM: \{200: \d+\}$", out, re.M), out
     assert re.search(r"^service's drain: drained HTTP: \d+ requests answered while draining, 0 taken and left "
-                     r"unanswered$", out, re.M), out
+                     r"unanswered, \d+ refused 503 once HTTP stopped$", out, re.M), out
     stored = re.search(r"writes acknowledged: ([\d,]+), contacts stored: ([\d,]+)$", out, re.M)
     assert stored and 0 < number(stored[1]) <= number(stored[2]), out
     assert re.search(r"^requests refused: [\d,]+ ", out, re.M), out
@@ -48,6 +48,7 @@ def test_bench_health_times_the_actor_summary_at_two_sizes(postgres_server):
                           out, re.M)
         assert found and number(found[1]) >= probes and 0 < number(found[2]) <= number(found[3]), out
     assert re.search(r"^ratio p50 at 500 / at 50 probes: [\d.]+x; p99 at scale [\d.]+ ms", out, re.M), out
+    assert re.search(r"^ratio p50 at 500 / at 50 probes: GET /metrics [\d.]+x, p99 at scale [\d.]+ ms", out, re.M), out
     assert bench_databases(postgres_server.admin_url) == before
 
 
