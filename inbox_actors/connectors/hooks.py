@@ -16,6 +16,7 @@ rules), at most MAX_HOOKS per workspace (409 too_many_hooks).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated
 
 import msgspec
@@ -24,6 +25,7 @@ from inbox_actors.connectors import trigger_catalog
 from inbox_actors.connectors.messages import ConnectorRefusal, HookView, IssuedHook, Platform
 from inbox_actors.domain import events
 from inbox_actors.domain.plans import Plan
+from inbox_actors.webhooks import delivery_log
 from inbox_actors.webhooks.address_guard import MAX_URL_LENGTH, URL_PATTERN, AddressGuard, InvalidEndpointUrl
 from inbox_actors.webhooks.settings import new_secret
 from persistence.database import Database, Record
@@ -71,6 +73,16 @@ async def unsubscribe(db: Database, *, platform: Platform, workspace_id: int, ho
 
 async def list_hooks(db: Database, *, platform: Platform, workspace_id: int) -> list[HookView]:
     return [hook_view(row) for row in await queries.list_hooks(db, workspace_id, platform.value)]
+
+
+async def hook_deliveries(db: Database, *, platform: Platform, workspace_id: int, hook_id: int,
+                          args: Mapping[str, str]) -> delivery_log.DeliveryLogPage | ConnectorRefusal:
+    """What became of each copy of its event the hook was sent, newest first, every attempt with its status code
+    or error: the same log, filters and paging as the workspace endpoint's (`GET /api/webhook/outbound/deliveries`).
+    Copies skipped because the hook was unsubscribed are not shown; the log is gone with the hook."""
+    if not await queries.hook_exists(db, workspace_id, platform.value, hook_id):
+        return ConnectorRefusal(404, "not_found", f"No {platform.title} hook {hook_id} in this workspace.")
+    return await delivery_log.delivery_log(db, workspace_id, args, hook_id=hook_id)
 
 
 def hook_view(row: Record) -> HookView:

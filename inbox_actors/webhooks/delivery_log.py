@@ -1,4 +1,5 @@
-"""`GET /api/webhook/outbound/deliveries`: what happened to each event, newest first, with every attempt.
+"""`GET /api/webhook/outbound/deliveries` (and a connector hook's `GET /api/<connector>/hooks/{id}/deliveries`):
+what happened to each event, newest first, with every attempt.
 
 Filters: `event` (an event name, or `webhook_test`), `outcome` (pending, delivered, failed); `limit` 1 to 200
 (default 50); `cursor`, the previous page's next_cursor (opaque keyset, like the Reporting API's lists).
@@ -51,7 +52,9 @@ class DeliveryLogPage(msgspec.Struct, frozen=True):
 _attempts_decoder = msgspec.json.Decoder(list[AttemptView])
 
 
-async def delivery_log(db: Database, workspace_id: int, args: Mapping[str, str]) -> DeliveryLogPage:
+async def delivery_log(db: Database, workspace_id: int, args: Mapping[str, str], *,
+                       hook_id: int | None = None) -> DeliveryLogPage:
+    """The workspace endpoint's log, or with `hook_id` a connector hook's (the copies of its event it was sent)."""
     event = args.get("event")
     if event is not None and event not in (*events.ALL_EVENTS, events.WEBHOOK_TEST):
         raise InvalidParameter("invalid_event", f"event must be one of: {', '.join(events.ALL_EVENTS)}, "
@@ -66,7 +69,7 @@ async def delivery_log(db: Database, workspace_id: int, args: Mapping[str, str])
         if (position[0] or None, position[1] or None) != (event, outcome):
             raise InvalidParameter("invalid_cursor", "cursor belongs to other filters; start again without it.")
     rows = await read_log(db, workspace_id, event=event, outcome=outcome,
-                          before_id=position[2] if position is not None else None, limit=limit + 1)
+                          before_id=position[2] if position is not None else None, limit=limit + 1, hook_id=hook_id)
     entries = [DeliveryLogEntry(id=r["id"], event=r["event"], correlation_id=r["correlation_id"], actor=r["actor"],
                                 outcome=r["outcome"], test=r["test"], created_at=r["created_at"],
                                 attempts=_attempts_decoder.decode(r["attempts"])) for r in rows[:limit]]

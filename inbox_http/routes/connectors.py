@@ -9,6 +9,7 @@ the action definitions and dropdown items each platform takes (`inbox_actors.con
     GET    …/hooks                       the platform's REST hooks
     POST   …/hooks                       subscribe {target_url, event}: 201, the hook and its secret (once)
     DELETE …/hooks/{id}                  unsubscribe
+    GET    …/hooks/{id}/deliveries       the hook's delivery log: each event sent, every attempt
     GET    …/actions                     the actions and their fields, in the platform's shape
     POST   …/actions/{name}              run one (its catalog permissions; the key's creator acts)
     GET    …/sources/{templates,members,tags}   dynamic dropdowns
@@ -44,6 +45,7 @@ from inbox_actors.mcp.catalog import Action, input_schema
 from inbox_actors.mcp.tools import ToolDeps
 from inbox_actors.reporting import parameters
 from inbox_actors.reporting.parameter_catalog import QueryParameter
+from inbox_actors.webhooks import delivery_log
 from inbox_actors.webhooks.endpoint import wake_endpoint
 from inbox_http.contract import answers, in_path, takes
 from inbox_http.encoding import json_response
@@ -185,6 +187,20 @@ async def unsubscribe(hook_id: int):
     if not isinstance(removed, ConnectorRefusal):
         wake_endpoint(state.actors, principal.workspace_id, settings_changed=True)
     return _refused_or(removed)
+
+
+@_both("/hooks/<id:hook_id>/deliveries", methods=["GET"])
+@responds(delivery_log.DeliveryLogPage)
+@guarded(tier=ApiTier.CORE, scopes=TRIGGERS)
+@accepts(delivery_log.PARAMETERS)
+@answers(404)
+async def hook_deliveries(hook_id: int):
+    """The hook's delivery log, newest first: each event sent to it with every attempt (time, status code or error,
+    duration); filters `event`, `outcome`, `limit`, `cursor` as for the workspace's webhook deliveries."""
+    principal = current_principal()
+    return _refused_or(await hooks.hook_deliveries(services().db, platform=_platform(),
+                                                   workspace_id=principal.workspace_id, hook_id=hook_id,
+                                                   args=request.args))
 
 
 # -- actions -------------------------------------------------------------------------------------------------

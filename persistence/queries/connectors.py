@@ -44,6 +44,11 @@ async def delete_hook(tx: UnitOfWork, workspace_id: int, platform: str, hook_id:
     return row
 
 
+async def hook_exists(db: Database, workspace_id: int, platform: str, hook_id: int) -> bool:
+    return await db.fetchval("SELECT EXISTS (SELECT 1 FROM connector_hooks WHERE id = $1 AND workspace_id = $2"
+                             " AND platform = $3)", hook_id, workspace_id, platform)
+
+
 async def live_hooks(db: Database, workspace_id: int, now: datetime) -> list[Record]:
     """The hooks events may go to: their key live (not revoked, not past its rotation grace, not expired) and its
     creator active; with the workspace's plan."""

@@ -1,4 +1,5 @@
-"""The delivery log: a workspace's events (skipped ones aside), newest first, each with its attempts."""
+"""The delivery log: a workspace's events (skipped ones aside), newest first, each with its attempts; or the copies
+of its events sent to one connector hook."""
 
 from __future__ import annotations
 
@@ -6,11 +7,17 @@ from persistence.database import Database, Record
 
 
 async def read_log(db: Database, workspace_id: int, *, event: str | None, outcome: str | None,
-                   before_id: int | None, limit: int) -> list[Record]:
-    """Up to `limit` events below `before_id` (if given), newest first; `attempts` is a JSON array. The copies
-    sent to connector hooks are not the endpoint's deliveries."""
-    conditions = ["o.workspace_id = $1", "o.outcome <> 'skipped'", "o.hook_id IS NULL"]
+                   before_id: int | None, limit: int, hook_id: int | None = None) -> list[Record]:
+    """Up to `limit` events below `before_id` (if given), newest first; `attempts` is a JSON array. Without
+    `hook_id` the workspace endpoint's deliveries (the copies sent to connector hooks are not among them); with it,
+    that hook's copies."""
     args: list[object] = [workspace_id]
+    conditions = ["o.workspace_id = $1", "o.outcome <> 'skipped'"]
+    if hook_id is None:
+        conditions.append("o.hook_id IS NULL")
+    else:
+        args.append(hook_id)
+        conditions.append(f"o.hook_id = ${len(args)}")
     for column, value in (("o.event", event), ("o.outcome", outcome)):
         if value is not None:
             args.append(value)

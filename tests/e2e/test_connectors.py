@@ -54,7 +54,8 @@ async def test_a_starter_workspace_gets_the_plan_refusal_everywhere(service, pla
     for method, path, body in (("GET", "/me", None), ("GET", "/triggers", None), ("GET", "/hooks", None),
                                ("POST", "/hooks", {"target_url": "http://127.0.0.1:9/hook",
                                                    "event": "message_received"}),
-                               ("GET", "/actions", None), ("GET", "/sources/tags", None),
+                               ("GET", "/hooks/1/deliveries", None), ("GET", "/actions", None),
+                               ("GET", "/sources/tags", None),
                                ("POST", "/actions/add_tag", {"phone": PHONE, "tag": "vip"})):
         answer = await service.client.request(method, f"/api/{platform}{path}", headers=bearer(issued.key), json=body)
         assert answer.status_code == 403 and answer.json()["error"] == "api_not_in_plan", (path, answer.text)
@@ -97,6 +98,16 @@ async def test_a_hook_receives_each_event_signed_with_its_secret_until_unsubscri
                 "SELECT a.status_code FROM webhook_outbox o JOIN webhook_attempts a ON a.outbox_id = o.id"
                 " WHERE o.hook_id = $1 AND o.outcome = 'delivered'", hook["id"])
         assert await eventually(delivered) == 200, "the attempt is in the outbox's attempt log"
+        log = await service.client.get(f"/api/{platform}/hooks/{hook['id']}/deliveries", headers=auth)
+        assert log.status_code == 200, log.text
+        (entry,) = log.json()["data"]
+        assert entry["event"] == "message_received" and entry["correlation_id"] == body["id"]
+        assert entry["outcome"] == "delivered" and [a["status_code"] for a in entry["attempts"]] == [200]
+        assert log.json()["next_cursor"] is None
+        bad = await service.client.get(f"/api/{platform}/hooks/{hook['id']}/deliveries?outcome=lost", headers=auth)
+        assert bad.status_code == 400 and bad.json()["error"] == "invalid_outcome", bad.text
+        other_log = await service.client.get(f"/api/{other}/hooks/{hook['id']}/deliveries", headers=auth)
+        assert other_log.status_code == 404 and other_log.json()["error"] == "not_found", other_log.text
         # The workspace's own delivery log is its endpoint's: a hook's copies are not in it.
         assert await service.db.fetchval("SELECT count(*) FROM webhook_outbox WHERE workspace_id = $1"
                                          " AND hook_id IS NULL AND outcome <> 'skipped'", workspace_id) == 0
@@ -105,6 +116,8 @@ async def test_a_hook_receives_each_event_signed_with_its_secret_until_unsubscri
         assert gone.status_code == 200 and gone.json()["id"] == hook["id"]
         again = await service.client.delete(f"/api/{platform}/hooks/{hook['id']}", headers=auth)
         assert again.status_code == 404 and again.json()["error"] == "not_found"
+        gone_log = await service.client.get(f"/api/{platform}/hooks/{hook['id']}/deliveries", headers=auth)
+        assert gone_log.status_code == 404, gone_log.text
 
         # A sentinel hook shows the next event went out; the unsubscribed one got nothing more.
         sentinel = await service.client.post(f"/api/{platform}/hooks", headers=auth,
