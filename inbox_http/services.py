@@ -19,17 +19,6 @@ from inbox_http.settings import Settings
 from persistence.database import Database
 
 
-@dataclass(frozen=True)
-class ServiceStatistics:
-    """Counters of the HTTP front that operators read at GET /health, read from the service's metrics."""
-
-    metrics: ServiceMetrics
-
-    @property
-    def activity_records_dropped(self) -> int:
-        return self.metrics.activity_records_dropped()
-
-
 @dataclass
 class Lifecycle:
     """Where the service is in its life, for GET /health/ready: set draining on SIGTERM, before anything stops."""
@@ -59,10 +48,6 @@ class Services:
     actor_deps: ServiceDeps
     metrics: ServiceMetrics = field(default_factory=ServiceMetrics)
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
-
-    @property
-    def statistics(self) -> ServiceStatistics:
-        return ServiceStatistics(self.metrics)
 
 
 def services() -> Services:

@@ -216,7 +216,8 @@ class ActorSystem:
 
     def _unfail(self, cell: Cell) -> None:
         """A failed cell's cooldown is over: it no longer counts as failed."""
-        if self._failed.pop(cell, False) is None:
+        if cell in self._failed:
+            del self._failed[cell]
             self._tallies[cell.kind.name].failed -= 1
 
     def _forget_cooled_down(self) -> None:

@@ -23,7 +23,7 @@ from inbox_http.contract import answers
 from inbox_http.encoding import json_response
 from inbox_http.errors import stable_error
 from inbox_http.guard import accepts, bearer_token, responds
-from inbox_http.services import services
+from inbox_http.services import Services, services
 from persistence.database import DatabaseUnavailable
 
 blueprint = Blueprint("health", __name__, url_prefix="/health")
@@ -168,15 +168,14 @@ def _is_loopback(address: str | None) -> bool:
 async def health():
     """Database and actors in one: 200 while PostgreSQL answers and no vital actor kind has its circuit open;
     503 otherwise (see /health/ready for the probe that also turns false while draining)."""
-    try:
-        await services().db.ping()
-    except DatabaseUnavailable as err:
-        return json_response({"status": "unavailable", "database": f"error: {err}"}, 503)
     state = services()
+    database = await _database_status(state)
+    if database != "ok":
+        return json_response({"status": "unavailable", "database": database}, 503)
     failing = state.actors.failing_vital_kinds()
     body = {"status": "degraded" if failing else "ok", "database": "ok",
             "accepting": state.actors.accepting, "failing_kinds": failing,
-            "activity_records_dropped": state.statistics.activity_records_dropped}
+            "activity_records_dropped": state.metrics.activity_records_dropped()}
     return json_response(body, 503 if failing else 200)
 
 
@@ -188,16 +187,21 @@ async def ready():
     (draining), while PostgreSQL does not answer, the actors take no work, or a vital actor kind fails."""
     state = services()
     draining = state.lifecycle.draining
-    try:
-        await state.db.ping()
-        database = "ok"
-    except DatabaseUnavailable as err:
-        database = f"error: {err}"
+    database = await _database_status(state)
     failing = state.actors.failing_vital_kinds()
     accepting = state.actors.accepting
     is_ready = not draining and database == "ok" and accepting and not failing
     return json_response(Readiness(ready=is_ready, draining=draining, database=database, accepting=accepting,
                                    failing_kinds=failing), 200 if is_ready else 503)
+
+
+async def _database_status(state: Services) -> str:
+    """"ok", or the error PostgreSQL's ping met."""
+    try:
+        await state.db.ping()
+    except DatabaseUnavailable as err:
+        return f"error: {err}"
+    return "ok"
 
 
 @blueprint.get("/live")
