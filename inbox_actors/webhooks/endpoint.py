@@ -79,13 +79,18 @@ class _Targets(msgspec.Struct, frozen=True):
     endpoint: _Target | None
     hooks: dict[int, Destination]
 
-    def destination(self, row: Record) -> Destination | None:
-        hook_id = row["hook_id"]
+    def destination(self, hook_id: int | None) -> Destination | None:
+        """Where an event goes: its hook's target for a hook's copy (`hook_id`), else the endpoint; None: nowhere."""
         if hook_id is not None:
             return self.hooks.get(hook_id)
-        if self.endpoint is None or row["event"] not in self.endpoint.wanted:
-            return None
-        return self.endpoint.destination
+        return self.endpoint.destination if self.endpoint is not None else None
+
+    def wants(self, row: Record) -> bool:
+        """A pending outbox row is to be delivered: it has a destination and, for the endpoint, is an event the
+        settings chose."""
+        if self.destination(row["hook_id"]) is None:
+            return False
+        return row["hook_id"] is not None or row["event"] in self.endpoint.wanted
 
 
 class WebhookEndpoint(Actor):
@@ -163,7 +168,7 @@ class WebhookEndpoint(Actor):
         if not fresh and any(row["hook_id"] is not None and row["hook_id"] not in targets.hooks for row in rows):
             # Copies for a hook not known yet (subscribed since the last read): read again rather than skip them.
             targets, _ = await self._current_targets(force=True)
-        wanted = [row for row in rows if targets is not None and targets.destination(row) is not None]
+        wanted = [row for row in rows if targets is not None and targets.wants(row)]
         taken = {row["id"] for row in wanted}
         await delivery_queries.skip_events(self.deps.db, [row["id"] for row in rows if row["id"] not in taken])
         for row in wanted:
@@ -220,13 +225,6 @@ class WebhookEndpoint(Actor):
                             row["id"], err)
         return hooks
 
-    def _destination_of(self, event: OutboxEvent) -> Destination | None:
-        if self._target is None:
-            return None
-        if event.hook_id is not None:
-            return self._target.hooks.get(event.hook_id)
-        return self._target.endpoint.destination if self._target.endpoint is not None else None
-
     def _hand_to_lane(self, event: OutboxEvent, lane_key: str) -> None:
         self._in_hand.add(event.id)
         lane = self._lanes.get(lane_key)
@@ -241,7 +239,7 @@ class WebhookEndpoint(Actor):
         try:
             while lane:
                 event = lane[0]
-                destination = self._destination_of(event)
+                destination = self._target.destination(event.hook_id) if self._target is not None else None
                 if destination is None:
                     break  # delivery was switched off (or the hook removed) since it was taken; skipped next round
                 await deliver(event, destination, transport=self.deps.transport, clock=self.deps.clock,
