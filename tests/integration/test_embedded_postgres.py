@@ -4,7 +4,12 @@ Each EmbeddedPostgres instance stands for one process: its user registration is 
 as a separate process's would be.
 """
 
+import os
+import pwd
+import secrets
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -100,3 +105,68 @@ def test_a_cluster_of_another_major_version_is_refused_and_left_alone(data_dir):
     with pytest.raises(EmbeddedPostgresError, match="made by PostgreSQL 16, which PostgreSQL 18 cannot open"):
         EmbeddedPostgres(data_dir, durable=False).start()
     assert (data_dir / "pg" / "PG_VERSION").read_text() == "16\n"
+
+
+# One process of the race below: wait for the starting gun, start the embedded server in a data directory of
+# its own, prove it answers, leave. Under root the server runs as $INBOX_PG_USER, which may not exist yet.
+_STARTER = """
+import os, sys, time
+from pathlib import Path
+from persistence.embedded import EmbeddedPostgres
+go = Path(sys.argv[2])
+while not go.exists():
+    time.sleep(0.001)
+server = EmbeddedPostgres(Path(sys.argv[1]), durable=False)
+running = server.start()
+print(running.port, flush=True)
+server.release()
+"""
+
+
+def _start_at_once(data_dirs: list[Path], go: Path, user: str) -> list[subprocess.CompletedProcess]:
+    env = {**os.environ, "INBOX_PG_USER": user}
+    starters = [subprocess.Popen([sys.executable, "-c", _STARTER, str(path), str(go)], env=env, text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE) for path in data_dirs]
+    go.touch()
+    results = []
+    for starter in starters:
+        out, err = starter.communicate(timeout=120)
+        results.append(subprocess.CompletedProcess(starter.args, starter.returncode, out, err))
+    return results
+
+
+@pytest.fixture
+def fresh_service_user():
+    """A service user name no machine has yet; under root the test removes the user it made."""
+    name = f"inbox-pg-t{secrets.token_hex(4)}"
+    yield name
+    if os.geteuid() == 0:
+        subprocess.run(["userdel", name], capture_output=True)
+
+
+def test_processes_starting_at_once_without_the_service_user_all_succeed(tmp_path, fresh_service_user):
+    # The first start on a new machine: pytest-xdist workers, `scripts/serve` and a user's own CLI commands
+    # may all start an embedded server in the same moment, none finding the service user.
+    data_dirs = [tmp_path / f"data-{n}" for n in range(8)]
+    results = _start_at_once(data_dirs, tmp_path / "go", fresh_service_user)
+    assert [r.returncode for r in results] == [0] * 8, "\n".join(r.stderr for r in results if r.returncode)
+    if os.geteuid() != 0:
+        return  # a normal user runs the server as itself: there is no service user to make
+    entry = pwd.getpwnam(fresh_service_user)
+    for path in data_dirs:
+        assert (path / "pg").stat().st_uid == entry.pw_uid
+
+    # The user is removed and made again with another uid (a machine rebuilt around its data): every cluster
+    # is handed to the name's current uid at the next start instead of failing on the old one.
+    subprocess.run(["userdel", fresh_service_user], check=True)
+    decoy = f"inbox-pg-d{secrets.token_hex(4)}"
+    subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", decoy], check=True)
+    try:
+        results = _start_at_once(data_dirs[:2], tmp_path / "go-again", fresh_service_user)
+    finally:
+        subprocess.run(["userdel", decoy], capture_output=True)
+    assert [r.returncode for r in results] == [0] * 2, "\n".join(r.stderr for r in results if r.returncode)
+    new_uid = pwd.getpwnam(fresh_service_user).pw_uid
+    assert new_uid != entry.pw_uid
+    for path in data_dirs[:2]:
+        assert (path / "pg").stat().st_uid == new_uid
