@@ -20,6 +20,7 @@ import trio_asyncio
 from persistence.database import Database
 from persistence.embedded import EmbeddedPostgres
 from persistence.migrations import migrate
+from tests.browser import SKIP_SETTING, skipping_on_purpose
 
 _database_numbers = itertools.count(1)
 
@@ -104,3 +105,10 @@ async def db(database_url: str):
     database = await Database.connect(database_url, min_size=1, max_size=10)
     yield database
     await database.close()
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """A run that left out the browser tests says so at its end, where nobody can miss it."""
+    if skipping_on_purpose():
+        terminalreporter.write_line(
+            f"browser tests skipped on purpose: {SKIP_SETTING} is set", yellow=True, bold=True)

@@ -20,6 +20,7 @@ from inbox_actors.runtime import ActorSystem
 from inbox_http.server import build_app, serve_app
 from inbox_http.settings import Settings
 from persistence.database import Database
+from tests.browser import artifacts, chromium  # noqa: F401 (fixtures of the web pages' tests)
 
 
 @dataclass

@@ -1,18 +1,12 @@
 """The operator page (`GET /ops`) in a real browser: Debian's Chromium driven by Playwright, against
 `inbox-actors serve --demo` in a process of its own while simulated customers chat with it.
 
-The browser tests are skipped only where no Chromium is installed (`apt-get install chromium`; or point
-INBOX_TEST_CHROMIUM at another Chromium binary). Playwright never downloads a browser here. Screenshots go to
-INBOX_TEST_ARTIFACTS when that is set, else to the test's temporary directory; the path is printed.
+Which browser, and when a browser test may skip: `tests/browser.py`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
-import os
 import re
-import shutil
 import socket
 from pathlib import Path
 
@@ -21,40 +15,13 @@ import pytest
 import trio
 from playwright.sync_api import Page, expect, sync_playwright
 
+from tests.browser import in_browser_thread
 from tests.e2e.conftest import bearer, with_settings
 from tests.e2e.test_serve_process import start_serve, stop
-
-CHROMIUM = os.environ.get("INBOX_TEST_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-needs_chromium = pytest.mark.skipif(
-    CHROMIUM is None, reason="no Chromium installed: apt-get install -y chromium (or set INBOX_TEST_CHROMIUM to one)")
 
 CUSTOMERS = 30
 PHONES = [f"9198700{n:05d}" for n in range(CUSTOMERS)]
 TOKEN = "ops-page-test-token"
-
-
-@pytest.fixture
-def artifacts(tmp_path: Path, request) -> Path:
-    base = os.environ.get("INBOX_TEST_ARTIFACTS")
-    folder = Path(base) / request.node.name if base else tmp_path / "screenshots"
-    folder.mkdir(parents=True, exist_ok=True)
-    print(f"\nscreenshots of {request.node.name}: {folder}")
-    return folder
-
-
-async def in_browser_thread(browse, *args):
-    """Playwright's sync API in a worker thread with plain asyncio: outside this test's context (the copy a thread
-    gets carries trio-asyncio's running loop) and under asyncio's own loop policy for that thread only
-    (trio-asyncio makes `asyncio.new_event_loop()` build its loops unless a thread sets a policy)."""
-
-    def with_asyncio() -> None:
-        asyncio.set_event_loop_policy(asyncio.DefaultEventLoopPolicy())
-        try:
-            browse(*args)
-        finally:
-            asyncio.set_event_loop_policy(None)
-
-    return await trio.to_thread.run_sync(contextvars.Context().run, with_asyncio)
 
 
 def _closed_port() -> int:
@@ -116,9 +83,9 @@ def _no_page_overflow(page: Page) -> None:
     assert widths["page"] <= widths["view"], f"the page scrolls sideways: {widths}"
 
 
-def _browse_under_load(url: str, folder: Path) -> None:
+def _browse_under_load(chromium: str, url: str, folder: Path) -> None:
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM)
+        browser = playwright.chromium.launch(executable_path=chromium)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             errors: list[str] = []
@@ -202,9 +169,8 @@ def _browse_under_load(url: str, folder: Path) -> None:
             browser.close()
 
 
-@needs_chromium
 @pytest.mark.slow
-async def test_the_page_shows_actor_health_as_the_json_does_under_load(database_url, nursery, artifacts):
+async def test_the_page_shows_actor_health_as_the_json_does_under_load(database_url, nursery, chromium, artifacts):
     serve = await start_serve({"DATABASE_URL": database_url, "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8"}, nursery,
                               "--demo")
     try:
@@ -214,7 +180,7 @@ async def test_the_page_shows_actor_health_as_the_json_does_under_load(database_
         assert await _live(url, "conversation") >= CUSTOMERS
         async with trio.open_nursery() as load:
             load.start_soon(_chats, serve.ready)
-            await in_browser_thread(_browse_under_load, url, artifacts)
+            await in_browser_thread(_browse_under_load, chromium, url, artifacts)
             load.cancel_scope.cancel()
     finally:
         assert await stop(serve) == 0, serve.stderr
@@ -224,9 +190,9 @@ async def test_the_page_shows_actor_health_as_the_json_does_under_load(database_
         "ops-desktop-actor.png", "ops-desktop.png", "ops-phone-actor.png", "ops-phone-busiest.png", "ops-phone.png"]
 
 
-def _sign_in(url: str, folder: Path) -> None:
+def _sign_in(chromium: str, url: str, folder: Path) -> None:
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM)
+        browser = playwright.chromium.launch(executable_path=chromium)
         try:
             page = browser.new_page(viewport={"width": 1024, "height": 768})
             answer = page.goto(f"{url}/ops?refresh=1")
@@ -263,12 +229,12 @@ def _sign_in(url: str, folder: Path) -> None:
             browser.close()
 
 
-@needs_chromium
 @pytest.mark.slow
-async def test_with_an_operator_token_the_page_asks_for_it_once_per_tab(database_url, nursery, artifacts):
+async def test_with_an_operator_token_the_page_asks_for_it_once_per_tab(database_url, nursery, chromium,
+                                                                        artifacts):
     serve = await start_serve({"DATABASE_URL": database_url, "INBOX_HEALTH_TOKEN": TOKEN}, nursery, "--demo")
     try:
-        await in_browser_thread(_sign_in, serve.ready["url"], artifacts)
+        await in_browser_thread(_sign_in, chromium, serve.ready["url"], artifacts)
     finally:
         assert await stop(serve) == 0, serve.stderr
 
