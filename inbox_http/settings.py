@@ -1,4 +1,4 @@
-"""Configuration, read once from the environment (every variable is listed in the README)."""
+"""Configuration, read once from the environment (every variable is listed in docs/operating.md)."""
 
 from __future__ import annotations
 

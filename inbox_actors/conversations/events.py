@@ -1,8 +1,8 @@
 """The `data` of the webhook events a conversation emits, built from the rows just written.
 
-The spec leaves each event's data open; these shapes are ours (the README lists them). Every data object
+The spec leaves each event's data open; these shapes are ours (docs/webhooks.md lists them). Every data object
 names the chat's `phone` and carries `at`, the moment of the change, so receivers can order events.
-Envelope `actor`: "customer", "bot", "platform" (delivery statuses) or "api_key:<key id>".
+Envelope `actor`: who caused the change; docs/webhooks.md lists every value the code writes.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """The conversation state machine: AI_ONLY, HANDOFF_PENDING, HUMAN_ACTIVE.
 
-The spec names the states and the assignment events but leaves the transitions open; these are ours, and the
-README carries the same table. Pure functions: each takes the chat's state and assignee and returns what
-the transition leads to, or raises IllegalTransition (answered 409 invalid_transition; nothing changes).
+The spec names the states and the assignment events but leaves the transitions open; these are ours, and
+docs/conversations.md carries the same table. Pure functions: each takes the chat's state and assignee and
+returns what the transition leads to, or raises IllegalTransition (answered 409 invalid_transition; nothing
+changes).
 
 | state                      | event                                   | next            |
 |----------------------------|-----------------------------------------|-----------------|

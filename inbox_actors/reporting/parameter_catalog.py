@@ -1,7 +1,7 @@
 """The query parameters of each read, as the published contract describes them (`http/openapi.json`).
 
 The parsing itself is in `parameters`, `windows` and `cursors`; this is the description of what each call
-accepts, declared once so the OpenAPI document and the README agree with the code.
+accepts, declared once so the OpenAPI document and the reference pages in docs/ agree with the code.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 fast their first responses to a customer waiting for a person were (the Reporting API's clock: from when the wait
 for a person began to the reply), and the SLA breaches of chats assigned to them.
 
-Definitions (the README's): `chats_claimed` and `chats_transferred_in` count assignment events to the member in the
+Definitions (docs/team.md's): `chats_claimed` and `chats_transferred_in` count assignment events to the member in the
 window (claims from the queue or the bot, transfers to them); `chats_resolved` the resolves they made; `replies_sent`
 their replies whose outcome is known and not a failure; `first_human_response` the replies that were the first to
 answer a wait for a person (no earlier reply answered the same wait), sent in the window; `sla_breaches` the

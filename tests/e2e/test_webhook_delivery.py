@@ -1,6 +1,6 @@
 """Webhook delivery over real sockets: a chat's events reach a receiver signed as documented, in the chat's
 order; failures are retried on the spec's schedule or not at all; the log shows every attempt; plans, the
-settings and the test call behave as the README says."""
+settings and the test call behave as docs/webhooks.md says."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Which operation emits which event, as the README's table says, checked at a real receiver (sla_breached:
+"""Which operation emits which event, as docs/webhooks.md's table says, checked at a real receiver (sla_breached:
 tests/integration/test_sla_clock.py; credits_threshold: tests/e2e/test_credits.py)."""
 
 from __future__ import annotations
