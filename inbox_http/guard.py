@@ -26,6 +26,7 @@ from quart import Quart, Response, g, request
 
 from inbox_actors.access import rate_bucket
 from inbox_actors.access.sessions import find_session, has_session_shape
+from inbox_actors.actions.caller import Caller
 from inbox_actors.domain import access
 from inbox_actors.domain.access import NO_TOKEN, AdminRule, Credential, ErrorStyle, RoutePolicy
 from inbox_actors.domain.key_rules import DEFAULT_RATE_LIMIT
@@ -124,6 +125,7 @@ async def _guard(policy: RoutePolicy, handler, args, kwargs):
             return refusal_response(refusal)
         g.principal = Principal(workspace_id=session.workspace_id, member_id=session.member_id, via="session",
                                 plan=session.plan)
+        g.caller = Caller.of_session(session)
         return await handler(*args, **kwargs)
 
     refusal = access.check_access(credential, policy, request.method, now)
@@ -229,6 +231,16 @@ def accepts(parameters: tuple) -> Callable[[Handler], Handler]:
 
 def current_credential() -> Credential:
     return g.credential
+
+
+def current_caller() -> Caller:
+    """Who calls, as the actions see it: a session's member, or a key's creator with the key's effective
+    permissions, labelled with the key's name on what it sends."""
+    caller = g.get("caller")
+    if caller is None:
+        credential = current_credential()
+        caller = g.caller = Caller.of_api_key(credential, label=credential.key_name)
+    return caller
 
 
 def current_principal() -> Principal:

@@ -14,16 +14,15 @@ import msgspec
 
 from inbox_actors.domain.phones import PHONE_PATTERN, InvalidPhone, normalise_phone
 from inbox_actors.domain.text import has_control_characters
-from inbox_actors.platform.messages import MEDIA_TYPES, MESSAGE_TYPES, SendRequest
+from inbox_actors.platform.messages import (
+    MAX_CAPTION, MAX_PARAMETERS, MAX_TEXT, MEDIA_TYPES, MESSAGE_TYPES, SendRequest,
+)
 from inbox_http.errors import SentenceError
 from inbox_http.json_body import NOT_UTF8, is_utf8
 
 PHONE_REQUIRED = "Phone number is required"
 TEXT_REQUIRED = "Message text is required"
 TEMPLATE_REQUIRED = "Template name is required"
-MAX_TEXT = 4096  # the platform's limit on a text body
-MAX_CAPTION = 1024
-MAX_PARAMETERS = 50
 
 
 class SendBody(msgspec.Struct):

@@ -1,4 +1,6 @@
-"""What the HTTP handlers reach: the database (reads), the actor system (writes), the credential cache."""
+"""What the service was built with, reachable from every handler through `services()`: settings, the database,
+the actor system, the credential cache, the clock, the platform link, the webhook transport, the metrics and where
+the service is in its life. Handlers pass the actions their dependencies (`action_deps`) and adapt the outcome."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from dataclasses import dataclass, field
 from quart import current_app
 
 from inbox_actors.access.credentials import CredentialCache
+from inbox_actors.actions.deps import ActionDeps
 from inbox_actors.actor_kinds import ServiceDeps
 from inbox_actors.monitoring.metrics import ServiceMetrics
 from inbox_actors.platform.link import PlatformLink
@@ -48,6 +51,10 @@ class Services:
     actor_deps: ServiceDeps
     metrics: ServiceMetrics = field(default_factory=ServiceMetrics)
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
+
+    @property
+    def action_deps(self) -> ActionDeps:
+        return ActionDeps(self.db, self.actors, self.clock)
 
 
 def services() -> Services:

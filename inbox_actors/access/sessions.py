@@ -35,6 +35,8 @@ class Session(msgspec.Struct, frozen=True):
     permissions: tuple[str, ...]
     member_status: str
     plan: Plan
+    assigned_only: bool = False
+    cloud_api_enabled: bool = True
 
 
 def has_session_shape(token: str) -> bool:
@@ -66,4 +68,5 @@ async def find_session(db: Database, token: str, now: datetime) -> Session | Non
         return None
     return Session(member_id=row["member_id"], workspace_id=row["workspace_id"], member_name=row["member_name"],
                    role=row["role"], permissions=tuple(row["permissions"]), member_status=row["member_status"],
-                   plan=Plan(row["plan"]))
+                   plan=Plan(row["plan"]), assigned_only=row["assigned_only"],
+                   cloud_api_enabled=row["cloud_api_enabled"])

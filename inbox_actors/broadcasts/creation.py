@@ -25,6 +25,7 @@ import msgspec
 
 from inbox_actors.domain import team_audit
 from inbox_actors.domain.phones import InvalidPhone, normalise_phone
+from inbox_actors.platform.messages import MAX_PARAMETERS
 from persistence.database import Database, Record
 from persistence.queries import broadcasts as queries
 from persistence.queries import team_audit as audit_queries
@@ -33,7 +34,6 @@ from persistence.queries import templates as template_queries
 MAX_RECIPIENTS = 100_000
 MAX_SCHEDULE_AHEAD = timedelta(days=90)
 SCHEDULE_SLACK = timedelta(minutes=5)
-MAX_PARAMETERS = 50
 APPROVED = "APPROVED"
 
 PENDING_APPROVAL = "pending_approval"

@@ -1,5 +1,5 @@
 """Running a connector action: the body decoded into the catalog action's arguments (strictly, as its
-`inputSchema` says; a field left out is unset), then `inbox_actors.mcp.tools.run_action` for the API key's caller,
+`inputSchema` says; a field left out is unset), then `inbox_actors.actions.run.run_action` for the API key's caller,
 the same code MCP's `tools/call` runs. MCP's exposure and approval settings are MCP's own and do not apply here:
 the key's scopes and its creator's permissions do (the route's guard checks them, and the action again).
 
@@ -19,38 +19,42 @@ from typing import Any
 
 import msgspec
 
+from inbox_actors.actions.caller import Caller
+from inbox_actors.actions.catalog import Action
+from inbox_actors.actions.deps import ActionDeps
+from inbox_actors.actions.outcomes import Reason, Refused
+from inbox_actors.actions.run import run_action
 from inbox_actors.connectors.messages import ConnectorRefusal
-from inbox_actors.mcp.catalog import Action
-from inbox_actors.mcp.messages import ActionCaller, Failure, ToolResult
-from inbox_actors.mcp.tools import ToolDeps, run_action
 
-# How each kind of failure an action reports is answered (status, stable code).
+# How each reason an action changed nothing is answered (status, stable code).
 _ANSWERS = {
-    Failure.INVALID: (400, "invalid_arguments"),
-    Failure.PERMISSION: (403, "permission_denied"),
-    Failure.NOT_FOUND: (404, "not_found"),
-    Failure.REFUSED: (409, "action_refused"),
-    Failure.UNAVAILABLE: (503, "service_unavailable"),
+    Reason.INVALID: (400, "invalid_arguments"),
+    Reason.PERMISSION: (403, "permission_denied"),
+    Reason.NOT_FOUND: (404, "not_found"),
+    Reason.REFUSED: (409, "action_refused"),
+    Reason.UNAVAILABLE: (503, "service_unavailable"),
 }
 
 
-async def perform(deps: ToolDeps, caller: ActionCaller, action: Action, body: bytes) -> Any | ConnectorRefusal:
+async def perform(deps: ActionDeps, caller: Caller, action: Action, body: bytes) -> Any | ConnectorRefusal:
     """The action's result (a JSON object), or why it changed nothing."""
     try:
         arguments = msgspec.json.decode(body or b"null", type=action.arguments)
     except (msgspec.ValidationError, msgspec.DecodeError) as err:
         return ConnectorRefusal(400, "invalid_arguments", f"Invalid input for {action.name}: {_sentence(err)}")
-    result = await run_action(deps, caller, action, msgspec.to_builtins(arguments))
-    if result.is_error:
-        return refusal_of(result)
-    return result.data
+    outcome = await run_action(deps, caller, action, msgspec.to_builtins(arguments))
+    if isinstance(outcome, Refused):
+        return refusal_of(outcome)
+    return outcome.data
 
 
-def refusal_of(result: ToolResult) -> ConnectorRefusal:
-    status, code = _ANSWERS[result.failure or Failure.REFUSED]
-    # The sentences are written for MCP, where the caller is a token; here it is a key.
-    text = result.text.replace("MCP token", "key")
-    return ConnectorRefusal(status, code, text, details=result.data if status == 409 else None)
+def refusal_of(refused: Refused) -> ConnectorRefusal:
+    status, code = _ANSWERS[refused.reason]
+    # The sentences are written for a token's member; here the caller is a key.
+    text = refused.message.replace("MCP token", "key")
+    if refused.state:
+        text = f"{text.rstrip('.')} (the chat is {refused.state})."
+    return ConnectorRefusal(status, code, text, details=refused.data if status == 409 else None)
 
 
 def _sentence(err: Exception) -> str:

@@ -16,10 +16,10 @@ from datetime import datetime, timezone
 
 import msgspec
 
+from inbox_actors.actions.caller import Caller
 from inbox_actors.domain import team_audit
 from inbox_actors.domain.access import Refusal
 from inbox_actors.domain.plans import ApiTier, Plan
-from inbox_actors.mcp.messages import ActionCaller
 from persistence.database import Database, Record
 from persistence.queries import mcp as queries
 from persistence.queries import team_audit as audit_queries
@@ -74,7 +74,7 @@ def token_name(raw: str) -> str:
     return name
 
 
-async def find_caller(db: Database, plaintext: str, now: datetime) -> ActionCaller | None:
+async def find_caller(db: Database, plaintext: str, now: datetime) -> Caller | None:
     """The caller behind a live token (its last use recorded), or None: unknown, revoked, or not token-shaped
     (an API key is not, so it is never looked up)."""
     if _SHAPE.fullmatch(plaintext) is None:
@@ -83,11 +83,11 @@ async def find_caller(db: Database, plaintext: str, now: datetime) -> ActionCall
     if row is None:
         return None
     await queries.touch_token(db, row["token_id"], now)
-    return ActionCaller(author=f"mcp_token:{row['token_id']}", label=f"MCP: {row['token_name']}",
-                        workspace_id=row["workspace_id"], member_id=row["member_id"], role=row["role"],
-                        permissions=tuple(row["permissions"]), status=row["status"],
-                        assigned_only=row["assigned_only"], plan=Plan(row["plan"]),
-                        cloud_api_enabled=row["cloud_api_enabled"])
+    return Caller(author=f"mcp_token:{row['token_id']}", label=f"MCP: {row['token_name']}",
+                  workspace_id=row["workspace_id"], member_id=row["member_id"], role=row["role"],
+                  permissions=tuple(row["permissions"]), status=row["status"],
+                  assigned_only=row["assigned_only"], plan=Plan(row["plan"]),
+                  cloud_api_enabled=row["cloud_api_enabled"])
 
 
 def plan_refusal(plan: Plan) -> Refusal | None:
@@ -101,7 +101,7 @@ def plan_refusal(plan: Plan) -> Refusal | None:
     return None
 
 
-def caller_refusal(caller: ActionCaller) -> Refusal | None:
+def caller_refusal(caller: Caller) -> Refusal | None:
     """After the token was found: the plan, then its member's standing."""
     refusal = plan_refusal(caller.plan)
     if refusal is not None:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from inbox_actors.actions.caller import Caller
+from inbox_actors.actions.catalog import Kind, input_schema
+from inbox_actors.actions.deps import ActionDeps
+from inbox_actors.actions.run import run_action
 from inbox_actors.mcp import exposure
-from inbox_actors.mcp.catalog import Kind, input_schema
-from inbox_actors.mcp.messages import ActionCaller, ToolResult
-from inbox_actors.mcp.tools import ToolDeps, run_action
+from inbox_actors.mcp.tool_result import ToolResult, tool_result
 
 
 class WorkspaceToolbox:
-    def __init__(self, deps: ToolDeps, caller: ActionCaller) -> None:
+    def __init__(self, deps: ActionDeps, caller: Caller) -> None:
         self._deps, self._caller = deps, caller
 
     async def list_tools(self) -> list[dict[str, Any]]:
@@ -31,4 +33,4 @@ class WorkspaceToolbox:
         action = exposed.get(name)
         if action is None:
             return None
-        return await run_action(self._deps, self._caller, action, arguments)
+        return tool_result(await run_action(self._deps, self._caller, action, arguments))

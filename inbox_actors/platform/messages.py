@@ -19,6 +19,11 @@ import msgspec
 # Media kinds the send call accepts besides text and template.
 MEDIA_TYPES = ("image", "video", "audio", "document")
 MESSAGE_TYPES = ("text", "template", *MEDIA_TYPES)
+# What the platform takes in one send: a text body, a media caption, a template's body parameters. Every front
+# door's schema and body reader, and every broadcast, holds a send to these.
+MAX_TEXT = 4096
+MAX_CAPTION = 1024
+MAX_PARAMETERS = 50
 
 
 class SendRequest(msgspec.Struct, frozen=True):

@@ -3,8 +3,8 @@
 Core API (Growth and Scale), scope `campaigns` (reads also `campaigns:read`); approving or rejecting needs
 `campaign_approve`. bulk-send is a send: not held to the default per-key limit and exempt from the per-IP ceiling
 (a limit set on the key counts it). A member's dashboard session may call these with the same permissions.
-Stable-code errors. Rules live in `inbox_actors.broadcasts` (creation.py for the request, broadcast.py for the
-statuses and sending).
+Stable-code errors. Starting one is the broadcasts action's (`actions/broadcasts.py`: the cloud API, who may skip
+approval); the request's rules are `broadcasts/creation.py`'s, the statuses and sending `broadcasts/broadcast.py`'s.
 """
 
 from __future__ import annotations
@@ -14,24 +14,25 @@ from typing import Annotated
 import msgspec
 from quart import Blueprint, request
 
+from inbox_actors.actions import broadcasts
+from inbox_actors.actions.chats import sending_refusal
+from inbox_actors.actions.outcomes import Refused as OutcomeRefused
 from inbox_actors.broadcasts import creation, schedule, views
 from inbox_actors.broadcasts.broadcast import KIND as BROADCAST
 from inbox_actors.broadcasts.broadcast import Decide, Refused
-from inbox_actors.domain import scopes as scope_rules
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.reporting.parameter_catalog import BROADCAST_RECIPIENTS, BROADCASTS
 from inbox_http import idempotency
 from inbox_http.contract import answers, takes
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError, SentenceError
-from inbox_http.guard import accepts, current_credential, current_principal, guarded, responds
+from inbox_http.guard import accepts, current_caller, current_principal, guarded, responds
 from inbox_http.json_body import read_json_body
 from inbox_http.services import services
 
 blueprint = Blueprint("broadcasts", __name__)
 
 CAMPAIGNS = ("campaigns",)
-APPROVERS = ("campaign_approve",)
 NOT_FOUND = "No broadcast with this id in the workspace."
 
 
@@ -48,30 +49,22 @@ class Decision(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 async def bulk_send():
     """Send a template to many recipients (phones and/or a contact filter), now or at scheduled_at; pending
     approval when the caller lacks campaign_approve. `Idempotency-Key` makes a retry answer the same broadcast."""
-    state, caller = services(), current_principal()
-    await _require_cloud_api(caller.workspace_id)
+    caller = current_caller()
+    if (refused := sending_refusal(caller)) is not None:
+        raise ApiError(refused.status, refused.code, refused.message)
     try:
         key = idempotency.parse_key(request.headers.get(idempotency.HEADER))
     except SentenceError as err:
         raise ApiError(400, "invalid_idempotency_key", err.sentence) from None
     raw = await request.get_data()
     body = await read_json_body(creation.BulkSend)
-    creator = creation.Creator(workspace_id=caller.workspace_id, member_id=caller.member_id, via=caller.author,
-                               may_approve=await _may_approve())
-    now = state.clock.now()
-    try:
-        created = await creation.create_once(
-            state.db, creator, body, now, idempotency_key=key,
-            request_hash=idempotency.request_hash(request.method, request.path, raw) if key is not None else None)
-    except creation.Refusal as refusal:
-        raise ApiError(refusal.status, refusal.code, refusal.message) from None
-    row = created.row
-    if not created.replayed:
-        row = await schedule.launch(state.actors, row)
-        if isinstance(row, Refused):
-            raise ApiError(row.status, row.code, row.message)
-    headers = {idempotency.REPLAYED_HEADER: "true"} if created.replayed else {}
-    return json_response(await views.broadcast_view(state.db, row, state.clock.now()), 202, headers)
+    started = await broadcasts.start(
+        services().action_deps, caller, body, idempotency_key=key,
+        request_hash=idempotency.request_hash(request.method, request.path, raw) if key is not None else None)
+    if isinstance(started, OutcomeRefused):
+        raise ApiError(started.status, started.code, started.message)
+    headers = {idempotency.REPLAYED_HEADER: "true"} if started.replayed else {}
+    return json_response(started.view, 202, headers)
 
 
 @blueprint.get("/api/broadcasts")
@@ -109,7 +102,7 @@ async def read_recipients(broadcast_id: int):
 
 @blueprint.post("/api/broadcasts/<id:broadcast_id>/approve")
 @responds(views.BroadcastView)
-@guarded(tier=ApiTier.CORE, scopes=APPROVERS, dashboard=True)
+@guarded(tier=ApiTier.CORE, scopes=broadcasts.APPROVERS, dashboard=True)
 @answers(404, 409)
 async def approve_broadcast(broadcast_id: int):
     """Approve a broadcast pending approval: it sends now, or at its scheduled time."""
@@ -118,7 +111,7 @@ async def approve_broadcast(broadcast_id: int):
 
 @blueprint.post("/api/broadcasts/<id:broadcast_id>/reject")
 @responds(views.BroadcastView)
-@guarded(tier=ApiTier.CORE, scopes=APPROVERS, dashboard=True)
+@guarded(tier=ApiTier.CORE, scopes=broadcasts.APPROVERS, dashboard=True)
 @takes(Decision)
 @answers(404, 409)
 async def reject_broadcast(broadcast_id: int):
@@ -178,24 +171,3 @@ async def _ask(broadcast_id: int, message: object):
     if isinstance(answer, Refused):
         raise ApiError(answer.status, answer.code, answer.message)
     return answer
-
-
-async def _may_approve() -> bool:
-    """Whether the caller sends without approval: it holds campaign_approve (a key: in its scopes and its
-    creator's permissions; a session: an admin, or a member with the permission)."""
-    caller = current_principal()
-    if caller.via == "api_key":
-        credential = current_credential()
-        return (scope_rules.covers(credential.scopes, APPROVERS, "POST")
-                and scope_rules.covers(credential.member_permissions, APPROVERS, "POST"))
-    member = await services().db.fetchrow("SELECT role, permissions FROM members WHERE id = $1", caller.member_id)
-    return member is not None and (member["role"] == "admin"
-                                   or scope_rules.covers(member["permissions"], APPROVERS, "POST"))
-
-
-async def _require_cloud_api(workspace_id: int) -> None:
-    caller = current_principal()
-    enabled = (current_credential().cloud_api_enabled if caller.via == "api_key" else
-               await services().db.fetchval("SELECT cloud_api_enabled FROM workspaces WHERE id = $1", workspace_id))
-    if not enabled:
-        raise ApiError(403, "feature_disabled_for_org", "The messaging cloud API is switched off for this workspace.")

@@ -25,6 +25,7 @@ from typing import Any
 import msgspec
 from quart import Blueprint, request
 
+from inbox_actors.actions.catalog import Action, input_schema
 from inbox_actors.connectors import actions as connector_actions
 from inbox_actors.connectors import hooks, make_shapes, samples, sources, trigger_catalog, zapier_shapes
 from inbox_actors.connectors.caller import action_caller
@@ -41,8 +42,6 @@ from inbox_actors.connectors.messages import (
 )
 from inbox_actors.domain import events
 from inbox_actors.domain.plans import ApiTier
-from inbox_actors.mcp.catalog import Action, input_schema
-from inbox_actors.mcp.tools import ToolDeps
 from inbox_actors.reporting import parameters
 from inbox_actors.reporting.parameter_catalog import QueryParameter
 from inbox_actors.webhooks import delivery_log
@@ -226,7 +225,7 @@ def _action_view(action: Action):
     async def perform():
         state, credential = services(), current_credential()
         caller = action_caller(credential, _platform())
-        answer = await connector_actions.perform(ToolDeps(state.db, state.actors, state.clock), caller, action,
+        answer = await connector_actions.perform(state.action_deps, caller, action,
                                                  await request.get_data())
         return _refused_or(answer)
 

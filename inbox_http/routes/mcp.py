@@ -24,7 +24,6 @@ from inbox_actors.domain.access import ErrorStyle, RoutePolicy
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.mcp import exposure, protocol, tokens
 from inbox_actors.mcp.toolbox import WorkspaceToolbox
-from inbox_actors.mcp.tools import ToolDeps
 from inbox_http.contract import answers, in_path, rule, takes
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError, refusal_response, stable_error
@@ -128,7 +127,7 @@ async def endpoint():
     refusal = tokens.caller_refusal(caller)
     if refusal is not None:
         return refusal_response(refusal)
-    toolbox = WorkspaceToolbox(ToolDeps(state.db, state.actors, state.clock), caller)
+    toolbox = WorkspaceToolbox(state.action_deps, caller)
     reply = await protocol.answer(await request.get_data(), toolbox,
                                   protocol_version=request.headers.get("MCP-Protocol-Version"))
     if reply.body is None:

@@ -1,26 +1,26 @@
 """`POST /api/send-message`: one message to one contact, exactly as the spec has it.
 
-Scope whatsapp_api; 403 feature_disabled_for_org when the workspace's cloud API is off; a key limited to
-assigned chats (scope inbox_assigned_only, or a creator who sees only assigned chats) may send only to chats
-assigned to its creator (others: 404 Contact not found). The send itself is the conversation actor's
-(consent, channel, the 24-hour window, the pending message, the platform, the outcome). `Idempotency-Key`
-replays the first answer and never lets a message go out twice (inbox_http/idempotency.py: 409 while another
-request holds the key, or while the key's message has an outcome not known yet).
+Scope whatsapp_api. The send is the chats action's (`actions/chats.py`: the cloud API switched on, a key limited
+to assigned chats sending only to chats assigned to its creator) and the conversation actor's (consent, channel,
+the 24-hour window, the pending message, the platform, the outcome); this route reads the body, keeps the
+`Idempotency-Key` promise (`inbox_http/idempotency.py`: the first answer replayed, 409 while another request holds
+the key or while the key's message has an outcome not known yet) and answers in the spec's convention.
 """
 
 from __future__ import annotations
 
 from quart import Blueprint, request
 
-from inbox_actors.conversations import conversation
+from inbox_actors.actions import chats
+from inbox_actors.actions.outcomes import Refused
 from inbox_actors.conversations.messages import KeyReservation
-from inbox_actors.conversations.send_answers import SendRefusal, SendSuccess, send_answer
-from inbox_actors.domain.access import ErrorStyle, assigned_only_member
+from inbox_actors.conversations.send_answers import SendRefusal, SendSuccess
+from inbox_actors.domain.access import ErrorStyle
 from inbox_actors.domain.plans import ApiTier
 from inbox_http import idempotency
 from inbox_http.contract import answers, takes
 from inbox_http.errors import ApiError, SentenceError
-from inbox_http.guard import current_credential, guarded, responds
+from inbox_http.guard import current_caller, guarded, responds
 from inbox_http.send_body import read_send_body, send_body_schema
 from inbox_http.services import services
 
@@ -34,9 +34,10 @@ blueprint = Blueprint("send_message", __name__)
 @answers(402, 404, 409)
 async def send_message():
     """Send one message (text, media or template) to one contact; success carries messageId."""
-    credential = current_credential()
-    if not credential.cloud_api_enabled:
-        raise ApiError(403, "feature_disabled_for_org", "The messaging cloud API is switched off for this workspace.")
+    caller = current_caller()
+    # Before the body is read and the key reserved: a workspace that may not send is told so whatever it sent.
+    if (refused := chats.sending_refusal(caller)) is not None:
+        raise ApiError(refused.status, refused.code, refused.message)
     key = idempotency.current_key()
     raw = await request.get_data()
     phone, send_request = read_send_body(raw)
@@ -45,15 +46,13 @@ async def send_message():
     async def send(reservation: KeyReservation | None) -> tuple[int, object]:
         """(status, body) of a send that reached a verdict (stored on the reservation by the conversation, with
         the outcome); raises for refusals that sent nothing."""
-        order = conversation.Send(
-            request=send_request, sender_type="system", author=f"api_key:{credential.key_id}",
-            sender_label=credential.key_name, only_assigned_to=assigned_only_member(credential),
-            reservation=reservation)
-        answer = send_answer(await conversation.ask_conversation(state.actors, credential.workspace_id, phone, order))
+        answer = await chats.send(state.action_deps, caller, phone or "", send_request, reservation)
+        if isinstance(answer, Refused):
+            raise ApiError(answer.status, answer.code, answer.message)
         if isinstance(answer, SendRefusal):
             raise SentenceError(answer.status, answer.sentence)
         return answer.status, answer.body
 
-    return await idempotency.answer_once(state.db, credential.workspace_id, key,
+    return await idempotency.answer_once(state.db, caller.workspace_id, key,
                                          idempotency.request_hash(request.method, request.path, raw), send,
                                          now=state.clock.now())

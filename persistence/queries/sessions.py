@@ -18,7 +18,7 @@ async def find_session(db: Database, token_hash: bytes) -> Record | None:
     return await db.fetchrow(
         """
         SELECT s.expires_at, s.revoked_at, m.id AS member_id, m.workspace_id, m.name AS member_name, m.role,
-               m.permissions, m.status AS member_status, w.plan
+               m.permissions, m.status AS member_status, m.assigned_only, w.plan, w.cloud_api_enabled
         FROM member_sessions s
         JOIN members m ON m.id = s.member_id
         JOIN workspaces w ON w.id = m.workspace_id

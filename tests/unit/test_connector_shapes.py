@@ -9,12 +9,14 @@ import msgspec
 import pytest
 
 from inbox_actors.connectors import actions, fields, make_shapes, trigger_catalog, zapier_shapes
-from inbox_actors.connectors.caller import effective_permissions
+from inbox_actors.actions.caller import effective_permissions
 from inbox_actors.domain import events
 from inbox_actors.domain import scopes as scope_rules
 from inbox_actors.domain.plans import Plan
-from inbox_actors.mcp import catalog
-from inbox_actors.mcp.messages import Failure, failure_of_status, tool_error
+from inbox_actors.actions import catalog
+from inbox_actors.actions.outcomes import Reason as Failure
+from inbox_actors.actions.outcomes import Refused
+from inbox_actors.actions.outcomes import reason_of_status as failure_of_status
 
 SAMPLES = (("all",), ("inbox",), ("inbox:read",), ("contacts", "templates:read"), ("whatsapp_api",),
            ("inbox", "inbox_assigned_only"), ("analytics:read", "contacts:read"))
@@ -84,8 +86,8 @@ def test_every_event_is_a_trigger_with_an_example_and_the_plan_decides_availabil
     (Failure.UNAVAILABLE, 503, "service_unavailable"),
 ])
 def test_a_failed_action_s_kind_becomes_a_stable_code(failure, status, code):
-    refusal = actions.refusal_of(tool_error("Permission denied: the member this MCP token acts as lacks it.",
-                                            failure, data={"errorCode": 131047}))
+    refusal = actions.refusal_of(Refused(failure, "Permission denied: the member this MCP token acts as lacks it.",
+                                         data={"errorCode": 131047}))
     assert (refusal.status, refusal.code) == (status, code)
     assert "MCP token" not in refusal.message and "this key acts as" in refusal.message
     # Only a refusal carries the platform's error as details.

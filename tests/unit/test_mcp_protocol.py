@@ -7,8 +7,9 @@ import json
 import msgspec
 import pytest
 
-from inbox_actors.mcp import catalog, protocol
-from inbox_actors.mcp.messages import ToolResult
+from inbox_actors.actions import catalog
+from inbox_actors.mcp import protocol
+from inbox_actors.mcp.tool_result import ToolResult
 
 
 class Tools:

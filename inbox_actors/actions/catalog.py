@@ -1,7 +1,7 @@
-"""The catalog of the inbox's actions that MCP exposes as tools: each action's name, what it does (written for a
-model choosing a tool), its arguments (a msgspec struct, which is also its JSON Schema `inputSchema`), the
-permissions its member needs, and its defaults per workspace. No I/O: `tools` runs them, `exposure` keeps the
-per-workspace settings.
+"""The catalog of the inbox's actions that MCP exposes as tools and the connectors as actions: each action's name,
+what it does (written for a model choosing a tool), its arguments (a msgspec struct, which is also its JSON Schema
+`inputSchema`), the permissions its member needs, and its defaults per workspace. No I/O: `run` runs them,
+`mcp/exposure.py` keeps MCP's per-workspace settings.
 
 Defaults: reads are exposed, writes are not (an admin exposes each one deliberately); sends need approval in the
 app, so they cannot be exposed until an admin lifts that (the settings call refuses otherwise).
@@ -15,17 +15,16 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from inbox_actors.actions.chats import MAX_REASON
 from inbox_actors.domain import contact_fields
 from inbox_actors.domain.conversation_states import State
 from inbox_actors.domain.phones import PHONE_PATTERN
+from inbox_actors.platform.messages import MAX_PARAMETERS, MAX_TEXT
 from inbox_actors.platform.templates import STATUSES as TEMPLATE_STATUSES
 
 # Text a model may send: no control character but a line break or a tab.
 _LINES = r"[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
 _ONE_LINE = r"^[^\x00-\x1f\x7f]*$"
-MAX_TEXT = 4096
-MAX_REASON = 500
-MAX_PARAMETERS = 50
 MAX_BROADCAST_PHONES = 1000
 PAGE_LIMIT = 50
 THREAD_LIMIT = 100
