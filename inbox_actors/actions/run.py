@@ -22,7 +22,7 @@ from inbox_actors.actions.deps import ActionDeps
 from inbox_actors.actions.outcomes import Done, Outcome, Reason, Refused, reason_of_status
 from inbox_actors.broadcasts import creation
 from inbox_actors.broadcasts import views as broadcast_views
-from inbox_actors.contacts.contact_card import UNSET, CreateContact, EditContact
+from inbox_actors.contacts.contact_card import UNSET, ContactRefusal, CreateContact, EditContact
 from inbox_actors.conversations.send_answers import SendRefusal
 from inbox_actors.domain import scopes as scope_rules
 from inbox_actors.platform import templates
@@ -172,9 +172,12 @@ async def _edit_contact(deps: ActionDeps, caller: Caller, raw_phone: str,
     reply = await contacts.change(deps, caller, raw_phone, edit)
     if isinstance(reply, Refused):
         return reply
+    if isinstance(reply, ContactRefusal):
+        sentence = reply.sentence if reply.sentence.endswith(".") else f"{reply.sentence}."
+        return Refused(reason_of_status(reply.status), sentence, reply.status, reply.code or "contact_refused")
     if isinstance(edit, CreateContact):
-        return _data({"contact": reply.contact, "created": reply.created})  # type: ignore[attr-defined]
-    return _data(reply.contact)  # type: ignore[attr-defined]
+        return _data({"contact": reply.contact, "created": reply.created})
+    return _data(reply.contact)
 
 
 async def _create_contact(deps: ActionDeps, caller: Caller, a: catalog.CreateContactArgs) -> Outcome:

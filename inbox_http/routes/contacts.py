@@ -1,7 +1,8 @@
 """Contact writes, `/api/contacts` (core API, scope `contacts`, sentence errors).
 
-Each write goes to the contact's card actor (`inbox_actors/contact_card.py`), which commits it before the
-reply. The phone in the path is normalised, so `+91 98765 43210` and `919876543210` are one contact.
+Each write is the contacts action's (`actions/contacts.py`: a key limited to assigned chats writes only the
+contacts of those chats) and goes to the contact's card actor (`contacts/contact_card.py`), which commits it
+before the reply. The phone in the path is normalised, so `+91 98765 43210` and `919876543210` are one contact.
 
 Every answer with a contact carries its `version` and `ETag: "<version>"`. A write may name the version it
 last saw with `If-Match: "<version>"` (or `"version": n` in the body); if the contact has moved on the answer
@@ -19,7 +20,8 @@ from typing import Annotated, Any
 import msgspec
 from quart import Blueprint, request
 
-from inbox_actors.contacts import contact_card
+from inbox_actors.actions import contacts
+from inbox_actors.actions.outcomes import Refused
 from inbox_actors.contacts.contact_card import (
     UNSET,
     ContactRefusal,
@@ -35,7 +37,7 @@ from inbox_http.contract import FILLED_LINE, NO_CONTROL, NO_CONTROL_EXCEPT_LINES
 from inbox_http.converters import BIGINT_MAX
 from inbox_http.encoding import json_response
 from inbox_http.errors import SentenceError, stable_error
-from inbox_http.guard import current_credential, current_principal, guarded, responds
+from inbox_http.guard import current_caller, guarded, responds
 from inbox_http.json_body import NOT_UTF8, decode_json, is_utf8
 from inbox_http.services import services
 
@@ -287,7 +289,9 @@ async def _edit(raw_phone: str, body_version: int | None, **changes: Any):
 
 
 async def _write(phone: str, message: CreateContact | EditContact):
-    reply = await contact_card.change_contact(services().actors, current_principal().workspace_id, phone, message)
+    reply = await contacts.change(services().action_deps, current_caller(), phone, message)
+    if isinstance(reply, Refused):
+        raise SentenceError(reply.status, reply.message)
     if isinstance(reply, ContactRefusal):
         if reply.code is None:
             raise SentenceError(reply.status, reply.sentence)
@@ -302,7 +306,7 @@ def _etag(version: int | None) -> dict[str, str] | None:
 
 def _actor() -> str:
     """Who the webhook events name: the key, by id (names are not unique), as every event the API causes."""
-    return f"api_key:{current_credential().key_id}"
+    return current_caller().author
 
 
 def _phone(raw: str) -> str:

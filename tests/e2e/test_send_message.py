@@ -209,3 +209,39 @@ async def test_control_characters_are_refused_before_anything_is_sent(service, b
     answer = await send(service, key, body, **{"Idempotency-Key": "control"})
     assert answer.status_code == 400 and "control characters" in answer.json()["error"]
     assert await service.db.fetchval("SELECT count(*) FROM messages WHERE direction = 'outbound'") == 0
+
+
+async def test_with_the_cloud_api_off_a_reply_is_refused_as_a_send_is_and_nothing_goes_out(service):
+    # One rule for every send (actions/chats.py): a member's reply is a send through the platform too.
+    workspace_id, number, _, key = await scale_workspace(service.db)
+    await customer_writes(service, number, PHONE, "hello")
+    await service.db.execute("UPDATE workspaces SET cloud_api_enabled = false WHERE id = $1", workspace_id)
+
+    async def refused():
+        answer = await service.client.post(f"/api/inbox/conversations/{PHONE}/reply", headers=bearer(key),
+                                           json={"message": "hi"})
+        return answer if answer.status_code == 403 else None
+
+    answer = await eventually(refused)
+    assert answer.json()["error"] == "feature_disabled_for_org"
+    assert await service.db.fetchval(
+        "SELECT count(*) FROM messages WHERE direction = 'outbound' AND sender_type = 'agent'") == 0
+
+
+async def test_an_assigned_only_key_writes_only_the_contacts_of_chats_assigned_to_its_creator(service):
+    # As the contact reads and MCP's contact tools: another member's customer is "Contact not found".
+    workspace_id, number, admin, admin_key = await scale_workspace(service.db)
+    agent = await builders.member(service.db, workspace_id, "agent")
+    limited = (await builders.key(service.db, workspace_id, agent, ("contacts", "inbox_assigned_only"))).key
+    await customer_writes(service, number, PHONE, "hello")
+    refused = await service.client.put(f"/api/contacts/{PHONE}/tags", headers=bearer(limited),
+                                       json={"tags": ["vip"]})
+    assert refused.status_code == 404 and refused.json() == {"error": "Contact not found"}
+    assert await service.db.fetchval("SELECT tags FROM contacts WHERE phone = $1", PHONE) == []
+    await service.client.post(f"/api/inbox/conversations/{PHONE}/claim", headers=bearer(admin_key))
+    moved = await service.client.post(f"/api/inbox/conversations/{PHONE}/transfer", headers=bearer(admin_key),
+                                      json={"to_user_id": agent})
+    assert moved.status_code == 200, moved.text
+    allowed = await service.client.put(f"/api/contacts/{PHONE}/tags", headers=bearer(limited),
+                                       json={"tags": ["vip"]})
+    assert allowed.status_code == 200, allowed.text
