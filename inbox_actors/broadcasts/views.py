@@ -16,8 +16,8 @@ from typing import Any
 
 import msgspec
 
-from inbox_actors.reporting import cursors, parameters
-from inbox_actors.reporting.parameters import InvalidParameter
+from inbox_actors.paging import cursors, parameters
+from inbox_actors.paging.parameters import InvalidParameter
 from persistence.database import Database, Record
 from persistence.queries import broadcasts as queries
 

@@ -9,7 +9,7 @@ from typing import Mapping
 import msgspec
 
 from inbox_actors.domain.member_ref import MemberRef
-from inbox_actors.reporting import cursors, parameters
+from inbox_actors.paging import cursors, parameters
 from inbox_actors.reporting.chat_lookup import find_chat
 from persistence.database import Database
 from persistence.queries.reporting import attention as queries

@@ -14,7 +14,7 @@ import msgspec
 
 from inbox_actors.contacts.contact_card import ContactView, contact_view
 from inbox_actors.domain.phones import phone_or_none
-from inbox_actors.reporting import parameters
+from inbox_actors.paging import parameters
 from persistence.database import Database, Record
 from persistence.queries.contacts import contact_attributes
 from persistence.queries.reporting import contacts as queries

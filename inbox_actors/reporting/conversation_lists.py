@@ -14,9 +14,9 @@ import msgspec
 
 from inbox_actors.domain.conversation_states import State
 from inbox_actors.domain.member_ref import MemberRef
-from inbox_actors.reporting import cursors, parameters
+from inbox_actors.paging import cursors, parameters
+from inbox_actors.paging.windows import CHAT_LISTS, Window, older_than, window
 from inbox_actors.reporting.conversation_detail import Conversation, conversation_fields
-from inbox_actors.reporting.windows import CHAT_LISTS, Window, older_than, window
 from persistence.database import Database, Record
 from persistence.queries.reporting import conversations as queries
 from persistence.queries.reporting.conversations import ChatFilters

@@ -13,8 +13,8 @@ from typing import Mapping
 import msgspec
 
 from inbox_actors.domain.member_ref import MemberRef
-from inbox_actors.reporting import cursors, parameters
-from inbox_actors.reporting.windows import REPLIES_AND_MESSAGES, Window, window
+from inbox_actors.paging import cursors, parameters
+from inbox_actors.paging.windows import REPLIES_AND_MESSAGES, Window, window
 from persistence.database import Database
 from persistence.queries.reporting import messages as queries
 

@@ -16,9 +16,9 @@ import msgspec
 
 from inbox_actors.domain import delivery_status
 from inbox_actors.domain.member_ref import MemberRef
-from inbox_actors.reporting import cursors, parameters
+from inbox_actors.paging import cursors, parameters
+from inbox_actors.paging.windows import REPLIES_AND_MESSAGES, Window, optional_window, window
 from inbox_actors.reporting.chat_lookup import find_chat
-from inbox_actors.reporting.windows import REPLIES_AND_MESSAGES, Window, optional_window, window
 from persistence.database import Database, Record
 from persistence.queries.reporting import messages as queries
 

@@ -8,9 +8,9 @@ from typing import Mapping
 import msgspec
 
 from inbox_actors.domain.member_ref import MemberRef
-from inbox_actors.reporting import cursors, parameters
+from inbox_actors.paging import cursors, parameters
+from inbox_actors.paging.windows import optional_window
 from inbox_actors.reporting.chat_lookup import find_chat
-from inbox_actors.reporting.windows import optional_window
 from persistence.database import Database, Record
 from persistence.queries.reporting import messages as queries
 

@@ -14,8 +14,8 @@ import msgspec
 
 from inbox_actors.domain import team_audit
 from inbox_actors.domain.member_ref import MemberRef
-from inbox_actors.reporting import cursors, parameters
-from inbox_actors.reporting.windows import Window, window
+from inbox_actors.paging import cursors, parameters
+from inbox_actors.paging.windows import Window, window
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record
 from persistence.queries import team_audit as queries

@@ -17,8 +17,8 @@ import msgspec
 
 from inbox_actors.domain.credit_prices import TemplatePrices
 from inbox_actors.domain.member_ref import MemberRef
-from inbox_actors.reporting import cursors, parameters
-from inbox_actors.reporting.windows import Window, window
+from inbox_actors.paging import cursors, parameters
+from inbox_actors.paging.windows import Window, window
 from persistence.database import Database, Record
 from persistence.queries import credits as queries
 

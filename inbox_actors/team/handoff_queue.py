@@ -13,7 +13,7 @@ from datetime import datetime
 
 import msgspec
 
-from inbox_actors.reporting import cursors, parameters
+from inbox_actors.paging import cursors, parameters
 from inbox_actors.reporting.conversation_detail import Conversation, conversation_fields
 from persistence.database import Database, Record
 from persistence.queries.reporting import conversations as queries

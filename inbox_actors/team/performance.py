@@ -17,7 +17,7 @@ from datetime import datetime
 import msgspec
 
 from inbox_actors.domain.member_ref import MemberRef
-from inbox_actors.reporting.windows import REPLIES_AND_MESSAGES, Window, window
+from inbox_actors.paging.windows import REPLIES_AND_MESSAGES, Window, window
 from persistence.database import Database, Record
 from persistence.queries import performance as queries
 

@@ -23,7 +23,7 @@ import msgspec
 from inbox_actors.conversations import conversation
 from inbox_actors.domain import scopes as scope_rules
 from inbox_actors.domain import team_audit
-from inbox_actors.reporting import cursors, parameters
+from inbox_actors.paging import cursors, parameters
 from inbox_actors.runtime import ActorError, Directory
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import roster as roster_queries

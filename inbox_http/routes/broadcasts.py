@@ -18,10 +18,10 @@ from inbox_actors.actions import broadcasts
 from inbox_actors.actions.chats import sending_refusal
 from inbox_actors.actions.outcomes import Refused as OutcomeRefused
 from inbox_actors.broadcasts import creation, schedule, views
-from inbox_actors.broadcasts.broadcast import KIND as BROADCAST
 from inbox_actors.broadcasts.broadcast import Decide, Refused
+from inbox_actors.broadcasts.broadcast import KIND as BROADCAST
 from inbox_actors.domain.plans import ApiTier
-from inbox_actors.reporting.parameter_catalog import BROADCAST_RECIPIENTS, BROADCASTS
+from inbox_actors.paging.parameter_catalog import BROADCAST_RECIPIENTS, BROADCASTS
 from inbox_http import idempotency
 from inbox_http.contract import answers, takes
 from inbox_http.encoding import json_response

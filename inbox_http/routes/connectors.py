@@ -42,8 +42,8 @@ from inbox_actors.connectors.messages import (
 )
 from inbox_actors.domain import events
 from inbox_actors.domain.plans import ApiTier
-from inbox_actors.reporting import parameters
-from inbox_actors.reporting.parameter_catalog import QueryParameter
+from inbox_actors.paging import parameters
+from inbox_actors.paging.parameter_catalog import QueryParameter
 from inbox_actors.webhooks import delivery_log
 from inbox_actors.webhooks.endpoint import wake_endpoint
 from inbox_http.contract import answers, in_path, takes

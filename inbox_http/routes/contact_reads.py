@@ -10,8 +10,8 @@ from quart import Blueprint, request
 
 from inbox_actors.domain.access import ErrorStyle, assigned_only_member
 from inbox_actors.domain.plans import ApiTier
+from inbox_actors.paging import parameter_catalog as catalog
 from inbox_actors.reporting import contact_list
-from inbox_actors.reporting import parameter_catalog as catalog
 from inbox_http.contract import answers
 from inbox_http.encoding import json_response
 from inbox_http.errors import SentenceError

@@ -18,7 +18,7 @@ from inbox_actors.conversations import contact_erasure
 from inbox_actors.domain.access import ErrorStyle
 from inbox_actors.domain.phones import InvalidPhone, normalise_phone
 from inbox_actors.domain.plans import ApiTier
-from inbox_actors.reporting.parameter_catalog import QueryParameter
+from inbox_actors.paging.parameter_catalog import QueryParameter
 from inbox_http.contract import answers, takes
 from inbox_http.encoding import json_response
 from inbox_http.errors import SentenceError

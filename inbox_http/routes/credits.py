@@ -10,7 +10,7 @@ from __future__ import annotations
 from quart import Blueprint, request
 
 from inbox_actors.domain.plans import ApiTier
-from inbox_actors.reporting import parameter_catalog as catalog
+from inbox_actors.paging import parameter_catalog as catalog
 from inbox_actors.team import credits
 from inbox_http.contract import answers, takes
 from inbox_http.encoding import json_response

@@ -17,7 +17,7 @@ import msgspec
 import trio
 from quart import Blueprint, request
 
-from inbox_actors.reporting.parameter_catalog import QueryParameter
+from inbox_actors.paging.parameter_catalog import QueryParameter
 from inbox_actors.runtime.statistics import ActorStatistics, KindCounts, SystemSummary
 from inbox_http.contract import answers
 from inbox_http.encoding import json_response

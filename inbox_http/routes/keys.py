@@ -19,7 +19,7 @@ from inbox_actors.access import key_reads, key_ring
 from inbox_actors.domain import key_rules, scopes
 from inbox_actors.domain.access import AdminRule
 from inbox_actors.domain.plans import ApiTier
-from inbox_actors.reporting.parameter_catalog import QueryParameter
+from inbox_actors.paging.parameter_catalog import QueryParameter
 from inbox_http.contract import answers, rule, takes
 from inbox_http.converters import BIGINT_MAX
 from inbox_http.encoding import json_response

@@ -13,8 +13,8 @@ from quart import Blueprint, request
 
 from inbox_actors.domain.access import assigned_only_member
 from inbox_actors.domain.plans import ApiTier
+from inbox_actors.paging import parameter_catalog as catalog
 from inbox_actors.reporting import conversation_lists, outbound_messages, replies
-from inbox_actors.reporting import parameter_catalog as catalog
 from inbox_http.encoding import json_response
 from inbox_http.guard import accepts, current_credential, guarded, responds
 from inbox_http.services import services

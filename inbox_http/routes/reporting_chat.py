@@ -11,8 +11,8 @@ from quart import Blueprint, request
 
 from inbox_actors.domain.access import assigned_only_member
 from inbox_actors.domain.plans import ApiTier
+from inbox_actors.paging import parameter_catalog as catalog
 from inbox_actors.reporting import assignment_history, attention, conversation_detail, replies, thread
-from inbox_actors.reporting import parameter_catalog as catalog
 from inbox_actors.reporting.chat_lookup import ChatNotFound
 from inbox_http.contract import answers
 from inbox_http.encoding import json_response

@@ -17,7 +17,7 @@ from quart import Blueprint, request
 
 from inbox_actors.domain.access import assigned_only_member
 from inbox_actors.domain.plans import ApiTier
-from inbox_actors.reporting import parameter_catalog as catalog
+from inbox_actors.paging import parameter_catalog as catalog
 from inbox_actors.team import audit_log, handoff_queue, performance, roster, sla
 from inbox_http.contract import answers, takes
 from inbox_http.encoding import json_response

@@ -6,8 +6,8 @@ import msgspec
 from quart import Blueprint, request
 
 from inbox_actors.domain.plans import ApiTier
+from inbox_actors.paging.parameter_catalog import QueryParameter
 from inbox_actors.platform import templates
-from inbox_actors.reporting.parameter_catalog import QueryParameter
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
 from inbox_http.guard import accepts, current_principal, guarded, responds

@@ -11,8 +11,8 @@ import msgspec
 from quart import Blueprint, Response, request
 
 from inbox_actors.conversations import inbound
+from inbox_actors.paging.parameter_catalog import QueryParameter
 from inbox_actors.platform.envelope import InvalidEnvelope, parse_envelope, verify_signature
-from inbox_actors.reporting.parameter_catalog import QueryParameter
 from inbox_http.contract import answers, takes
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError

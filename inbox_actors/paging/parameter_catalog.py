@@ -10,7 +10,7 @@ import msgspec
 
 from inbox_actors.domain import team_audit
 from inbox_actors.domain.phones import PHONE_PATTERN
-from inbox_actors.reporting import parameters, windows
+from inbox_actors.paging import parameters, windows
 
 
 class QueryParameter(msgspec.Struct, frozen=True):

@@ -13,7 +13,7 @@ from datetime import date, datetime, timedelta, timezone
 
 import msgspec
 
-from inbox_actors.reporting.parameters import InvalidParameter
+from inbox_actors.paging.parameters import InvalidParameter
 
 CHAT_LISTS = (30, 400)            # (default days, longest days)
 REPLIES_AND_MESSAGES = (7, 90)

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 
 import msgspec
 
-from inbox_actors.reporting.parameters import InvalidParameter
+from inbox_actors.paging.parameters import InvalidParameter
 
 _MAX_LENGTH = 512
 _INVALID = "cursor is not a cursor this list gave out; start again without it."
