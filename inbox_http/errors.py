@@ -7,7 +7,7 @@ import logging
 from quart import Quart, current_app, request
 from werkzeug.exceptions import HTTPException
 
-from inbox_actors.domain.access import ErrorStyle, Refusal
+from inbox_actors.domain.auth_ladder import ErrorStyle, Refusal
 from inbox_actors.paging.parameters import InvalidParameter
 from inbox_actors.reporting.chat_lookup import ChatNotFound
 from inbox_actors.runtime import ActorError, AskTimeout, KindUnavailable

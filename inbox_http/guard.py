@@ -27,8 +27,8 @@ from quart import Quart, Response, g, request
 from inbox_actors.access import rate_bucket
 from inbox_actors.access.sessions import find_session, has_session_shape
 from inbox_actors.actions.caller import Caller
-from inbox_actors.domain import access
-from inbox_actors.domain.access import NO_TOKEN, AdminRule, Credential, ErrorStyle, RoutePolicy
+from inbox_actors.domain import auth_ladder
+from inbox_actors.domain.auth_ladder import NO_TOKEN, AdminRule, Credential, ErrorStyle, RoutePolicy
 from inbox_actors.domain.key_rules import DEFAULT_RATE_LIMIT
 from inbox_actors.domain.plans import ApiTier, Plan
 from inbox_actors.domain.rate_window import WINDOW_SECONDS, Admission
@@ -114,12 +114,12 @@ async def _guard(policy: RoutePolicy, handler, args, kwargs):
     if by_session:
         session = await find_session(state.db, token, now)
         if session is None:
-            return refusal_response(access.INVALID_SESSION)
+            return refusal_response(auth_ladder.INVALID_SESSION)
         if policy.admin is not None:
-            refusal = access.check_session_admin(session.member_status, session.role, session.permissions,
+            refusal = auth_ladder.check_session_admin(session.member_status, session.role, session.permissions,
                                                  policy.admin)
         else:
-            refusal = access.check_session_member(session.member_status, session.role, session.permissions,
+            refusal = auth_ladder.check_session_member(session.member_status, session.role, session.permissions,
                                                   policy.scopes, request.method)
         if refusal is not None:
             return refusal_response(refusal)
@@ -128,14 +128,14 @@ async def _guard(policy: RoutePolicy, handler, args, kwargs):
         g.caller = Caller.of_session(session)
         return await handler(*args, **kwargs)
 
-    refusal = access.check_access(credential, policy, request.method, now)
+    refusal = auth_ladder.check_access(credential, policy, request.method, now)
     if refusal is None and policy.admin is not None:
-        refusal = access.check_key_admin(credential, policy.admin)
+        refusal = auth_ladder.check_key_admin(credential, policy.admin)
     limit = None
     if credential is not None:
         limit = credential.rate_limit_per_minute or (None if policy.sending else DEFAULT_RATE_LIMIT)
     if refusal is not None:
-        if limit is not None and access.is_live(credential, now):
+        if limit is not None and auth_ladder.is_live(credential, now):
             # A refused call uses none of the allowance, but still shows where the key stands.
             g.rate_limit_headers = _key_limit_headers(await rate_bucket.peek_key(state.actors, credential.key_id,
                                                                                  limit))

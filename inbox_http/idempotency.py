@@ -48,7 +48,7 @@ import msgspec
 import trio
 from quart import Response, request
 
-from inbox_actors.conversations.messages import KeyReservation
+from inbox_actors.conversations.conversation_protocol import KeyReservation
 from inbox_actors.conversations.send_answers import KEY_IN_PROGRESS, message_verdict
 from inbox_http.encoding import json_response
 from inbox_http.errors import SentenceError

@@ -14,7 +14,7 @@ import msgspec
 
 from inbox_actors.domain.phones import PHONE_PATTERN, InvalidPhone, normalise_phone
 from inbox_actors.domain.text import has_control_characters
-from inbox_actors.platform.messages import (
+from inbox_actors.platform.payloads import (
     MAX_CAPTION, MAX_PARAMETERS, MAX_TEXT, MEDIA_TYPES, MESSAGE_TYPES, SendRequest,
 )
 from inbox_http.errors import SentenceError

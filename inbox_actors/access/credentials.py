@@ -15,8 +15,8 @@ import logging
 
 import trio
 
-from inbox_actors.domain.access import Credential
 from inbox_actors.domain.api_keys import has_key_shape, hash_key
+from inbox_actors.domain.auth_ladder import Credential
 from inbox_actors.domain.plans import Plan
 from persistence.database import Database, DatabaseUnavailable, Record
 from persistence.queries import api_keys as key_queries

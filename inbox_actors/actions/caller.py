@@ -13,7 +13,7 @@ import msgspec
 
 from inbox_actors.access.sessions import Session
 from inbox_actors.domain import scopes as scope_rules
-from inbox_actors.domain.access import Credential, assigned_only_member
+from inbox_actors.domain.auth_ladder import Credential, assigned_only_member
 from inbox_actors.domain.plans import Plan
 
 _RESTRICTIONS = ("inbox_assigned_only",)

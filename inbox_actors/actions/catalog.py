@@ -19,7 +19,7 @@ from inbox_actors.actions.chats import MAX_REASON
 from inbox_actors.domain import contact_fields
 from inbox_actors.domain.conversation_states import State
 from inbox_actors.domain.phones import PHONE_PATTERN
-from inbox_actors.platform.messages import MAX_PARAMETERS, MAX_TEXT
+from inbox_actors.platform.payloads import MAX_PARAMETERS, MAX_TEXT
 from inbox_actors.platform.templates import STATUSES as TEMPLATE_STATUSES
 
 # Text a model may send: no control character but a line break or a tab.

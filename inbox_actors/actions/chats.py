@@ -18,11 +18,11 @@ from inbox_actors.actions.caller import Caller
 from inbox_actors.actions.deps import ActionDeps
 from inbox_actors.actions.outcomes import Reason, Refused, reason_of_status
 from inbox_actors.conversations import conversation
-from inbox_actors.conversations.messages import KeyReservation, SendOutcome
+from inbox_actors.conversations.conversation_protocol import KeyReservation, SendOutcome
 from inbox_actors.conversations.send_answers import SendRefusal, SendVerdict, send_answer
 from inbox_actors.domain.phones import InvalidPhone, normalise_phone, phone_or_none
 from inbox_actors.domain.text import has_control_characters
-from inbox_actors.platform.messages import SendRequest
+from inbox_actors.platform.payloads import SendRequest
 from inbox_actors.reporting.conversation_detail import ConversationDetail, find_detail
 
 NO_SUCH_CHAT = "No such chat in this workspace."

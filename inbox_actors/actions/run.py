@@ -27,7 +27,7 @@ from inbox_actors.conversations.send_answers import SendRefusal
 from inbox_actors.domain import scopes as scope_rules
 from inbox_actors.paging.parameters import InvalidParameter
 from inbox_actors.platform import templates
-from inbox_actors.platform.messages import SendRequest
+from inbox_actors.platform.payloads import SendRequest
 from inbox_actors.reporting import conversation_lists, thread
 from inbox_actors.reporting.chat_lookup import ChatNotFound
 from inbox_actors.runtime import ActorError

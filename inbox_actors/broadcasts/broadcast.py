@@ -33,7 +33,7 @@ import trio
 from inbox_actors.conversations import send_pacer
 from inbox_actors.conversations.conversation import BroadcastRecipient, Send, SendOutcome, ask_conversation
 from inbox_actors.domain import team_audit
-from inbox_actors.platform.messages import SendRequest
+from inbox_actors.platform.payloads import SendRequest
 from inbox_actors.runtime import Actor, ActorError, ActorKind
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, DatabaseUnavailable, Record

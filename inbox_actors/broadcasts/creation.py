@@ -25,7 +25,7 @@ import msgspec
 
 from inbox_actors.domain import team_audit
 from inbox_actors.domain.phones import InvalidPhone, normalise_phone
-from inbox_actors.platform.messages import MAX_PARAMETERS
+from inbox_actors.platform.payloads import MAX_PARAMETERS
 from persistence.database import Database, Record
 from persistence.queries import broadcasts as queries
 from persistence.queries import team_audit as audit_queries

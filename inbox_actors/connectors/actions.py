@@ -24,7 +24,7 @@ from inbox_actors.actions.catalog import Action
 from inbox_actors.actions.deps import ActionDeps
 from inbox_actors.actions.outcomes import Reason, Refused
 from inbox_actors.actions.run import run_action
-from inbox_actors.connectors.messages import ConnectorRefusal
+from inbox_actors.connectors.model import ConnectorRefusal
 
 # How each reason an action changed nothing is answered (status, stable code).
 _ANSWERS = {

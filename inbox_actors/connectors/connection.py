@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from inbox_actors.connectors.messages import Connection, KeyRef, MemberRef, Platform, WorkspaceRef
+from inbox_actors.connectors.model import Connection, KeyRef, MemberRef, Platform, WorkspaceRef
 from inbox_actors.domain import events
-from inbox_actors.domain.access import Credential
+from inbox_actors.domain.auth_ladder import Credential
 from persistence.database import Database
 from persistence.queries import connectors as queries
 

@@ -22,7 +22,7 @@ from typing import Annotated
 import msgspec
 
 from inbox_actors.connectors import trigger_catalog
-from inbox_actors.connectors.messages import ConnectorRefusal, HookView, IssuedHook, Platform
+from inbox_actors.connectors.model import ConnectorRefusal, HookView, IssuedHook, Platform
 from inbox_actors.domain import events
 from inbox_actors.domain.plans import Plan
 from inbox_actors.webhooks import delivery_log

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inbox_actors.connectors.messages import Trigger
+from inbox_actors.connectors.model import Trigger
 from inbox_actors.domain import events
 from inbox_actors.domain.plans import Plan
 

@@ -2,8 +2,8 @@
 
 It owns the chat: the contact's creation on first contact, messages, unread counters, views and assignment,
 and the delivery statuses that can change the chat (the workspace's status writer, status_writer.py, records
-the rest in bulk; both lock the message they judge). Its protocol is messages.py (re-exported here, so callers
-import from this module); the chat's state lives in one `ChatState` (chat_state.py), which this actor,
+the rest in bulk; both lock the message they judge). Its protocol is conversation_protocol.py (re-exported
+here, so callers import from this module); the chat's state lives in one `ChatState` (chat_state.py), which this actor,
 its `Sender` (sending.py) and its `TeamActions` (team_actions.py) change only through `ChatState.commit`.
 Every change is committed (conversation row version-checked, webhook events appended to the outbox in the same
 transaction) before the actor replies. Expected refusals (illegal transition, chat not visible, consent, window)
@@ -27,7 +27,7 @@ from typing import Any, Callable
 from inbox_actors.conversations import events as data
 from inbox_actors.conversations.bot import HandOff, Reply, Responder
 from inbox_actors.conversations.chat_state import ChatState, WebhookEvent
-from inbox_actors.conversations.messages import (
+from inbox_actors.conversations.conversation_protocol import (
     BotTurn,
     BroadcastRecipient,
     Changed,
@@ -58,7 +58,7 @@ from inbox_actors.domain.conversation_states import IllegalTransition, State
 from inbox_actors.domain.credit_prices import TemplatePrices
 from inbox_actors.domain.text import storable
 from inbox_actors.platform.client import PlatformClient
-from inbox_actors.platform.messages import InboundMessage, SendRequest, StatusUpdate
+from inbox_actors.platform.payloads import InboundMessage, SendRequest, StatusUpdate
 from inbox_actors.runtime import Actor, ActorKind, Directory, MailboxFull
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
@@ -349,5 +349,5 @@ def conversation_kind(deps: ConversationDeps, *, idle_timeout: float = 300.0) ->
 
 
 async def ask_conversation(actors: Directory, workspace_id: int, phone: str, message: object) -> object:
-    """Ask the chat's actor; its reply (one of the reply structs of messages.py, or a SendOutcome)."""
+    """Ask the chat's actor; its reply (one of the reply structs of conversation_protocol.py, or a SendOutcome)."""
     return await actors.ref(KIND, conversation_key(workspace_id, phone)).ask(message)

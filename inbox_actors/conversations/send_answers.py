@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import msgspec
 
-from inbox_actors.conversations.messages import NotVisible, Refused, SendOutcome
+from inbox_actors.conversations.conversation_protocol import NotVisible, Refused, SendOutcome
 from inbox_actors.domain import delivery_status
 
 CONTACT_NOT_FOUND = "Contact not found"

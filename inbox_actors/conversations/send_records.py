@@ -29,11 +29,11 @@ import trio
 
 from inbox_actors.conversations import events as data
 from inbox_actors.conversations.chat_state import ChatState, WebhookEvent
-from inbox_actors.conversations.messages import Recorded, Send, SendOutcome
+from inbox_actors.conversations.conversation_protocol import Recorded, Send, SendOutcome
 from inbox_actors.conversations.send_answers import SendVerdict, send_answer
 from inbox_actors.conversations.send_callback import message_id_of
 from inbox_actors.domain import delivery_status, events
-from inbox_actors.platform.messages import SendRefused, SendRequest, StatusUpdate
+from inbox_actors.platform.payloads import SendRefused, SendRequest, StatusUpdate
 from persistence.database import Database, DatabaseUnavailable, Record, UnitOfWork
 from persistence.queries import conversations as conversation_queries
 from persistence.queries import credits as credit_queries

@@ -3,7 +3,7 @@
 Runs inside the conversation actor, so a chat's sends are serialised and a status webhook for a send waits
 in the mailbox until the send is recorded. The `Sender` reads the chat through its `ChatState` and records
 through its `SendRecords` (send_records.py: the message committed as pending before the call, its outcome
-after); it answers a `SendOutcome` (messages.py).
+after); it answers a `SendOutcome` (conversation_protocol.py).
 
 Order of the rules: consent (an opted-out contact: nothing sent, 403), channel (a web-client chat takes only
 text, 400), the 24-hour customer window for text and media (the platform's 131047, answered without asking
@@ -27,7 +27,7 @@ import msgspec
 
 from inbox_actors.conversations import send_pacer
 from inbox_actors.conversations.chat_state import ChatState
-from inbox_actors.conversations.messages import Send, SendOutcome
+from inbox_actors.conversations.conversation_protocol import Send, SendOutcome
 from inbox_actors.conversations.send_answers import KEY_IN_PROGRESS
 from inbox_actors.conversations.send_callback import callback_data
 from inbox_actors.conversations.send_records import Charge, SendRecords
@@ -36,7 +36,7 @@ from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain.conversation_states import State
 from inbox_actors.domain.credit_prices import TemplatePrices
 from inbox_actors.platform.client import UNREACHABLE_CODE, UNREACHABLE_MESSAGE, PlatformClient
-from inbox_actors.platform.messages import SendAccepted, SendRefused, SendRequest
+from inbox_actors.platform.payloads import SendAccepted, SendRefused, SendRequest
 from inbox_actors.runtime import ActorError, Directory
 from persistence.queries import contacts as contact_queries
 from persistence.queries import templates as template_queries

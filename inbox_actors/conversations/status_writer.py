@@ -31,7 +31,7 @@ from inbox_actors.conversations import events as data
 from inbox_actors.conversations.send_callback import message_id_of
 from inbox_actors.domain import delivery_status, events
 from inbox_actors.domain.text import storable
-from inbox_actors.platform.messages import StatusUpdate
+from inbox_actors.platform.payloads import StatusUpdate
 from inbox_actors.runtime import Actor, ActorKind, Directory
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record

@@ -11,7 +11,7 @@ from typing import Any
 
 from inbox_actors.conversations import events as data
 from inbox_actors.conversations.chat_state import ChatState, WebhookEvent
-from inbox_actors.conversations.messages import Changed, Refused
+from inbox_actors.conversations.conversation_protocol import Changed, Refused
 from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain import events, team_audit
 from inbox_actors.domain.conversation_states import State

@@ -18,7 +18,7 @@ import msgspec
 
 from inbox_actors.actions.caller import Caller
 from inbox_actors.domain import team_audit
-from inbox_actors.domain.access import Refusal
+from inbox_actors.domain.auth_ladder import Refusal
 from inbox_actors.domain.plans import ApiTier, Plan
 from persistence.database import Database, Record
 from persistence.queries import mcp as queries

@@ -26,7 +26,7 @@ import httpx
 import trio
 
 from inbox_actors.platform.cloud_api import UnexpectedAnswer, decode_answer, encode_send_request
-from inbox_actors.platform.messages import SendAccepted, SendRefused, SendRequest
+from inbox_actors.platform.payloads import SendAccepted, SendRefused, SendRequest
 
 log = logging.getLogger("inbox_actors.platform.client")
 

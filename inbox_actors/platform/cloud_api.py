@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
-from inbox_actors.platform.messages import MEDIA_TYPES, MESSAGE_TYPES, SendAccepted, SendRefused, SendRequest
+from inbox_actors.platform.payloads import MEDIA_TYPES, MESSAGE_TYPES, SendAccepted, SendRefused, SendRequest
 
 MESSAGING_PRODUCT = "whatsapp"
 

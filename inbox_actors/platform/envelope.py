@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 
 import msgspec
 
-from inbox_actors.platform.messages import InboundBatch, InboundMessage, StatusUpdate
+from inbox_actors.platform.payloads import InboundBatch, InboundMessage, StatusUpdate
 
 SIGNATURE_HEADER = "X-Hub-Signature-256"
 SIGNATURE_PREFIX = "sha256="

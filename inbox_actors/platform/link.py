@@ -20,7 +20,7 @@ from inbox_actors.platform.client import (
     UNREACHABLE_MESSAGE,
     CloudApiClient,
 )
-from inbox_actors.platform.messages import SendAccepted, SendRefused, SendRequest
+from inbox_actors.platform.payloads import SendAccepted, SendRefused, SendRequest
 from persistence.database import Database
 from persistence.queries import workspaces as workspace_queries
 

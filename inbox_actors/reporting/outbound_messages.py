@@ -16,7 +16,7 @@ from inbox_actors.domain.member_ref import MemberRef
 from inbox_actors.paging import cursors, parameters
 from inbox_actors.paging.windows import REPLIES_AND_MESSAGES, Window, window
 from persistence.database import Database
-from persistence.queries.reporting import messages as queries
+from persistence.queries.reporting import message_reads as queries
 
 STATUSES = ("sent", "delivered", "read", "failed", "pending")
 DEFAULT_LIMIT = 50

@@ -20,7 +20,7 @@ from inbox_actors.paging import cursors, parameters
 from inbox_actors.paging.windows import REPLIES_AND_MESSAGES, Window, optional_window, window
 from inbox_actors.reporting.chat_lookup import find_chat
 from persistence.database import Database, Record
-from persistence.queries.reporting import messages as queries
+from persistence.queries.reporting import message_reads as queries
 
 SENDER_TYPES = ("agent", "bot", "system")
 DEFAULT_LIMIT = 50

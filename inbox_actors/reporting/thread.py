@@ -12,7 +12,7 @@ from inbox_actors.paging import cursors, parameters
 from inbox_actors.paging.windows import optional_window
 from inbox_actors.reporting.chat_lookup import find_chat
 from persistence.database import Database, Record
-from persistence.queries.reporting import messages as queries
+from persistence.queries.reporting import message_reads as queries
 
 DEFAULT_LIMIT = 100
 ORDERS = ("asc", "desc")

@@ -17,7 +17,7 @@ from inbox_actors.domain import events
 from inbox_actors.paging import cursors, parameters
 from inbox_actors.paging.parameter_catalog import CURSOR, LIMIT_50, QueryParameter
 from inbox_actors.paging.parameters import InvalidParameter
-from inbox_actors.webhooks.test_event import AttemptView
+from inbox_actors.webhooks.ping import AttemptView
 from persistence.database import Database
 from persistence.queries.webhook_log import read_log
 

@@ -31,7 +31,7 @@ from inbox_actors.connectors import hooks, make_shapes, samples, sources, trigge
 from inbox_actors.connectors.caller import action_caller
 from inbox_actors.connectors.connection import connection
 from inbox_actors.connectors.fields import connector_actions as catalog_actions
-from inbox_actors.connectors.messages import (
+from inbox_actors.connectors.model import (
     Connection,
     ConnectorRefusal,
     HookList,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from quart import Blueprint, request
 
-from inbox_actors.domain.access import ErrorStyle, assigned_only_member
+from inbox_actors.domain.auth_ladder import ErrorStyle, assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging import parameter_catalog as catalog
 from inbox_actors.reporting import contact_list

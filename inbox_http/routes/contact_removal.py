@@ -15,7 +15,7 @@ from quart import Blueprint, Response, request
 
 from inbox_actors.contacts import export
 from inbox_actors.conversations import contact_erasure
-from inbox_actors.domain.access import ErrorStyle
+from inbox_actors.domain.auth_ladder import ErrorStyle
 from inbox_actors.domain.phones import InvalidPhone, normalise_phone
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging.parameter_catalog import QueryParameter

@@ -30,7 +30,7 @@ from inbox_actors.contacts.contact_card import (
     EditContact,
 )
 from inbox_actors.domain import contact_fields as fields
-from inbox_actors.domain.access import ErrorStyle
+from inbox_actors.domain.auth_ladder import ErrorStyle
 from inbox_actors.domain.phones import PHONE_PATTERN, InvalidPhone, normalise_phone
 from inbox_actors.domain.plans import ApiTier
 from inbox_http.contract import FILLED_LINE, NO_CONTROL, NO_CONTROL_EXCEPT_LINES, answers, in_path, rule, takes

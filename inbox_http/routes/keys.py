@@ -17,7 +17,7 @@ from quart import Blueprint, request
 
 from inbox_actors.access import key_reads, key_ring
 from inbox_actors.domain import key_rules, scopes
-from inbox_actors.domain.access import AdminRule
+from inbox_actors.domain.auth_ladder import AdminRule
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging.parameter_catalog import QueryParameter
 from inbox_http.contract import answers, rule, takes

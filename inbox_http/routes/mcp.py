@@ -20,7 +20,7 @@ import msgspec
 from quart import Blueprint, request
 
 from inbox_actors.access import rate_bucket
-from inbox_actors.domain.access import ErrorStyle, RoutePolicy
+from inbox_actors.domain.auth_ladder import ErrorStyle, RoutePolicy
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.mcp import exposure, protocol, tokens
 from inbox_actors.mcp.toolbox import WorkspaceToolbox

@@ -11,7 +11,7 @@ from __future__ import annotations
 import msgspec
 from quart import Blueprint, request
 
-from inbox_actors.domain.access import assigned_only_member
+from inbox_actors.domain.auth_ladder import assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging import parameter_catalog as catalog
 from inbox_actors.reporting import conversation_lists, outbound_messages, replies

@@ -13,9 +13,9 @@ from quart import Blueprint, request
 
 from inbox_actors.actions import chats
 from inbox_actors.actions.outcomes import Refused
-from inbox_actors.conversations.messages import KeyReservation
+from inbox_actors.conversations.conversation_protocol import KeyReservation
 from inbox_actors.conversations.send_answers import SendRefusal, SendSuccess
-from inbox_actors.domain.access import ErrorStyle
+from inbox_actors.domain.auth_ladder import ErrorStyle
 from inbox_actors.domain.plans import ApiTier
 from inbox_http import idempotency
 from inbox_http.contract import answers, takes

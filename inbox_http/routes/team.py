@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 from quart import Blueprint, request
 
-from inbox_actors.domain.access import assigned_only_member
+from inbox_actors.domain.auth_ladder import assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging import parameter_catalog as catalog
 from inbox_actors.team import audit_log, handoff_queue, performance, roster, sla

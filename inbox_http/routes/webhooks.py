@@ -13,7 +13,7 @@ from __future__ import annotations
 from quart import Blueprint, request
 
 from inbox_actors.domain.plans import ApiTier
-from inbox_actors.webhooks import delivery_log, settings, test_event
+from inbox_actors.webhooks import delivery_log, settings, ping
 from inbox_actors.webhooks.endpoint import wake_endpoint
 from inbox_http.contract import answers, takes
 from inbox_http.encoding import json_response
@@ -62,14 +62,14 @@ async def rotate_secret():
 
 
 @blueprint.post("/test")
-@responds(test_event.SentTestEvent)
+@responds(ping.SentTestEvent)
 @guarded(tier=ApiTier.FULL, scopes=SETTINGS, dashboard=True)
 @answers(400, 404)
 async def send_test():
     """Send a signed `webhook_test` event to the endpoint now, under the delivery rules; the answer carries
     each attempt (at most 3, so at most about 29 s)."""
     state, caller = services(), current_principal()
-    reply = await test_event.send_test_event(
+    reply = await ping.send_test_event(
         state.db, state.webhooks.guard, state.webhooks.transport, state.clock, workspace_id=caller.workspace_id,
         plan=caller.plan, actor=caller.author)
     return json_response(_refused_or(reply))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from inbox_actors.platform.envelope import build_envelope, sign
-from inbox_actors.platform.messages import InboundMessage, StatusUpdate
+from inbox_actors.platform.payloads import InboundMessage, StatusUpdate
 
 
 async def post_envelope(service, phone_number_id: str, *, messages=(), statuses=(), secret: str | None = None,

@@ -7,7 +7,7 @@ import pytest
 import trio
 from quart import Blueprint
 
-from inbox_actors.domain.access import ErrorStyle
+from inbox_actors.domain.auth_ladder import ErrorStyle
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.runtime import Actor, ActorKind
 from inbox_http.guard import guarded

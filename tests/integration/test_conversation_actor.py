@@ -18,7 +18,7 @@ from inbox_actors.conversations.conversation import (
     conversation_kind,
 )
 from inbox_actors.conversations.send_pacer import send_pacer_kind
-from inbox_actors.platform.messages import InboundMessage, SendAccepted, SendRequest, StatusUpdate
+from inbox_actors.platform.payloads import InboundMessage, SendAccepted, SendRequest, StatusUpdate
 from inbox_actors.runtime import Actor, ActorCrashed, ActorKind, ActorSystem
 from inbox_actors.runtime.clock import WallClock
 from tests import builders

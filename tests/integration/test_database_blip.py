@@ -12,7 +12,7 @@ import trio
 
 from inbox_actors.conversations.conversation import ConversationDeps, CustomerWrote, ask_conversation, conversation_kind
 from inbox_actors.conversations.send_pacer import send_pacer_kind
-from inbox_actors.platform.messages import InboundMessage
+from inbox_actors.platform.payloads import InboundMessage
 from inbox_actors.runtime import ActorError, ActorFailed, ActorSystem
 from inbox_actors.runtime.clock import WallClock
 from tests import builders

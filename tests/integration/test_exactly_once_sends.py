@@ -21,7 +21,7 @@ from inbox_actors.conversations.conversation import (
 from inbox_actors.conversations.in_doubt_sweeper import in_doubt_job
 from inbox_actors.conversations.send_pacer import send_pacer_kind
 from inbox_actors.conversations.status_writer import status_writer_kind, write_statuses
-from inbox_actors.platform.messages import InboundMessage, SendAccepted, SendRefused, SendRequest, StatusUpdate
+from inbox_actors.platform.payloads import InboundMessage, SendAccepted, SendRefused, SendRequest, StatusUpdate
 from inbox_actors.runtime import ActorCrashed, ActorSystem, start_timers, timer_kind
 from inbox_actors.runtime.clock import WallClock
 from inbox_http import idempotency

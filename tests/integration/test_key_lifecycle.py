@@ -19,7 +19,7 @@ from inbox_actors.access.key_ring import (
     change_keys,
     key_ring_kind,
 )
-from inbox_actors.domain.access import INVALID_KEY, RoutePolicy, check_access
+from inbox_actors.domain.auth_ladder import INVALID_KEY, RoutePolicy, check_access
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.runtime import ActorSystem
 from inbox_actors.runtime.clock import TrioWallClock

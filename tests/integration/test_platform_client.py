@@ -17,7 +17,7 @@ from quart_trio import QuartTrio
 
 from inbox_actors.platform.client import UNREACHABLE_CODE, CloudApiClient, PlatformClient
 from inbox_actors.platform.cloud_api import decode_send_request, encode_send_request
-from inbox_actors.platform.messages import SendAccepted, SendRefused, SendRequest
+from inbox_actors.platform.payloads import SendAccepted, SendRefused, SendRequest
 from inbox_actors.platform.simulator.model import Simulator, SimulatorConfig
 from inbox_actors.platform.simulator.server import serve_simulator
 from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateSpec

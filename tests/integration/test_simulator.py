@@ -23,7 +23,7 @@ from quart import Response, request
 from quart_trio import QuartTrio
 
 from inbox_actors.platform.envelope import SIGNATURE_HEADER, parse_envelope, verify_signature
-from inbox_actors.platform.messages import InboundMessage, StatusUpdate
+from inbox_actors.platform.payloads import InboundMessage, StatusUpdate
 from inbox_actors.platform.simulator.model import Simulator, SimulatorConfig
 from inbox_actors.platform.simulator.rules import StatusDelays
 from inbox_actors.platform.simulator.server import serve_simulator

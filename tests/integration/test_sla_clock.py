@@ -29,7 +29,7 @@ from inbox_actors.conversations.conversation import (
 )
 from inbox_actors.conversations.send_pacer import send_pacer_kind
 from inbox_actors.conversations.sla_clock import SlaClockDeps, deadline_set, sla_clock_kind, start_sla_clock
-from inbox_actors.platform.messages import InboundMessage
+from inbox_actors.platform.payloads import InboundMessage
 from inbox_actors.runtime import ActorSystem
 from inbox_actors.runtime.clock import WallClock
 from tests import builders

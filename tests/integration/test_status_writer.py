@@ -12,7 +12,7 @@ from inbox_actors.conversations import conversation
 from inbox_actors.conversations.conversation import ConversationDeps, CustomerWrote, Send, conversation_kind
 from inbox_actors.conversations.send_pacer import send_pacer_kind
 from inbox_actors.conversations.status_writer import status_writer_kind, write_statuses
-from inbox_actors.platform.messages import InboundMessage, SendAccepted, SendRefused, SendRequest, StatusUpdate
+from inbox_actors.platform.payloads import InboundMessage, SendAccepted, SendRefused, SendRequest, StatusUpdate
 from inbox_actors.runtime import ActorSystem
 from inbox_actors.runtime.clock import WallClock
 from tests import builders

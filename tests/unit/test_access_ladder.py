@@ -3,7 +3,7 @@ from datetime import datetime, timedelta, timezone
 import msgspec
 import pytest
 
-from inbox_actors.domain.access import (
+from inbox_actors.domain.auth_ladder import (
     ACCOUNT_SUSPENDED_SENTENCE,
     INVALID_KEY,
     Credential,

@@ -4,9 +4,9 @@ remembered, and the refusals that sent nothing, which are not."""
 import msgspec
 import pytest
 
-from inbox_actors.conversations.messages import NotVisible, Refused, SendOutcome
+from inbox_actors.conversations.conversation_protocol import NotVisible, Refused, SendOutcome
 from inbox_actors.conversations.send_answers import SendRefusal, SendVerdict, send_answer
-from inbox_actors.platform.messages import SendRefused
+from inbox_actors.platform.payloads import SendRefused
 
 
 def test_an_accepted_send_answers_200_with_its_message_id_and_channel():

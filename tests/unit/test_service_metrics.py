@@ -6,7 +6,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from inbox_actors.monitoring.metrics import MAX_ERROR_CODES, OTHER, BoundedLabel, ServiceMetrics
 from inbox_actors.platform.client import TITLE_TIMEOUT, TITLE_UNREACHABLE, UNREACHABLE_CODE, UNREACHABLE_MESSAGE
 from inbox_actors.platform.link import send_outcome
-from inbox_actors.platform.messages import SendAccepted, SendRefused
+from inbox_actors.platform.payloads import SendAccepted, SendRefused
 
 
 def samples(metrics: ServiceMetrics) -> dict[tuple[str, tuple], float]:

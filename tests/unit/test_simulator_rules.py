@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from inbox_actors.platform.messages import SendRequest, StatusUpdate
+from inbox_actors.platform.payloads import SendRequest, StatusUpdate
 from inbox_actors.platform.simulator.rules import (
     PlannedStatus,
     StatusDelays,

@@ -36,7 +36,7 @@ import trio
 
 from inbox_actors.platform.cloud_api import InvalidSendRequest, decode_send_request
 from inbox_actors.platform.envelope import SIGNATURE_HEADER, build_envelope, sign
-from inbox_actors.platform.messages import MEDIA_TYPES, InboundMessage, StatusUpdate
+from inbox_actors.platform.payloads import MEDIA_TYPES, InboundMessage, StatusUpdate
 from inbox_actors.platform.simulator.rules import (
     Refusal,
     StatusDelays,

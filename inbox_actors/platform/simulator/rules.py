@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 import msgspec
 
 from inbox_actors.platform.cloud_api import ErrorData, GraphError
-from inbox_actors.platform.messages import SendRequest
+from inbox_actors.platform.payloads import SendRequest
 from inbox_actors.platform.template_catalog import TemplateSpec
 
 SERVICE_WINDOW = timedelta(hours=24)

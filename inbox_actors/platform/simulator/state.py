@@ -23,7 +23,7 @@ from typing import Generic, TypeVar
 import msgspec
 
 from inbox_actors.domain.rate_window import SlidingWindow
-from inbox_actors.platform.messages import SendRequest, StatusUpdate
+from inbox_actors.platform.payloads import SendRequest, StatusUpdate
 from inbox_actors.platform.simulator.rules import PlannedStatus
 
 K = TypeVar("K", bound=Hashable)

@@ -1,4 +1,5 @@
-"""`POST /api/webhook/outbound/test`: a signed test event, delivered now by the call that asks for it.
+"""The webhook ping, `POST /api/webhook/outbound/test`: a signed `webhook_test` event, delivered now by the call
+that asks for it.
 
 It follows the same rules as every event (signatures, attempt schedule, address checks) and is recorded in
 the delivery log, but it goes to the endpoint whatever events the settings subscribe to, and the endpoint actor

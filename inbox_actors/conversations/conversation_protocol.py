@@ -7,7 +7,7 @@ from datetime import datetime
 
 import msgspec
 
-from inbox_actors.platform.messages import InboundMessage, SendRefused, SendRequest, StatusUpdate
+from inbox_actors.platform.payloads import InboundMessage, SendRefused, SendRequest, StatusUpdate
 from persistence.database import Record
 
 # -- messages ------------------------------------------------------------------------------------------------
