@@ -15,6 +15,7 @@ from quart_trio import QuartTrio
 from inbox_actors.access.credentials import CredentialCache
 from inbox_actors.access.demo_workspace import DemoAccess, seed_demo
 from inbox_actors.actor_kinds import ServiceDeps, actor_kinds, start_standing_actors
+from inbox_actors.conversations import idempotency_keys
 from inbox_actors.conversations.bot import FaqBot, Responder
 from inbox_actors.conversations.conversation import ConversationDeps
 from inbox_actors.conversations.sla_clock import deadline_set
@@ -32,7 +33,6 @@ from inbox_actors.webhooks.address_guard import AddressGuard
 from inbox_actors.webhooks.endpoint import EndpointDeps
 from inbox_actors.webhooks.outbox_listener import OutboxListener
 from inbox_actors.webhooks.transport import WebhookTransport
-from inbox_http import idempotency
 from inbox_http.app import create_app
 from inbox_http.request_count import RequestCount
 from inbox_http.request_metrics import RequestMetrics
@@ -89,7 +89,7 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
 def _front_jobs(db: Database, clock: Clock) -> dict[str, Job]:
     """Timers of the HTTP front's own data: Idempotency-Keys are forgotten after their 24-hour life."""
     def prune(_actors: object) -> Awaitable[int]:
-        return idempotency.prune_idempotency(db, clock.now() - idempotency.KEY_LIFETIME)
+        return idempotency_keys.prune(db, clock.now() - idempotency_keys.KEY_LIFETIME)
 
     return {"idempotency key retention": Job(IDEMPOTENCY_PRUNE_SECONDS, prune)}
 

@@ -24,10 +24,10 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any, Awaitable, Callable, NamedTuple
 
-import msgspec
 import trio
 
 from inbox_actors.conversations import events as data
+from inbox_actors.conversations import idempotency_keys
 from inbox_actors.conversations.chat_state import ChatState, WebhookEvent
 from inbox_actors.conversations.conversation_protocol import Recorded, Send, SendOutcome
 from inbox_actors.conversations.send_answers import SendVerdict, send_answer
@@ -37,7 +37,6 @@ from inbox_actors.platform.payloads import SendRefused, SendRequest, StatusUpdat
 from persistence.database import Database, DatabaseUnavailable, Record, UnitOfWork
 from persistence.queries import conversations as conversation_queries
 from persistence.queries import credits as credit_queries
-from persistence.queries import idempotency as key_queries
 from persistence.queries import messages as message_queries
 
 log = logging.getLogger("inbox_actors.conversations.conversation")
@@ -175,9 +174,7 @@ class SendRecords:
             return
         verdict = send_answer(outcome)
         assert isinstance(verdict, SendVerdict), "only a verdict is remembered"
-        await key_queries.complete(q, workspace_id=self._chat.workspace_id, key=reservation.key,
-                                   reserved_at=reservation.reserved_at, status=verdict.status,
-                                   body_json=msgspec.json.encode(verdict.body).decode())
+        await idempotency_keys.link_answer(q, self._chat.workspace_id, reservation, verdict)
 
     # -- after a crash ----------------------------------------------------------------------------------------
 
@@ -206,9 +203,9 @@ class SendRecords:
                  update.status, update.message_id)
         if settled["idempotency_key"] is not None:
             verdict = send_answer(SendOutcome(settled["source"], platform_message_id=update.message_id))
-            await key_queries.complete_for_message(tx, workspace_id=chat.workspace_id, key=settled["idempotency_key"],
-                                                   message_id=settled["id"], status=verdict.status,
-                                                   body_json=msgspec.json.encode(verdict.body).decode())
+            assert isinstance(verdict, SendVerdict)
+            await idempotency_keys.settle_answer(tx, chat.workspace_id, settled["idempotency_key"], settled["id"],
+                                                 verdict)
         # A failed one (given up, or a timeout the platform had in fact accepted) was counted when it failed.
         changes = _counted_late(row, settled) if message["status"] == delivery_status.PENDING else {}
         return settled, changes, [await self._sent_event(tx, PLATFORM, settled)]
@@ -228,10 +225,9 @@ class SendRecords:
             log.warning("chat %s: send %s given up after %s in doubt", chat.key, message_id, IN_DOUBT_LIFETIME)
             if message["idempotency_key"] is not None:
                 verdict = send_answer(SendOutcome(message["source"], failure=GIVEN_UP))
-                await key_queries.complete_for_message(tx, workspace_id=chat.workspace_id,
-                                                       key=message["idempotency_key"], message_id=message_id,
-                                                       status=verdict.status,
-                                                       body_json=msgspec.json.encode(verdict.body).decode())
+                assert isinstance(verdict, SendVerdict)
+                await idempotency_keys.settle_answer(tx, chat.workspace_id, message["idempotency_key"], message_id,
+                                                     verdict)
             if row is not None:
                 await chat.commit(tx, _counted_late(row, message), [], now)
         return Recorded(message_id)

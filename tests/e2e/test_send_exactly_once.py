@@ -8,8 +8,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from inbox_actors.conversations import idempotency_keys as idempotency
 from inbox_actors.conversations import send_records
-from inbox_http import idempotency
 from tests.e2e.chat_helpers import customer_writes, eventually, outbox_events, scale_workspace
 from tests.e2e.conftest import bearer, with_settings
 

@@ -11,6 +11,7 @@ import pytest
 import trio
 
 from inbox_actors.conversations import conversation, send_records
+from inbox_actors.conversations import idempotency_keys as idempotency
 from inbox_actors.conversations.conversation import (
     ConversationDeps,
     CustomerWrote,
@@ -18,14 +19,13 @@ from inbox_actors.conversations.conversation import (
     StatusReported,
     conversation_kind,
 )
+from inbox_actors.conversations.idempotency_keys import InDoubt, InProgress, Replay, Reservation
 from inbox_actors.conversations.in_doubt_sweeper import in_doubt_job
 from inbox_actors.conversations.send_pacer import send_pacer_kind
 from inbox_actors.conversations.status_writer import status_writer_kind, write_statuses
 from inbox_actors.platform.payloads import InboundMessage, SendAccepted, SendRefused, SendRequest, StatusUpdate
 from inbox_actors.runtime import ActorCrashed, ActorSystem, start_timers, timer_kind
 from inbox_actors.runtime.clock import WallClock
-from inbox_http import idempotency
-from inbox_http.idempotency import InDoubt, InProgress, Replay, Reservation
 from tests import builders
 
 HASH = idempotency.request_hash("POST", "/api/send-message", b'{"to": "919800000100", "message": "hi"}')

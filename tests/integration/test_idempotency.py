@@ -7,9 +7,10 @@ import pytest
 import trio
 from quart import Quart
 
+from inbox_actors.conversations import idempotency_keys
+from inbox_actors.conversations.idempotency_keys import Conflict, InProgress, Replay, Reservation
 from inbox_http import idempotency
 from inbox_http.errors import SentenceError
-from inbox_http.idempotency import Conflict, InProgress, Replay, Reservation
 from persistence.queries import idempotency as key_queries
 from tests import builders
 
@@ -24,81 +25,81 @@ FAILED_SEND = {"error": "Message failed to send because more than 24 hours have 
 
 async def test_first_use_reserves_then_the_answer_is_replayed(db):
     ws = await builders.workspace(db)
-    reservation = await idempotency.replay_or_reserve(db, ws, "k-1", HASH, now=NOW)
+    reservation = await idempotency_keys.replay_or_reserve(db, ws, "k-1", HASH, now=NOW)
     assert isinstance(reservation, Reservation)
-    assert await idempotency.replay_or_reserve(db, ws, "k-1", HASH, now=NOW) == InProgress()
-    assert await idempotency.remember(db, reservation, 200, {"success": True, "messageId": "wamid.1"})
-    again = await idempotency.replay_or_reserve(db, ws, "k-1", HASH, now=NOW + timedelta(hours=1))
+    assert await idempotency_keys.replay_or_reserve(db, ws, "k-1", HASH, now=NOW) == InProgress()
+    assert await idempotency_keys.remember(db, reservation, 200, {"success": True, "messageId": "wamid.1"})
+    again = await idempotency_keys.replay_or_reserve(db, ws, "k-1", HASH, now=NOW + timedelta(hours=1))
     assert again == Replay(status=200, body={"success": True, "messageId": "wamid.1"})
 
 
 async def test_a_failed_send_is_remembered_too(db):
     ws = await builders.workspace(db)
-    reservation = await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW)
-    await idempotency.remember(db, reservation, 500, FAILED_SEND)
-    assert await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW) == Replay(500, FAILED_SEND)
+    reservation = await idempotency_keys.replay_or_reserve(db, ws, "k", HASH, now=NOW)
+    await idempotency_keys.remember(db, reservation, 500, FAILED_SEND)
+    assert await idempotency_keys.replay_or_reserve(db, ws, "k", HASH, now=NOW) == Replay(500, FAILED_SEND)
 
 
 async def test_the_same_key_with_another_request_is_a_conflict(db):
     ws = await builders.workspace(db)
-    reservation = await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW)
+    reservation = await idempotency_keys.replay_or_reserve(db, ws, "k", HASH, now=NOW)
     other = idempotency.request_hash("POST", SEND, b'{"to": "919876543210", "text": "bye"}')
-    assert await idempotency.replay_or_reserve(db, ws, "k", other, now=NOW) == Conflict()
-    await idempotency.remember(db, reservation, 200, {"success": True})
-    assert await idempotency.replay_or_reserve(db, ws, "k", other, now=NOW) == Conflict()
+    assert await idempotency_keys.replay_or_reserve(db, ws, "k", other, now=NOW) == Conflict()
+    await idempotency_keys.remember(db, reservation, 200, {"success": True})
+    assert await idempotency_keys.replay_or_reserve(db, ws, "k", other, now=NOW) == Conflict()
     # The conflict changed nothing: the first request's answer stands.
-    assert await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW) == Replay(200, {"success": True})
+    assert await idempotency_keys.replay_or_reserve(db, ws, "k", HASH, now=NOW) == Replay(200, {"success": True})
 
 
 async def test_keys_belong_to_their_workspace(db):
     first, second = await builders.workspace(db), await builders.workspace(db)
-    assert isinstance(await idempotency.replay_or_reserve(db, first, "shared", HASH, now=NOW), Reservation)
-    assert isinstance(await idempotency.replay_or_reserve(db, second, "shared", HASH, now=NOW), Reservation)
+    assert isinstance(await idempotency_keys.replay_or_reserve(db, first, "shared", HASH, now=NOW), Reservation)
+    assert isinstance(await idempotency_keys.replay_or_reserve(db, second, "shared", HASH, now=NOW), Reservation)
 
 
 async def test_a_released_key_can_be_used_again(db):
     ws = await builders.workspace(db)
-    reservation = await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW)
-    assert await idempotency.release(db, reservation)
-    retry = await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW + timedelta(seconds=1))
+    reservation = await idempotency_keys.replay_or_reserve(db, ws, "k", HASH, now=NOW)
+    assert await idempotency_keys.release(db, reservation)
+    retry = await idempotency_keys.replay_or_reserve(db, ws, "k", HASH, now=NOW + timedelta(seconds=1))
     assert isinstance(retry, Reservation)
-    assert not await idempotency.release(db, reservation)  # the old reservation is not the holder any more
-    assert not await idempotency.remember(db, reservation, 200, {})
-    assert await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW) == InProgress()
+    assert not await idempotency_keys.release(db, reservation)  # the old reservation is not the holder any more
+    assert not await idempotency_keys.remember(db, reservation, 200, {})
+    assert await idempotency_keys.replay_or_reserve(db, ws, "k", HASH, now=NOW) == InProgress()
 
 
 async def test_an_abandoned_reservation_is_taken_over_by_the_same_request_only(db):
     ws = await builders.workspace(db)
-    dead = await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW)
-    just_before = NOW + idempotency.ABANDONED_AFTER - timedelta(seconds=1)
-    assert await idempotency.replay_or_reserve(db, ws, "k", HASH, now=just_before) == InProgress()
-    later = NOW + idempotency.ABANDONED_AFTER + timedelta(seconds=1)
+    dead = await idempotency_keys.replay_or_reserve(db, ws, "k", HASH, now=NOW)
+    just_before = NOW + idempotency_keys.ABANDONED_AFTER - timedelta(seconds=1)
+    assert await idempotency_keys.replay_or_reserve(db, ws, "k", HASH, now=just_before) == InProgress()
+    later = NOW + idempotency_keys.ABANDONED_AFTER + timedelta(seconds=1)
     other = idempotency.request_hash("POST", SEND, b"{}")
-    assert await idempotency.replay_or_reserve(db, ws, "k", other, now=later) == Conflict()
-    takeover = await idempotency.replay_or_reserve(db, ws, "k", HASH, now=later)
+    assert await idempotency_keys.replay_or_reserve(db, ws, "k", other, now=later) == Conflict()
+    takeover = await idempotency_keys.replay_or_reserve(db, ws, "k", HASH, now=later)
     assert isinstance(takeover, Reservation) and takeover.reserved_at == later
     # The process that held it first cannot overwrite the new holder's answer.
-    assert not await idempotency.remember(db, dead, 200, {"from": "dead"})
-    assert await idempotency.remember(db, takeover, 200, {"from": "retry"})
-    assert await idempotency.replay_or_reserve(db, ws, "k", HASH, now=later) == Replay(200, {"from": "retry"})
+    assert not await idempotency_keys.remember(db, dead, 200, {"from": "dead"})
+    assert await idempotency_keys.remember(db, takeover, 200, {"from": "retry"})
+    assert await idempotency_keys.replay_or_reserve(db, ws, "k", HASH, now=later) == Replay(200, {"from": "retry"})
 
 
 async def test_keys_expire_after_24_hours(db):
     ws = await builders.workspace(db)
-    first = await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW)
-    await idempotency.remember(db, first, 200, {"n": 1})
-    assert await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW + timedelta(hours=23, minutes=59)) \
+    first = await idempotency_keys.replay_or_reserve(db, ws, "k", HASH, now=NOW)
+    await idempotency_keys.remember(db, first, 200, {"n": 1})
+    assert await idempotency_keys.replay_or_reserve(db, ws, "k", HASH, now=NOW + timedelta(hours=23, minutes=59)) \
         == Replay(200, {"n": 1})
     other = idempotency.request_hash("POST", SEND, b'{"to": "1"}')
-    fresh = await idempotency.replay_or_reserve(db, ws, "k", other, now=NOW + timedelta(hours=24, seconds=1))
+    fresh = await idempotency_keys.replay_or_reserve(db, ws, "k", other, now=NOW + timedelta(hours=24, seconds=1))
     assert isinstance(fresh, Reservation)
 
 
 async def test_prune_deletes_only_expired_keys(db):
     ws = await builders.workspace(db)
     for key, at in (("old", NOW - timedelta(hours=25)), ("older", NOW - timedelta(days=3)), ("new", NOW)):
-        await idempotency.replay_or_reserve(db, ws, key, HASH, now=at)
-    assert await idempotency.prune_idempotency(db, NOW - idempotency.KEY_LIFETIME) == 2
+        await idempotency_keys.replay_or_reserve(db, ws, key, HASH, now=at)
+    assert await idempotency_keys.prune(db, NOW - idempotency_keys.KEY_LIFETIME) == 2
     assert [r["idempotency_key"] for r in await db.fetch("SELECT idempotency_key FROM idempotent_requests")] == [
         "new"]
 
@@ -106,7 +107,7 @@ async def test_prune_deletes_only_expired_keys(db):
 async def test_concurrent_identical_requests_reserve_exactly_once(db):
     ws = await builders.workspace(db)
     async def reserve(key: str, outcomes: list) -> None:
-        outcomes.append(await idempotency.replay_or_reserve(db, ws, key, HASH, now=NOW))
+        outcomes.append(await idempotency_keys.replay_or_reserve(db, ws, key, HASH, now=NOW))
 
     for round_number in range(5):
         outcomes: list = []
@@ -119,9 +120,9 @@ async def test_concurrent_identical_requests_reserve_exactly_once(db):
 
 async def test_remember_refuses_a_status_that_is_not_http(db):
     ws = await builders.workspace(db)
-    reservation = await idempotency.replay_or_reserve(db, ws, "k", HASH, now=NOW)
+    reservation = await idempotency_keys.replay_or_reserve(db, ws, "k", HASH, now=NOW)
     with pytest.raises(ValueError):
-        await idempotency.remember(db, reservation, 0, {})
+        await idempotency_keys.remember(db, reservation, 0, {})
 
 
 # -- answer_once: the round a send handler runs ---------------------------------------------------------------
@@ -211,10 +212,10 @@ async def test_a_cancelled_send_keeps_its_reservation_until_abandoned(db):
     async with Quart(__name__).app_context():
         with trio.move_on_after(0.2):
             await idempotency.answer_once(db, ws, "k", HASH, endless_send, now=NOW)
-    just_before = NOW + idempotency.ABANDONED_AFTER - timedelta(seconds=1)
-    assert await idempotency.replay_or_reserve(db, ws, "k", HASH, now=just_before) == InProgress()
-    later = NOW + idempotency.ABANDONED_AFTER + timedelta(seconds=1)
-    assert isinstance(await idempotency.replay_or_reserve(db, ws, "k", HASH, now=later), Reservation)
+    just_before = NOW + idempotency_keys.ABANDONED_AFTER - timedelta(seconds=1)
+    assert await idempotency_keys.replay_or_reserve(db, ws, "k", HASH, now=just_before) == InProgress()
+    later = NOW + idempotency_keys.ABANDONED_AFTER + timedelta(seconds=1)
+    assert isinstance(await idempotency_keys.replay_or_reserve(db, ws, "k", HASH, now=later), Reservation)
 
 
 # -- the header and the request's identity --------------------------------------------------------------------
