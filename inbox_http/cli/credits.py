@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from inbox_actors.access.accounts import AccountError
-from inbox_actors.team import credits
+from inbox_actors.credits import ledger
 from inbox_http.cli.database import DatabaseCommand
 from persistence.database import Database
 from persistence.queries import credits as credit_queries
@@ -23,7 +23,7 @@ def add_commands(commands: Any) -> None:
     balance.add_argument("--workspace", required=True, type=int, metavar="ID")
     top_up = actions.add_parser("top-up", help="add credits (a ledger entry with your note and reference)")
     top_up.add_argument("--workspace", required=True, type=int, metavar="ID")
-    top_up.add_argument("--amount", required=True, type=int, metavar="N", help=f"1 to {credits.MAX_TOP_UP:,}")
+    top_up.add_argument("--amount", required=True, type=int, metavar="N", help=f"1 to {ledger.MAX_TOP_UP:,}")
     top_up.add_argument("--note", help="why, for the ledger (up to 500 characters)")
     top_up.add_argument("--reference", help="a payment's id: the same reference again credits nothing")
 
@@ -37,12 +37,12 @@ async def top_up(db: Database, args: argparse.Namespace) -> dict:
     await _workspace(db, args.workspace)
     try:
         body = msgspec.convert({"amount": args.amount, "note": args.note, "reference": args.reference},
-                               credits.TopUp)
+                               ledger.TopUp)
     except msgspec.ValidationError as err:
         raise AccountError(f"invalid top-up: {err}") from None
     try:
-        topped = await credits.top_up(db, args.workspace, None, body, datetime.now(timezone.utc))
-    except credits.ReferenceUsed as err:
+        topped = await ledger.top_up(db, args.workspace, None, body, datetime.now(timezone.utc))
+    except ledger.ReferenceUsed as err:
         raise AccountError(str(err)) from None
     return {"workspace_id": args.workspace, **msgspec.to_builtins(topped)}
 

@@ -2,16 +2,16 @@
 
 Full API (Scale). Reads need `billing_view`, a top-up `billing_manage` (neither has a read variant); a member's
 dashboard session may call them with the same permissions. Stable-code errors. Rules live in
-`inbox_actors.team.credits`; sends are charged on the send path.
+`inbox_actors.credits.ledger`; sends are charged on the send path.
 """
 
 from __future__ import annotations
 
 from quart import Blueprint, request
 
+from inbox_actors.credits import ledger
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging import parameter_catalog as catalog
-from inbox_actors.team import credits
 from inbox_http.contract import answers, takes
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
@@ -26,37 +26,37 @@ MANAGE = ("billing_manage",)
 
 
 @blueprint.get("")
-@responds(credits.CreditBalance)
+@responds(ledger.CreditBalance)
 @guarded(tier=ApiTier.FULL, scopes=VIEW, dashboard=True)
 async def read_balance():
     """The balance, what a template send costs by category, and the alert levels that emit credits_threshold."""
     state = services()
-    return json_response(await credits.read_balance(state.db, current_principal().workspace_id,
+    return json_response(await ledger.read_balance(state.db, current_principal().workspace_id,
                                                     state.settings.template_prices))
 
 
 @blueprint.get("/ledger")
-@responds(credits.Ledger)
+@responds(ledger.Ledger)
 @guarded(tier=ApiTier.FULL, scopes=VIEW, dashboard=True)
 @accepts(catalog.LEDGER)
 async def read_ledger():
     """Every change of the balance, newest first: template sends, refunds, top-ups (window default 90 days)."""
     state = services()
-    return json_response(await credits.ledger(state.db, current_principal().workspace_id, request.args,
+    return json_response(await ledger.ledger(state.db, current_principal().workspace_id, request.args,
                                               state.clock.now()))
 
 
 @blueprint.post("/top-up")
-@responds(credits.ToppedUp, 201)
+@responds(ledger.ToppedUp, 201)
 @guarded(tier=ApiTier.FULL, scopes=MANAGE, dashboard=True)
-@takes(credits.TopUp)
+@takes(ledger.TopUp)
 @answers(409)
 async def top_up():
     """Add credits (1 to 10,000,000); a `reference` used before credits nothing and answers the first top-up."""
     state, caller = services(), current_principal()
-    body = await read_json_body(credits.TopUp)
+    body = await read_json_body(ledger.TopUp)
     try:
-        topped = await credits.top_up(state.db, caller.workspace_id, caller.member_id, body, state.clock.now())
-    except credits.ReferenceUsed as err:
+        topped = await ledger.top_up(state.db, caller.workspace_id, caller.member_id, body, state.clock.now())
+    except ledger.ReferenceUsed as err:
         raise ApiError(409, "reference_used", str(err)) from None
     return json_response(topped, 200 if topped.replayed else 201)
