@@ -96,6 +96,37 @@ QueryObserver = Callable[[float], None]
 """Told the seconds each statement took (`Database.observe_queries`); must not block."""
 
 
+class PlannedFault:
+    """A failure a test planned (`Database.fail_next`): the next `times` statements whose SQL `matches` accepts
+    raise `error` instead of reaching PostgreSQL. `raised` counts those that did, so a test can tell that its
+    fault was in fact met (a renamed statement would otherwise make it silently miss)."""
+
+    __slots__ = ("matches", "error", "left", "raised")
+
+    def __init__(self, matches: Callable[[str], bool], error: BaseException | None, times: int) -> None:
+        self.matches = matches
+        self.error = error
+        self.left = times
+        self.raised = 0
+
+    def exception(self, sql: str) -> BaseException:
+        if self.error is not None:
+            return self.error
+        return DatabaseUnavailable(f"fault planned by a test: {' '.join(sql.split())[:100]}")
+
+
+def _planned_failure(faults: list[PlannedFault], sql: str) -> BaseException | None:
+    """The exception the first planned fault matching `sql` raises (spending one of its times), if any."""
+    for fault in faults:
+        if fault.matches(sql):
+            fault.left -= 1
+            fault.raised += 1
+            if fault.left <= 0:
+                faults.remove(fault)
+            return fault.exception(sql)
+    return None
+
+
 class PoolStatistics(NamedTuple):
     in_use: int
     """Connections lent to a statement or a transaction."""
@@ -112,6 +143,8 @@ class _Queries:
 
     _target: Any
     _observer: QueryObserver | None = None
+    # Faults planned by tests (`Database.fail_next`), shared by the pool and its transactions; empty in service.
+    _faults: list[PlannedFault] | tuple[()] = ()
 
     async def fetch(self, sql: str, *args: Any) -> list[Record]:
         return await self._call(self._target.fetch, sql, *args)
@@ -126,6 +159,10 @@ class _Queries:
         return await self._call(self._target.execute, sql, *args)
 
     async def _call(self, method: Callable[..., Any], *args: Any) -> Any:
+        if self._faults:
+            planned = _planned_failure(self._faults, args[0])
+            if planned is not None:
+                raise planned
         observer = self._observer
         started = time.perf_counter()
         try:
@@ -140,9 +177,11 @@ class _Queries:
 class UnitOfWork(_Queries):
     """One transaction on one connection. It commits only if the block finishes without an exception."""
 
-    def __init__(self, connection: asyncpg.Connection, observer: QueryObserver | None = None) -> None:
+    def __init__(self, connection: asyncpg.Connection, observer: QueryObserver | None = None,
+                 faults: list[PlannedFault] | tuple[()] = ()) -> None:
         self._target = connection
         self._observer = observer
+        self._faults = faults
 
 
 class Database(_Queries):
@@ -152,11 +191,26 @@ class Database(_Queries):
         self.url = url
         self._acquire_timeout = acquire_timeout
         self._listeners: dict[str, asyncpg.Connection] = {}
+        self._faults: list[PlannedFault] = []
 
     def observe_queries(self, observer: QueryObserver | None) -> None:
         """Tell `observer` how long each statement takes, on the pool and in transactions (the service's metrics);
         None stops it."""
         self._observer = observer
+
+    def fail_next(self, matches: Callable[[str], bool], error: BaseException | None = None, *,
+                  times: int = 1) -> PlannedFault:
+        """For tests (fault injection without patching query functions): the next `times` statements whose SQL
+        `matches` accepts, on the pool or in any of its transactions, raise `error` instead of running;
+        DatabaseUnavailable by default, as a lost connection would. A transaction whose statement fails so rolls
+        back as on any exception. Returns the plan, whose `raised` counts the statements it failed.
+
+        The service never calls it: with nothing planned each statement costs one truthiness test more."""
+        if times < 1:
+            raise ValueError("times must be at least 1")
+        fault = PlannedFault(matches, error, times)
+        self._faults.append(fault)
+        return fault
 
     def pool_statistics(self) -> PoolStatistics:
         idle = self._pool.get_idle_size()
@@ -204,7 +258,7 @@ class Database(_Queries):
             raise DatabaseUnavailable(f"no connection within {self._acquire_timeout:g}s")
         commit = False
         try:
-            yield UnitOfWork(connection, self._observer)
+            yield UnitOfWork(connection, self._observer, self._faults)
             commit = True
         finally:
             with trio.CancelScope(shield=True):

@@ -48,7 +48,8 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from process_meters import rss_bytes
+
+from harness.meters import rss_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 OURS = (str(ROOT / "inbox_actors"), str(ROOT / "persistence"))
@@ -176,7 +177,7 @@ class Chats(Scenario):
         from datetime import datetime
 
         from inbox_actors.conversations.conversation import CustomerWrote
-        from inbox_actors.platform.messages import InboundMessage
+        from inbox_actors.platform.payloads import InboundMessage
 
         phone = key.partition(":")[2]
         message = InboundMessage(message_id=f"wamid.mem-{phone}", from_phone=phone, at=datetime.now(UTC),
@@ -546,6 +547,7 @@ async def conversations(args: argparse.Namespace, server_url: str) -> None:
     import trio_asyncio
 
     from inbox_actors.access import accounts
+    from inbox_actors.team import sla
     from persistence.database import Database
     from persistence.migrations import migrate
 
@@ -562,7 +564,7 @@ async def conversations(args: argparse.Namespace, server_url: str) -> None:
             try:
                 await migrate(db)
                 created = await accounts.create_workspace(db, name="Memory", plan="scale")
-                await accounts.set_sla(db, workspace_id=created.workspace_id, sla_seconds=3600)
+                await sla.set_target(db, created.workspace_id, 3600)
                 await measure(Chats(db, created.workspace_id), args)
             finally:
                 await db.close()

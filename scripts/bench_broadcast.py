@@ -8,10 +8,10 @@ rate of a client posting the same sends to the simulator directly in the same ru
 
 Processes, each of its own so that none spends another's CPU; all are stopped at the end (Ctrl-C included):
 - PostgreSQL: the embedded server (durability off) in a temporary directory, or the server of --database-url (its
-  role needs CREATEDB; its CPU is then not measured), as scripts/bench_webhooks.py has it: a database
+  role needs CREATEDB; its CPU is then not measured), as every script has it (harness.postgres): a database
   `inbox_bench_broadcast_<pid>` made there, migrated, dropped at the end, with a Scale workspace, an admin, a
   full-access key and the template `bench_broadcast` (en, 1 parameter, MARKETING; sends not metered).
-- The platform: `inbox-actors simulator` (scripts/load_chats.py's SeparateSimulator) accepting --rate sends a
+- The platform: `inbox-actors simulator` (harness.simulator's SeparateSimulator) accepting --rate sends a
   second, posting its signed statuses (sent, delivered, read) to the service.
 - The service: `inbox-actors serve` with WHATSAPP_SENDS_PER_SECOND = --rate (a broadcast takes at most four fifths
   of it: 800/s at the default 1,000, so the service and not the pacer is the limit; at 80, 64/s: the pacer is).
@@ -46,9 +46,7 @@ import argparse
 import contextlib
 import os
 import secrets
-import shutil
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -58,14 +56,18 @@ from pathlib import Path
 import httpx
 import trio
 import trio_asyncio
-from bench_webhooks import Workspace, bench_database, make_workspace, postgres_server
-from load_chats import Child, SeparateSimulator, cli_command, free_ports, service_env
-from process_meters import effective_cores, process_cpu_seconds, rss_bytes, tree_cpu_seconds
 
+from harness.meters import effective_cores, process_cpu_seconds, rss_bytes, tree_cpu_seconds
+from harness.options import add_database_url, script_parser
+from harness.postgres import bench_database
+from harness.processes import Child, cli_command, free_ports, service_env
+from harness.run import run_on_postgres
+from harness.simulator import SeparateSimulator, wait_statuses_posted
+from harness.workspace import Workspace, make_workspace
 from inbox_actors.domain.send_pacing import WINDOW_SECONDS, SendSchedule
 from inbox_actors.platform import templates
 from inbox_actors.platform.cloud_api import encode_send_request
-from inbox_actors.platform.messages import SendRequest
+from inbox_actors.platform.payloads import SendRequest
 from persistence.database import Database
 
 SCRIPTS = Path(__file__).resolve().parent
@@ -232,7 +234,7 @@ async def running_rig(args: argparse.Namespace, server_url: str, postgres_pid: i
         await templates.add_template(db, workspace_id=ws.workspace_id, name=TEMPLATE[0], language=TEMPLATE[1],
                                      body=TEMPLATE[2], category_name="MARKETING")
         platform = SeparateSimulator.on_free_ports()
-        env = {**service_env(work_dir / "service", platform), "DATABASE_URL": url,
+        env = {**service_env(work_dir / "service", platform.service_env()), "DATABASE_URL": url,
                "INBOX_IP_LIMIT_PER_MINUTE": "1000000", "WHATSAPP_SENDS_PER_SECOND": str(args.rate)}
         if args.idle_seconds is not None:
             env["INBOX_ACTOR_IDLE_SECONDS"] = str(args.idle_seconds)
@@ -249,16 +251,6 @@ async def running_rig(args: argparse.Namespace, server_url: str, postgres_pid: i
 
 async def broadcast_status(db: Database, broadcast_id: int) -> str:
     return await db.fetchval("SELECT status FROM broadcasts WHERE id = $1", broadcast_id)
-
-
-async def wait_statuses_posted(simulator: httpx.AsyncClient, patience: float = 120.0) -> bool:
-    with trio.move_on_after(patience):
-        while True:
-            stats = (await simulator.get("/simulator/stats")).json()
-            if stats["status_timelines_running"] == 0 and stats["statuses_queued"] == 0:
-                return True
-            await trio.sleep(0.5)
-    return False
 
 
 @dataclass
@@ -297,7 +289,7 @@ async def run_broadcast(args: argparse.Namespace, rig: Rig, meters: Meters) -> O
             outcome.completed_after = await sample_until_done(args, rig, meters, simulator, outcome, started)
             nursery.cancel_scope.cancel()
         await meters.sample(simulator, started)
-        if not await wait_statuses_posted(simulator):
+        if not await wait_statuses_posted(simulator, patience=120.0, every=0.5):
             print("the simulator still owed statuses 120 s after the broadcast completed")
         read_started = time.perf_counter()
         view = (await http.get(f"/api/broadcasts/{outcome.broadcast_id}")).json()
@@ -423,8 +415,7 @@ async def run(args: argparse.Namespace, server_url: str, postgres_pid: int | Non
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__)
     parser.add_argument("--recipients", type=int, default=100_000, help="recipients of the broadcast (100,000)")
     parser.add_argument("--rate", type=int, default=1000,
                         help="WHATSAPP_SENDS_PER_SECOND and the simulator's throughput (1,000; 80 is the default tier)")
@@ -438,8 +429,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="seconds between reads of the live conversation actors (30; 0: never)")
     parser.add_argument("--deadline", type=float,
                         help="give up on completion after this many seconds (default: 3x the pacer's time + 10 min)")
-    parser.add_argument("--database-url", help="a PostgreSQL server to use instead of the embedded one "
-                                               "(a database of its own is made there and dropped)")
+    add_database_url(parser)
     args = parser.parse_args(argv)
     if not 1 <= args.recipients <= 100_000 or args.rate < 1 or args.concurrency < 1 or args.baseline_seconds <= 0 \
             or args.actors_every < 0 or (args.deadline is not None and args.deadline <= 0) \
@@ -456,17 +446,11 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()
     print(f"machine: {os.cpu_count()} CPUs doing the work of {effective_cores():.1f} at once; load average "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)
-    work_dir = Path(tempfile.mkdtemp(prefix="inbox-bench-broadcast-"))
     started = time.perf_counter()
     try:
-        with postgres_server(args.database_url, work_dir) as (server_url, postgres_pid):
-            return trio.run(run, args, server_url, postgres_pid, work_dir)
-    except KeyboardInterrupt:
-        print("interrupted; what the bench started was stopped", file=sys.stderr)
-        return 1
+        return run_on_postgres("bench-broadcast", args.database_url, run, args, noun="bench")
     finally:
         print(f"took {time.perf_counter() - started:.0f} s", file=sys.stderr)
-        shutil.rmtree(work_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

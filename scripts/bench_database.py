@@ -26,8 +26,8 @@ from pathlib import Path
 
 import asyncpg
 import trio
-from bench_service import postgres
 
+from harness.postgres import postgres_server
 from persistence.database import POOL_OPTIONS, Database, open_database_loop
 
 SETUP = ("CREATE TABLE IF NOT EXISTS bench_rows (id int PRIMARY KEY, v bigint NOT NULL)",
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     work_dir = Path(tempfile.mkdtemp(prefix="inbox-bench-db-"))
     try:
-        with postgres(args.database_url, work_dir) as (server_url, _pid):
+        with postgres_server(args.database_url, work_dir, count_statements=True) as (server_url, _pid):
             timer = Timer(args.rounds)
             trio.run(through_database, server_url, args.rounds, timer)
             asyncio.run(on_asyncio(server_url, args.rounds, timer))

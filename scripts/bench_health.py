@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from functools import partial
 from pathlib import Path
@@ -30,8 +28,10 @@ from pathlib import Path
 import httpx
 import trio
 import trio_asyncio
-from bench_webhooks import bench_database, postgres_server
 
+from harness.options import add_database_url, fill_from_preset, script_parser
+from harness.postgres import bench_database
+from harness.run import run_on_postgres
 from inbox_actors.runtime import Actor, ActorKind, ActorSystem
 from inbox_http.server import build_app, serve_app
 from inbox_http.settings import Settings
@@ -126,39 +126,33 @@ async def run(args: argparse.Namespace, server_url: str, work_dir: Path) -> tupl
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__)
     parser.add_argument("--small", action="store_true", help=f"{SMALL['baseline']:,} then {SMALL['actors']:,} "
                                                              f"probes, {SMALL['calls']} calls")
     parser.add_argument("--actors", type=int, help=f"probes live at scale (default {FULL['actors']:,})")
     parser.add_argument("--baseline", type=int, help=f"probes live for the baseline (default {FULL['baseline']:,})")
     parser.add_argument("--calls", type=int, help=f"calls timed at each size (default {FULL['calls']})")
-    parser.add_argument("--database-url", help="a PostgreSQL server to use instead of the embedded one "
-                                               "(a database of its own is made there and dropped)")
+    add_database_url(parser)
     args = parser.parse_args(argv)
-    preset = SMALL if args.small else FULL
-    for name in ("actors", "baseline", "calls"):
-        if getattr(args, name) is None:
-            setattr(args, name, preset[name])
+    fill_from_preset(args, SMALL if args.small else FULL)
     if min(args.actors, args.baseline, args.calls) < 1 or args.baseline > args.actors:
         parser.error("--actors, --baseline and --calls must be at least 1, and --baseline at most --actors")
     return args
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    work_dir = Path(tempfile.mkdtemp(prefix="inbox-bench-health-"))
-    try:
-        with postgres_server(args.database_url, work_dir) as (server_url, _):
-            small, large = trio.run(run, args, server_url, work_dir)
-    finally:
-        shutil.rmtree(work_dir, ignore_errors=True)
+async def bench(args: argparse.Namespace, server_url: str, _postgres_pid: int | None, work_dir: Path) -> int:
+    small, large = await run(args, server_url, work_dir)
     ratio = large["p50"] / small["p50"]
     print(f"ratio p50 at {args.actors:,} / at {args.baseline:,} probes: {ratio:.2f}x; "
           f"p99 at scale {large['p99'] * 1000:.2f} ms (target: under 50 ms)")
     print(f"ratio p50 at {args.actors:,} / at {args.baseline:,} probes: GET /metrics "
           f"{large['scrape_p50'] / small['scrape_p50']:.2f}x, p99 at scale {large['scrape_p99'] * 1000:.2f} ms")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    return run_on_postgres("bench-health", args.database_url, bench, args, noun="bench")
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ from datetime import datetime, timedelta, timezone
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, Awaitable, Callable
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import asyncpg
 import httpx
@@ -55,6 +55,9 @@ import trio
 import trio_asyncio
 from trio_asyncio import aio_as_trio
 
+from harness.meters import psutil_cpu_seconds
+from harness.postgres import create_database, database_url, drop_database
+from harness.processes import cli_command
 from inbox_actors.access import accounts
 from inbox_actors.reporting import (
     assignment_history,
@@ -66,6 +69,7 @@ from inbox_actors.reporting import (
     replies,
     thread,
 )
+from inbox_actors.team import sla
 from persistence.database import Database
 from persistence.migrations import migrate
 
@@ -590,10 +594,6 @@ SELECT (SELECT count(*) FROM conversations c LEFT JOIN contacts k ON k.id = c.co
 """
 
 
-def database_url(server_url: str, name: str) -> str:
-    return urlunsplit(urlsplit(server_url)._replace(path=f"/{name}"))
-
-
 @dataclass
 class Workspace:
     workspace_id: int
@@ -601,27 +601,10 @@ class Workspace:
     members: list[tuple[int, str, str]]
 
 
-async def create_database(server_url: str, name: str) -> None:
-    admin = await aio_as_trio(asyncpg.connect)(server_url)
-    try:
-        await aio_as_trio(admin.execute)(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await aio_as_trio(admin.execute)(f'CREATE DATABASE "{name}"')
-    finally:
-        await aio_as_trio(admin.close)()
-
-
-async def drop_database(server_url: str, name: str) -> None:
-    admin = await aio_as_trio(asyncpg.connect)(server_url)
-    try:
-        await aio_as_trio(admin.execute)(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await aio_as_trio(admin.close)()
-
-
 async def make_workspace(db: Database, now: datetime) -> Workspace:
     created = await accounts.create_workspace(db, name=WORKSPACE_NAME, plan="scale")
     workspace_id = created.workspace_id
-    await accounts.set_sla(db, workspace_id=workspace_id, sla_seconds=SLA_SECONDS)
+    await sla.set_target(db, workspace_id, SLA_SECONDS)
     # Recording began before the oldest message.
     await db.execute("UPDATE workspaces SET created_at = $2 WHERE id = $1", workspace_id,
                      now - timedelta(days=HISTORY_DAYS + 1))
@@ -923,11 +906,6 @@ async def explain(url: str, calls: list[Call]) -> None:
 # -- the service ---------------------------------------------------------------------------------------------
 
 
-def cli_command() -> list[str]:
-    candidate = ROOT / ".venv" / "bin" / "inbox-actors"
-    return [str(candidate)] if candidate.exists() else [sys.executable, "-m", "inbox_http.cli"]
-
-
 class Service:
     """`inbox-actors serve --port 0` on the bench database; stopped with SIGINT."""
 
@@ -962,12 +940,7 @@ class Service:
         raise RuntimeError(f"the service did not start; its log:\n{self.log_path.read_text()[-3000:]}")
 
     def cpu_seconds(self) -> float | None:
-        try:
-            import psutil  # comes with pgserver
-            times = psutil.Process(self.process.pid).cpu_times()
-            return times.user + times.system
-        except Exception:  # psutil missing or the process gone: the figure is optional
-            return None
+        return psutil_cpu_seconds(self.process.pid)
 
     def stop(self) -> None:
         if self.process.poll() is None:

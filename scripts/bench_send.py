@@ -6,7 +6,7 @@ measured in the same run on the same machine with the same client concurrency.
     .venv/bin/python scripts/bench_send.py --database-url postgresql://postgres@127.0.0.1:5432/postgres
 
 Processes, each of its own: the bare app (scripts/http_load.py --hello), then PostgreSQL, the service and the
-platform simulator as scripts/bench_service.py starts them, and the load clients (scripts/http_load.py's
+platform simulator as scripts/harness/send_rig.py starts them, and the load clients (scripts/harness/load_client.py's
 LoadClients, --client-processes of them, --clients keep-alive connections in all, each sending its next
 request as soon as the answer is in). Phases, --seconds each:
 1. the bare app: GET / (the denominator of every ratio), and a POST of a signed one-message envelope (shown);
@@ -14,7 +14,7 @@ request as soon as the answer is in). Phases, --seconds each:
 2. POST /api/send-message, the template `order_update`, to --chats existing chats (made by one pass of sends
    first), then to a new chat per request; after each, until the simulator has posted every status it owes;
 3. GET /api/reporting/v1/whoami with the full-access key;
-4. POST /webhooks/whatsapp, one customer message an envelope (1,024 customers in turn, each chat made by one
+4. POST /webhooks/whatsapp, one customer message an envelope (--customers in turn, 1,024, each chat made by one
    pass first), then envelopes of 50 messages (of 50 customers), in messages/s.
 Each phase prints requests/s, the ratio, errors, p50/p99/max latency, the service's CPU seconds per 1,000
 requests (and PostgreSQL's when embedded, and the simulator's), and its client processes' CPU: a client process
@@ -39,7 +39,14 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import trio
-from bench_service import (
+
+from harness.load_client import Connection, Get, LoadClients, Outcome, Plan
+from harness.meters import effective_cores, process_cpu_seconds, tree_cpu_seconds
+from harness.options import add_database_url, script_parser
+from harness.processes import Child
+from harness.profiles import read_profile
+from harness.run import run_on_postgres
+from harness.send_rig import (
     EXISTING_PHONE_BASE,
     NEW_PHONE_BASE,
     CustomerMessages,
@@ -47,13 +54,8 @@ from bench_service import (
     TemplateSends,
     bearer,
     round_trips,
-    run_on_postgres,
     running_rig,
 )
-from http_load import Connection, Get, LoadClients, Outcome, Plan
-from load_chats import Child
-from process_meters import effective_cores, process_cpu_seconds, tree_cpu_seconds
-from profile_breakdown import read_profile
 
 SCRIPTS = Path(__file__).resolve().parent
 TARGETS = {"sends": 0.25, "whoami": 0.6, "webhooks": 0.3, "envelopes": 1.0}
@@ -240,15 +242,15 @@ async def run(args: argparse.Namespace, server_url: str, postgres_pid: int | Non
             if "whoami" in args.phases:
                 await bench.phase("whoami", "whoami", whoami, target="whoami")
             single = CustomerMessages(host, rig.platform.app_secret, rig.ws.phone_number_id, "one",
-                                      customers=CUSTOMERS)
+                                      customers=args.customers)
             await bench.one_pass(CustomerMessages(host, rig.platform.app_secret, rig.ws.phone_number_id, "first",
-                                                  customers=CUSTOMERS), CUSTOMERS)
+                                                  customers=args.customers), args.customers)
             if "webhooks" in args.phases:
                 await bench.phase("webhooks", "platform webhooks, one message each", single, target="webhooks")
             if "envelopes" in args.phases:
                 await bench.phase("envelopes", f"platform webhooks, envelopes of {ENVELOPE}",
                                   CustomerMessages(host, rig.platform.app_secret, rig.ws.phone_number_id, "fifty",
-                                                   per_post=ENVELOPE, customers=CUSTOMERS),
+                                                   per_post=ENVELOPE, customers=args.customers),
                                   per_request=ENVELOPE, target="envelopes")
             if args.count and rig.statements is None:
                 print("statements not counted: the server does not preload pg_stat_statements")
@@ -259,7 +261,7 @@ async def run(args: argparse.Namespace, server_url: str, postgres_pid: int | Non
                                   args.count)
                 await bench.count("whoami", whoami, args.count)
                 await bench.count("platform webhook, one message", CustomerMessages(
-                    host, rig.platform.app_secret, rig.ws.phone_number_id, "counted", customers=CUSTOMERS),
+                    host, rig.platform.app_secret, rig.ws.phone_number_id, "counted", customers=args.customers),
                     args.count)
     summary(bench.figures, bare, args)
     return 1 if any(figure.outcome.errors for figure in bench.figures.values()) else 0
@@ -293,8 +295,7 @@ PHASES = ("sends", "new_chats", "whoami", "webhooks", "envelopes")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__)
     parser.add_argument("--seconds", type=float, default=30.0, help="each phase (30)")
     parser.add_argument("--phases", type=lambda text: set(text.split(",")), default=set(PHASES),
                         help=f"which of the service's phases to run, comma-separated ({','.join(PHASES)})")
@@ -302,15 +303,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--client-processes", type=int, default=1,
                         help="processes the clients are spread over (1: on 2 cores, more take CPU from the server)")
     parser.add_argument("--chats", type=int, default=256, help="existing chats the sends go to (256)")
+    parser.add_argument("--customers", type=int, default=CUSTOMERS,
+                        help=f"customers writing in, each one's chat made before the webhook phases ({CUSTOMERS:,}; "
+                             f"at least {ENVELOPE}, an envelope's messages)")
     parser.add_argument("--count", type=int, default=20,
                         help="sequential requests of each kind for statements and actor messages (20; 0: none)")
     parser.add_argument("--statements", type=int, default=12, help="statements listed per kind (12)")
     parser.add_argument("--profile", type=Path, help="a directory: py-spy records the service in each phase")
-    parser.add_argument("--database-url", help="a PostgreSQL server to use instead of the embedded one "
-                                               "(a database of its own is made there and dropped)")
+    add_database_url(parser)
     args = parser.parse_args(argv)
     if args.seconds <= 0 or min(args.clients, args.client_processes, args.chats) < 1 or args.count < 0:
         parser.error("--seconds must be above 0, --clients, --client-processes and --chats at least 1")
+    if args.customers < ENVELOPE:
+        parser.error(f"--customers must be at least {ENVELOPE}: an envelope's messages come from different customers")
     if not args.phases <= set(PHASES):
         parser.error(f"--phases: unknown {', '.join(sorted(args.phases - set(PHASES)))} (known: {', '.join(PHASES)})")
     if args.profile:
@@ -324,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {os.cpu_count()} CPUs doing the work of {effective_cores():.1f} at once; load average "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)
     started = time.perf_counter()
-    status = run_on_postgres("bench-send", args.database_url, run, args)
+    status = run_on_postgres("bench-send", args.database_url, run, args, count_statements=True)
     load = os.getloadavg()
     print(f"took {time.perf_counter() - started:.0f} s; load average after {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     return status

@@ -7,13 +7,13 @@ a steady stream, against a fast local receiver. Prints figures; targets missed a
 
 Processes, each of its own so that none spends another's CPU; all are stopped at the end (Ctrl-C included):
 - PostgreSQL: the embedded server (durability off) in a temporary directory, or the server of --database-url
-  (its role needs CREATEDB), as scripts/bench_reporting.py does: a database `inbox_bench_<pid>` made there,
-  migrated, dropped at the end. One Scale workspace, an admin and a full-access key are made in it directly.
+  (its role needs CREATEDB), as every script has it (harness.postgres): a database `inbox_bench_<pid>` made
+  there, migrated, dropped at the end. One Scale workspace, an admin and a full-access key are made in it directly.
 - The receiver (multiprocessing, spawned): raw trio sockets and h11, every POST answered 200 `{}` with
   keep-alive. It keeps every correlation id it got (distinct and duplicate counts) and, for events whose data
   carries `committed_at`, the delay from that to the moment the request had fully arrived.
 - The service: `inbox-actors serve --port 0` on that database with WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8,
-  started and stopped as scripts/load_chats.py does it (its Child); CPU time and RSS read from /proc/<pid>.
+  started and stopped as every script does it (harness.processes); CPU time and RSS read from /proc/<pid>.
 
 Phases, in one run:
 1. Baseline: the receiver's capacity, from a bare client in this process (one h11 keep-alive loop on each of
@@ -42,46 +42,34 @@ Exit status 0 when every row appended was received at least once and marked deli
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import shutil
 import sys
-import tempfile
 import time
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import h11
-import httpx
 import msgspec
 import trio
 import trio_asyncio
 
-from bench_reporting import create_database, database_url, drop_database
-from load_chats import Child, cli_command, percentiles, service_env
-from process_meters import (
-    describe_cpu,
-    effective_cores,
-    process_cpu_seconds,
-    rss_bytes,
-    tree_cpu_seconds,
-)
-from webhook_bench_receiver import Receiver, running_receiver
-
-from inbox_actors.access import accounts
+from harness.figures import percentiles
+from harness.meters import describe_cpu, effective_cores, process_cpu_seconds, rss_bytes, tree_cpu_seconds
+from harness.options import add_database_url, script_parser
+from harness.postgres import bench_database
+from harness.processes import Child, service_child
+from harness.run import run_on_postgres
+from harness.webhook_receiver import Receiver, configure_webhook, pending_count, running_receiver
+from harness.workspace import Workspace, make_workspace
 from inbox_actors.webhooks.signing import envelope_body, signed_headers
 from persistence.database import Database
-from persistence.migrations import migrate
 
 FULL = {"rows": 100_000, "steady_seconds": 10.0}
 SMALL = {"rows": 5_000, "steady_seconds": 2.0}
 TARGET_DRAIN_PER_SECOND = 2_000
 TARGET_P99_MS = 100.0
 ROWS_PER_TRANSACTION = 10
-KEY_LIMIT_PER_MINUTE = 100_000
 PHONE_BASE = 15_550_000_000
 
 # -- CPU over a phase ---------------------------------------------------------------------------------------
@@ -105,47 +93,7 @@ class CpuMeter:
                 for name in before}
 
 
-# -- the database and the service ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Workspace:
-    workspace_id: int
-    phone_number_id: str
-    key: str
-
-
-async def make_workspace(db: Database, name: str) -> Workspace:
-    """A Scale workspace, its admin and a full-access key whose rate limit nothing here reaches."""
-    created = await accounts.create_workspace(db, name=name, plan="scale")
-    admin = await accounts.add_member(db, workspace_id=created.workspace_id, name="Bench admin", role="admin",
-                                      email="admin@bench.example.com")
-    issued = await accounts.create_key(db, workspace_id=created.workspace_id, member_id=admin,
-                                       name=f"bench {os.getpid()}", scopes=["all"],
-                                       rate_limit_per_minute=KEY_LIMIT_PER_MINUTE)
-    return Workspace(created.workspace_id, created.phone_number_id, issued.key)
-
-
-def service_child(url: str, work_dir: Path, name: str = "service") -> Child:
-    """`inbox-actors serve --port 0` on `url`, allowed to post to 127.0.0.1, log in `<work_dir>/<name>.log`."""
-    env = {**service_env(work_dir / "service", None), "DATABASE_URL": url,
-           "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8", "INBOX_IP_LIMIT_PER_MINUTE": "1000000"}
-    return Child(name, [*cli_command(), "serve", "--port", "0"], env, work_dir / f"{name}.log")
-
-
-async def configure_webhook(service_url: str, key: str, endpoint_url: str, events: list[str]) -> str:
-    """Save the settings over HTTP; the signing secret the first save answers."""
-    async with httpx.AsyncClient(base_url=service_url, timeout=30) as client:
-        answer = await client.put("/api/webhook/outbound/config", headers={"Authorization": f"Bearer {key}"},
-                                  json={"endpoint_url": endpoint_url, "events": events})
-    if answer.status_code != 200:
-        raise RuntimeError(f"saving the webhook settings answered {answer.status_code}: {answer.text[:500]}")
-    return answer.json().get("secret", "")
-
-
-async def pending_count(db: Database, workspace_id: int) -> int:
-    return await db.fetchval("SELECT count(*) FROM webhook_outbox"
-                             " WHERE workspace_id = $1 AND outcome = 'pending' AND NOT test", workspace_id)
+# -- the outbox ---------------------------------------------------------------------------------------------
 
 
 async def outcomes(db: Database, workspace_id: int) -> dict[str, int]:
@@ -348,8 +296,7 @@ async def steady(db: Database, ws: Workspace, receiver: Receiver, meter: CpuMete
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__)
     parser.add_argument("--small", action="store_true",
                         help=f"{SMALL['rows']:,} rows, {SMALL['steady_seconds']:g} s steady runs")
     parser.add_argument("--rows", type=int, help=f"backlog rows (default {FULL['rows']:,})")
@@ -358,8 +305,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--steady-seconds", type=float, help=f"each steady run (default {FULL['steady_seconds']:g})")
     parser.add_argument("--baseline-seconds", type=float, default=3.0, help="the bare client's run (3)")
     parser.add_argument("--connections", type=int, default=64, help="the bare client's connections (64)")
-    parser.add_argument("--database-url", help="a PostgreSQL server to use instead of the embedded one "
-                                               "(a database of its own is made there and dropped)")
+    add_database_url(parser)
     args = parser.parse_args(argv)
     preset = SMALL if args.small else FULL
     args.rows = args.rows or preset["rows"]
@@ -371,42 +317,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.rows < 1 or args.phones < 1 or args.connections < 1 or any(rate < 1 for rate in args.rates):
         parser.error("--rows, --phones, --connections and every rate must be at least 1")
     return args
-
-
-@contextlib.contextmanager
-def postgres_server(database_url_option: str | None, work_dir: Path):
-    """(server URL, PostgreSQL's pid when embedded): the embedded server, durability off, or the given one."""
-    if database_url_option:
-        where = urlsplit(database_url_option)
-        print(f"PostgreSQL: {where.hostname}:{where.port or 5432} (--database-url)")
-        yield database_url_option, None
-        return
-    from persistence.embedded import EmbeddedPostgres
-    embedded = EmbeddedPostgres(work_dir / "data", durable=False)
-    try:
-        server_url = embedded.start().url("postgres")
-        pid = int((work_dir / "data" / "pg" / "postmaster.pid").read_text().split()[0])
-        print(f"PostgreSQL: embedded (durability off) in {work_dir / 'data'}")
-        yield server_url, pid
-    finally:
-        embedded.stop()
-
-
-@contextlib.asynccontextmanager
-async def bench_database(server_url: str, name: str) -> AsyncIterator[tuple[str, Database]]:
-    """A fresh migrated database on the server, dropped on the way out; (its URL, a pool on it)."""
-    await create_database(server_url, name)
-    url = database_url(server_url, name)
-    try:
-        db = await Database.connect(url, min_size=1, max_size=4)
-        try:
-            await migrate(db)
-            yield url, db
-        finally:
-            await db.close()
-    finally:
-        with trio.CancelScope(shield=True):
-            await drop_database(server_url, name)
 
 
 async def run(args: argparse.Namespace, server_url: str, postgres_pid: int | None, work_dir: Path) -> int:
@@ -436,15 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     print(f"machine: {os.cpu_count()} CPUs; all busy at once they do the work of {effective_cores():.1f} "
           "(spin loops, against one alone)", flush=True)
-    work_dir = Path(tempfile.mkdtemp(prefix="inbox-bench-webhooks-"))
-    try:
-        with postgres_server(args.database_url, work_dir) as (server_url, postgres_pid):
-            return trio.run(run, args, server_url, postgres_pid, work_dir)
-    except KeyboardInterrupt:
-        print("interrupted; what the bench started was stopped", file=sys.stderr)
-        return 1
-    finally:
-        shutil.rmtree(work_dir, ignore_errors=True)
+    return run_on_postgres("bench-webhooks", args.database_url, run, args, noun="bench")
 
 
 if __name__ == "__main__":

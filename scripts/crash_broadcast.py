@@ -6,8 +6,8 @@ recipients, how many the platform had got before the kill, how many got the mess
     .venv/bin/python scripts/crash_broadcast.py                     # 400 recipients at 40 sends/s, one run
     .venv/bin/python scripts/crash_broadcast.py --recipients 1000 --rate 80 --runs 3 --database-url postgresql://...
 
-1. PostgreSQL as scripts/bench_webhooks.py has it (embedded with durability off, or a database of its own on
-   --database-url, dropped at the end); a Scale workspace, an admin, a full-access key and the template
+1. PostgreSQL as every script has it (harness.postgres: embedded with durability off, or a database of its own
+   on --database-url, dropped at the end); a Scale workspace, an admin, a full-access key and the template
    `crash_broadcast` (en, 1 parameter) made in it directly.
 2. The platform: `inbox-actors simulator` in a process of its own for the whole run (it outlives every incarnation
    of the service, so its record of what it accepted is the truth), knowing that template, accepting --rate sends a
@@ -42,9 +42,7 @@ import argparse
 import os
 import random
 import secrets
-import shutil
 import sys
-import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -54,10 +52,13 @@ from pathlib import Path
 import httpx
 import trio
 import trio_asyncio
-from bench_webhooks import Workspace, bench_database, make_workspace, postgres_server
-from crash_sends import STATUS_RETRIES, Service, platform_record
-from load_chats import Child, cli_command, free_ports, service_env
 
+from harness.options import add_database_url, script_parser
+from harness.postgres import bench_database
+from harness.processes import Child, RestartableService, service_env
+from harness.run import run_on_postgres
+from harness.simulator import STATUS_RETRIES, SeparateSimulator, platform_record
+from harness.workspace import Workspace, make_workspace
 from inbox_actors.domain.send_pacing import WINDOW_SECONDS, SendSchedule
 from inbox_actors.platform import templates
 from persistence.database import Database
@@ -122,8 +123,8 @@ async def create(http: httpx.AsyncClient, run: Run, tag: str) -> None:
     run.broadcast_id = answer.json()["id"]
 
 
-async def kill_when_sent(service: Service, http: httpx.AsyncClient, run: Run, threshold: int, simulator_url: str,
-                         ws: Workspace, patience: float) -> None:
+async def kill_when_sent(service: RestartableService, http: httpx.AsyncClient, run: Run, threshold: int,
+                         simulator_url: str, ws: Workspace, patience: float) -> None:
     """SIGKILL once the API counts `threshold` sent (or the broadcast finished first: no kill), then start again."""
     while True:
         try:
@@ -192,8 +193,8 @@ async def wait_done(http: httpx.AsyncClient, db: Database, run: Run, simulator_u
             await trio.sleep(POLL_SECONDS * 4)
 
 
-async def one_run(args: argparse.Namespace, service: Service, db: Database, ws: Workspace, simulator_url: str,
-                  number: int, tag: str) -> Run:
+async def one_run(args: argparse.Namespace, service: RestartableService, db: Database, ws: Workspace,
+                  simulator_url: str, number: int, tag: str) -> Run:
     first = PHONE_BASE + random.randrange(1000) * 10**6 + number * 10**4
     # Numbers ending in 1 to 9 (the simulator turns read receipts off for those ending in 0).
     run = Run(number, [str(first + i + i // 9 + 1) for i in range(args.recipients)])
@@ -304,14 +305,11 @@ async def judge(run: Run, db: Database, simulator_url: str, ws: Workspace) -> Ve
     return verdict
 
 
-async def run_all(args: argparse.Namespace, server_url: str, work_dir: Path) -> int:
-    sim_port, service_port = free_ports(2)
-    app_secret, access_token = secrets.token_hex(24), secrets.token_hex(24)
-    simulator_url = f"http://127.0.0.1:{sim_port}"
+async def run_all(args: argparse.Namespace, server_url: str, _postgres_pid: int | None, work_dir: Path) -> int:
+    platform = SeparateSimulator.on_free_ports()
+    simulator_url = platform.url
     simulator = Child("simulator", [
-        *cli_command(), "simulator", "--host", "127.0.0.1", "--port", str(sim_port),
-        "--webhook-url", f"http://127.0.0.1:{service_port}/webhooks/whatsapp", "--app-secret", app_secret,
-        "--access-token", access_token, "--template", f"{TEMPLATE[0]}:{TEMPLATE[1]}:1",
+        *platform.command(from_environment=False), "--template", f"{TEMPLATE[0]}:{TEMPLATE[1]}:1",
         "--throughput", str(args.platform_throughput or args.rate),
         "--history", str(args.recipients * args.runs * 2 + 100), "--webhook-retry-delays", STATUS_RETRIES],
         dict(os.environ), work_dir / "simulator.log")
@@ -321,12 +319,10 @@ async def run_all(args: argparse.Namespace, server_url: str, work_dir: Path) -> 
             ws = await make_workspace(db, "Crash broadcast")
             await templates.add_template(db, workspace_id=ws.workspace_id, name=TEMPLATE[0], language=TEMPLATE[1],
                                          body=TEMPLATE[2], category_name="MARKETING")
-            env = {**service_env(work_dir / "service", None), "DATABASE_URL": url,
-                   "WHATSAPP_API_URL": simulator_url, "WHATSAPP_ACCESS_TOKEN": access_token,
-                   "WHATSAPP_APP_SECRET": app_secret, "WHATSAPP_VERIFY_TOKEN": secrets.token_hex(24),
+            env = {**service_env(work_dir / "service", platform.service_env()), "DATABASE_URL": url,
                    "WHATSAPP_SENDS_PER_SECOND": str(args.rate), "INBOX_IP_LIMIT_PER_MINUTE": "1000000"}
             env.pop("INBOX_TEMPLATE_CREDITS", None)      # sends not metered: credits never pause the broadcast
-            service = Service(service_port, env, work_dir)
+            service = RestartableService(platform.service_port, env, work_dir, STARTUP_SECONDS)
             tag = secrets.token_hex(3)
             async with simulator.running(STARTUP_SECONDS):
                 try:
@@ -345,8 +341,7 @@ async def run_all(args: argparse.Namespace, server_url: str, work_dir: Path) -> 
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__)
     parser.add_argument("--recipients", type=int, default=400, help="recipients of each broadcast (400)")
     parser.add_argument("--rate", type=int, default=40,
                         help="WHATSAPP_SENDS_PER_SECOND and the simulator's throughput (40: a broadcast sends 32/s)")
@@ -359,8 +354,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--deadline", type=float, default=300.0,
                         help="after the kill, wait at most this long for the broadcast to complete and settle (300 s)")
     parser.add_argument("--seed", type=int, help="random seed for the numbers")
-    parser.add_argument("--database-url", help="a PostgreSQL server to use instead of the embedded one "
-                                               "(a database of its own is made there and dropped)")
+    add_database_url(parser)
     args = parser.parse_args(argv)
     if not 1 <= args.recipients <= 9_000 or min(args.rate, args.platform_throughput or 1) < 1 \
             or not 1 <= args.runs <= 99 or not 0 < args.kill_at < 1 or args.deadline <= 0:
@@ -373,17 +367,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.seed is not None:
         random.seed(args.seed)
-    work_dir = Path(tempfile.mkdtemp(prefix="inbox-crash-broadcast-"))
     started = time.perf_counter()
     try:
-        with postgres_server(args.database_url, work_dir) as (server_url, _):
-            return trio.run(run_all, args, server_url, work_dir)
-    except KeyboardInterrupt:
-        print("interrupted; what the check started was stopped", file=sys.stderr)
-        return 1
+        return run_on_postgres("crash-broadcast", args.database_url, run_all, args, noun="check")
     finally:
         print(f"run: {time.perf_counter() - started:.1f} s", file=sys.stderr)
-        shutil.rmtree(work_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,8 @@ doubt.
     .venv/bin/python scripts/crash_sends.py                     # 1,000 sends, 3 kills
     .venv/bin/python scripts/crash_sends.py --sends 100 --kills 1 --database-url postgresql://...
 
-1. PostgreSQL as scripts/bench_webhooks.py has it (embedded with durability off, or a database of its own on
-   --database-url, dropped at the end); a Scale workspace, an admin and a full-access key.
+1. PostgreSQL as every script has it (harness.postgres: embedded with durability off, or a database of its own
+   on --database-url, dropped at the end); a Scale workspace, an admin and a full-access key.
 2. The platform: `inbox-actors simulator` in a process of its own, for the whole run (it outlives every
    incarnation of the service, so its record of what it accepted is the truth), knowing the template
    `crash_note` (1 parameter), accepting 1,000 sends a second, keeping every send, and retrying a status webhook
@@ -40,10 +40,7 @@ import argparse
 import os
 import random
 import secrets
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -52,22 +49,16 @@ from pathlib import Path
 import httpx
 import trio
 import trio_asyncio
-from bench_webhooks import Workspace, bench_database, make_workspace, postgres_server
-from load_chats import (
-    ROOT,
-    Child,
-    cli_command,
-    free_ports,
-    read_ready_line,
-    service_env,
-    show_log_problems,
-    stop_process,
-)
 
+from harness.options import add_database_url, script_parser
+from harness.postgres import bench_database
+from harness.processes import Child, RestartableService, service_env
+from harness.run import run_on_postgres
+from harness.simulator import STATUS_RETRIES, SeparateSimulator, platform_record
+from harness.workspace import Workspace, make_workspace
 from persistence.database import Database
 
 TEMPLATE = "crash_note"
-STATUS_RETRIES = "0.5,1,2,4,8,15,30"    # about a minute of retries: longer than a restart
 PHONE_BASE = 447_200_000_000
 STARTUP_SECONDS = 120.0
 RETRY_PAUSE = 0.2                       # after an error or a dropped connection
@@ -86,41 +77,7 @@ class Send:
     final: str = "none"                 # acknowledged, failed, in doubt, none
 
 
-@dataclass
-class Service:
-    """The service, started again after each SIGKILL on the same port."""
-
-    port: int
-    env: dict[str, str]
-    work_dir: Path
-    child: Child | None = None
-    starts: int = 0
-    started_at: float = 0.0             # trio time the current incarnation answered ready
-    up: trio.Event = field(default_factory=trio.Event)
-
-    async def start(self) -> None:
-        self.starts += 1
-        self.child = Child(f"service (start {self.starts})", [*cli_command(), "serve", "--port", str(self.port)],
-                           self.env, self.work_dir / f"service-{self.starts}.log")
-        with open(self.child.log_path, "wb") as log:
-            self.child.process = await trio.lowlevel.open_process(self.child.command, stdout=subprocess.PIPE,
-                                                                  stderr=log, env=self.env, cwd=ROOT)
-        self.child.ready = await read_ready_line(self.child, STARTUP_SECONDS)
-        self.started_at = trio.current_time()
-        self.up.set()
-
-    async def kill(self) -> None:
-        self.up = trio.Event()
-        self.child.process.kill()           # SIGKILL: no shutdown, no drain
-        await self.child.process.wait()
-
-    async def stop(self) -> None:
-        if self.child is not None and self.child.process.returncode is None:
-            self.child.killed = not await stop_process(self.child.process)
-            show_log_problems(self.child)
-
-
-async def client(http: httpx.AsyncClient, connections: trio.CapacityLimiter, service: Service, send: Send,
+async def client(http: httpx.AsyncClient, connections: trio.CapacityLimiter, service: RestartableService, send: Send,
                  phone: str, key: str, doubt_timeout: float, deadline: float) -> None:
     body = {"to": phone, "type": "template", "template": {"name": TEMPLATE, "language": "en",
                                                           "parameters": [send.label]}}
@@ -157,7 +114,7 @@ async def client(http: httpx.AsyncClient, connections: trio.CapacityLimiter, ser
         await trio.sleep(RETRY_PAUSE)
 
 
-async def killer(service: Service, kills: int, low: float, high: float, done: trio.Event,
+async def killer(service: RestartableService, kills: int, low: float, high: float, done: trio.Event,
                  kill_times: list[float], sends: list[Send]) -> None:
     for _ in range(kills):
         with trio.move_on_after(random.uniform(low, high)):
@@ -170,11 +127,6 @@ async def killer(service: Service, kills: int, low: float, high: float, done: tr
         await service.start()
         print(f"SIGKILL {len(kill_times)} after {kill_times[-1]:.2f} s up, {acknowledged:,} of {len(sends):,} sends "
               f"acknowledged; started again (pid {service.child.process.pid})", flush=True)
-
-
-async def platform_record(simulator_url: str, phone_number_id: str) -> list[dict]:
-    async with httpx.AsyncClient(base_url=simulator_url, timeout=30) as http:
-        return (await http.get(f"/simulator/numbers/{phone_number_id}/messages")).json()["data"]
 
 
 async def outbound_rows(db: Database, workspace_id: int) -> list:
@@ -195,39 +147,34 @@ async def wait_settled(db: Database, ws: Workspace, simulator_url: str, timeout:
     return None
 
 
-async def run(args: argparse.Namespace, server_url: str, work_dir: Path) -> int:
-    sim_port, service_port = free_ports(2)
-    app_secret, access_token = secrets.token_hex(24), secrets.token_hex(24)
-    simulator_url = f"http://127.0.0.1:{sim_port}"
+async def run(args: argparse.Namespace, server_url: str, _postgres_pid: int | None, work_dir: Path) -> int:
+    platform = SeparateSimulator.on_free_ports()
     simulator = Child("simulator", [
-        *cli_command(), "simulator", "--host", "127.0.0.1", "--port", str(sim_port),
-        "--webhook-url", f"http://127.0.0.1:{service_port}/webhooks/whatsapp", "--app-secret", app_secret,
-        "--access-token", access_token, "--template", f"{TEMPLATE}:en:1", "--throughput", "1000",
+        *platform.command(from_environment=False), "--template", f"{TEMPLATE}:en:1", "--throughput", "1000",
         "--history", str(args.sends * 4), "--webhook-retry-delays", STATUS_RETRIES], dict(os.environ),
         work_dir / "simulator.log")
     async with trio_asyncio.open_loop():
         async with bench_database(server_url, f"inbox_bench_crash_sends_{os.getpid()}") as (url, db):
             ws = await make_workspace(db, "Crash sends")
-            env = {**service_env(work_dir / "service", None), "DATABASE_URL": url,
-                   "WHATSAPP_API_URL": simulator_url, "WHATSAPP_ACCESS_TOKEN": access_token,
-                   "WHATSAPP_APP_SECRET": app_secret, "WHATSAPP_VERIFY_TOKEN": secrets.token_hex(24),
+            env = {**service_env(work_dir / "service", platform.service_env()), "DATABASE_URL": url,
                    "WHATSAPP_SENDS_PER_SECOND": "1000", "INBOX_IP_LIMIT_PER_MINUTE": "1000000"}
-            service = Service(service_port, env, work_dir)
+            service = RestartableService(platform.service_port, env, work_dir, STARTUP_SECONDS)
             async with simulator.running(STARTUP_SECONDS):
                 try:
                     await service.start()
                     print(f"service: {service.child.ready['url']} (pid {service.child.process.pid}); platform "
-                          f"{simulator_url} in a process of its own", flush=True)
+                          f"{platform.url} in a process of its own", flush=True)
                     sends, kill_times, seconds = await drive(args, service, ws)
-                    settled = await wait_settled(db, ws, simulator_url, args.settle_timeout)
-                    record = await platform_record(simulator_url, ws.phone_number_id)
+                    settled = await wait_settled(db, ws, platform.url, args.settle_timeout)
+                    record = await platform_record(platform.url, ws.phone_number_id)
                     rows = await outbound_rows(db, ws.workspace_id)
                 finally:
                     await service.stop()
     return report(args, sends, kill_times, seconds, settled, record, rows)
 
 
-async def drive(args: argparse.Namespace, service: Service, ws: Workspace) -> tuple[list[Send], list[float], float]:
+async def drive(args: argparse.Namespace, service: RestartableService,
+                ws: Workspace) -> tuple[list[Send], list[float], float]:
     run_tag = secrets.token_hex(3)
     sends = [Send(n, f"crash {run_tag} #{n}", f"crash-{run_tag}-{n}" if n % 2 == 0 else None)
              for n in range(args.sends)]
@@ -302,8 +249,7 @@ def report(args: argparse.Namespace, sends: list[Send], kill_times: list[float],
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__)
     parser.add_argument("--sends", type=int, default=1000, help="logical sends, all started at once (1,000)")
     parser.add_argument("--chats", type=int, default=250, help="numbers sent to, in turn (250; at most 100,000)")
     parser.add_argument("--kills", type=int, default=3, help="SIGKILLs while sends are under way (3)")
@@ -316,8 +262,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--settle-timeout", type=float, default=90.0,
                         help="wait at most this long for every accepted send to be in the database (90 s)")
     parser.add_argument("--seed", type=int, help="random seed for the kill times and the numbers")
-    parser.add_argument("--database-url", help="a PostgreSQL server to use instead of the embedded one "
-                                               "(a database of its own is made there and dropped)")
+    add_database_url(parser)
     args = parser.parse_args(argv)
     try:
         low, high = (float(part) for part in args.kill_after.split(","))
@@ -335,17 +280,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.seed is not None:
         random.seed(args.seed)
-    work_dir = Path(tempfile.mkdtemp(prefix="inbox-crash-sends-"))
     started = time.perf_counter()
     try:
-        with postgres_server(args.database_url, work_dir) as (server_url, _):
-            return trio.run(run, args, server_url, work_dir)
-    except KeyboardInterrupt:
-        print("interrupted; what the check started was stopped", file=sys.stderr)
-        return 1
+        return run_on_postgres("crash-sends", args.database_url, run, args, noun="check")
     finally:
         print(f"run: {time.perf_counter() - started:.1f} s", file=sys.stderr)
-        shutil.rmtree(work_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

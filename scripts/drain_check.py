@@ -28,10 +28,8 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import signal
 import sys
-import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -40,7 +38,12 @@ from pathlib import Path
 import httpx
 import trio
 import trio_asyncio
-from bench_webhooks import bench_database, make_workspace, postgres_server, service_child
+
+from harness.options import add_database_url, fill_from_preset, script_parser
+from harness.postgres import bench_database
+from harness.processes import service_child
+from harness.run import run_on_postgres
+from harness.workspace import make_workspace
 
 FULL = {"clients": 16, "sigterm_after": 8.0, "drain": 2.0}
 SMALL = {"clients": 4, "sigterm_after": 2.0, "drain": 0.5}
@@ -109,6 +112,11 @@ async def probe_readiness(url: str, tally: Tally, done: trio.Event) -> None:
             elif status == 503 and tally.ready_false_at is None:
                 tally.ready_false_at = time.perf_counter()
             await trio.sleep(0.05)
+
+
+async def check(args: argparse.Namespace, server_url: str, _postgres_pid: int | None, work_dir: Path) -> int:
+    tally, stored, log = await run(args, server_url, work_dir)
+    return report(tally, stored, log)
 
 
 async def run(args: argparse.Namespace, server_url: str, work_dir: Path) -> tuple[Tally, set[str], str]:
@@ -186,8 +194,7 @@ def report(tally: Tally, stored: set[str], log: str) -> int:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__)
     parser.add_argument("--small", action="store_true",
                         help=f"{SMALL['clients']} clients, SIGTERM after {SMALL['sigterm_after']:g} s, "
                              f"drain {SMALL['drain']:g} s")
@@ -196,13 +203,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                                             f"(default {FULL['sigterm_after']:g})")
     parser.add_argument("--drain", type=float, help=f"INBOX_DRAIN_SECONDS (default {FULL['drain']:g})")
     parser.add_argument("--grace", type=float, default=10.0, help="INBOX_SHUTDOWN_GRACE_SECONDS (10)")
-    parser.add_argument("--database-url", help="a PostgreSQL server to use instead of the embedded one "
-                                               "(a database of its own is made there and dropped)")
+    add_database_url(parser)
     args = parser.parse_args(argv)
-    preset = SMALL if args.small else FULL
-    for name in ("clients", "sigterm_after", "drain"):
-        if getattr(args, name) is None:
-            setattr(args, name, preset[name])
+    fill_from_preset(args, SMALL if args.small else FULL)
     if args.clients < 1 or not args.sigterm_after > 0 or not args.drain >= 0 or not args.grace > 0:
         parser.error("--clients must be at least 1, --sigterm-after and --grace above 0, --drain 0 or more")
     return args
@@ -210,16 +213,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    work_dir = Path(tempfile.mkdtemp(prefix="inbox-drain-check-"))
-    try:
-        with postgres_server(args.database_url, work_dir) as (server_url, _):
-            tally, stored, log = trio.run(run, args, server_url, work_dir)
-    except KeyboardInterrupt:
-        print("interrupted; what the check started was stopped", file=sys.stderr)
-        return 1
-    finally:
-        shutil.rmtree(work_dir, ignore_errors=True)
-    return report(tally, stored, log)
+    return run_on_postgres("drain-check", args.database_url, check, args, noun="check")
 
 
 if __name__ == "__main__":

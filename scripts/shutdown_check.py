@@ -6,10 +6,10 @@ the service takes to exit and the work lost (acknowledged to the platform but no
     .venv/bin/python scripts/shutdown_check.py --chats 5000 --grace 5 --database-url postgresql://...
 
 1. PostgreSQL: the embedded server (durability off) in a temporary directory, or the server of --database-url
-   (its role needs CREATEDB), as scripts/bench_webhooks.py does: a database `inbox_bench_shutdown_<pid>`,
+   (its role needs CREATEDB), as every script has it (harness.postgres): a database `inbox_bench_shutdown_<pid>`,
    migrated, dropped at the end, and one Scale workspace in it (no bot answers stored: every chat's first
    message is handed to a person, so the bot sends nothing to the platform).
-2. The service: `inbox-actors serve --port 0` in a process of its own (scripts/bench_webhooks.py's
+2. The service: `inbox-actors serve --port 0` in a process of its own (harness.processes'
    service_child), with WHATSAPP_APP_SECRET made up here so the script can sign the platform's webhooks,
    INBOX_ACTOR_IDLE_SECONDS high so no chat passivates, INBOX_SHUTDOWN_GRACE_SECONDS from --grace.
 3. Wave 1: one customer message per chat, --per-post messages (different chats) in each signed envelope
@@ -43,7 +43,6 @@ import secrets
 import shutil
 import signal
 import sys
-import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -54,11 +53,13 @@ import httpx
 import trio
 import trio_asyncio
 
-from bench_webhooks import bench_database, make_workspace, postgres_server, service_child
-from load_chats import Child
-
+from harness.options import add_database_url, fill_from_preset, script_parser
+from harness.postgres import bench_database
+from harness.processes import Child, service_child
+from harness.run import run_on_postgres
+from harness.workspace import make_workspace
 from inbox_actors.platform.envelope import SIGNATURE_HEADER, build_envelope, sign
-from inbox_actors.platform.messages import InboundMessage
+from inbox_actors.platform.payloads import InboundMessage
 
 # 8 POSTs at once: up to 8 x 64 asks in flight (inbox_http/routes/whatsapp_webhook.py's PARALLEL_CHATS), which
 # a service storing ~50 new chats/s a core answers within the asks' 30 s (at 32, wave 1 timed out).
@@ -259,6 +260,13 @@ async def stored_ids(db, workspace_id: int) -> set[str]:
     return {row["platform_message_id"] for row in rows}
 
 
+async def check(args: argparse.Namespace, server_url: str, _postgres_pid: int | None, work_dir: Path) -> int:
+    figures = await run(args, server_url, work_dir)
+    report(figures)
+    failed = figures.aborted or figures.lost or figures.wave1_missing or figures.exit_seconds is None
+    return 1 if failed else 0
+
+
 async def run(args: argparse.Namespace, server_url: str, work_dir: Path) -> Figures:
     figures = Figures(chats=args.chats, grace=args.grace)
     app_secret = secrets.token_hex(32)
@@ -323,8 +331,7 @@ def report(figures: Figures) -> None:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__)
     parser.add_argument("--small", action="store_true",
                         help=f"{SMALL['chats']:,} chats, {SMALL['per_post']} messages a POST, "
                              f"{SMALL['concurrency']} POSTs at once")
@@ -340,13 +347,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              "as the platform keeps")
     parser.add_argument("--service-log", help="copy the service's log (stderr; INBOX_LOG_LEVEL, default WARNING) "
                                               "to this file")
-    parser.add_argument("--database-url", help="a PostgreSQL server to use instead of the embedded one "
-                                               "(a database of its own is made there and dropped)")
+    add_database_url(parser)
     args = parser.parse_args(argv)
-    preset = SMALL if args.small else FULL
-    for name in ("chats", "per_post", "concurrency"):
-        if getattr(args, name) is None:
-            setattr(args, name, preset[name])
+    fill_from_preset(args, SMALL if args.small else FULL)
     if min(args.chats, args.per_post, args.concurrency) < 1:
         parser.error("--chats, --per-post and --concurrency must be at least 1")
     if not args.grace > 0 or not 0 < args.sigterm_after <= 1:
@@ -359,18 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.chats:,} chats, {args.per_post} messages a POST, {args.concurrency} POSTs at once "
           f"({'a connection each' if args.no_keep_alive else 'on keep-alive connections'}); "
           f"SIGTERM after {args.sigterm_after:.0%} of wave 2's POSTs are answered", flush=True)
-    work_dir = Path(tempfile.mkdtemp(prefix="inbox-shutdown-check-"))
-    try:
-        with postgres_server(args.database_url, work_dir) as (server_url, _):
-            figures = trio.run(run, args, server_url, work_dir)
-    except KeyboardInterrupt:
-        print("interrupted; what the check started was stopped", file=sys.stderr)
-        return 1
-    finally:
-        shutil.rmtree(work_dir, ignore_errors=True)
-    report(figures)
-    failed = figures.aborted or figures.lost or figures.wave1_missing or figures.exit_seconds is None
-    return 1 if failed else 0
+    return run_on_postgres("shutdown-check", args.database_url, check, args, noun="check")
 
 
 if __name__ == "__main__":

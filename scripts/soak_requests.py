@@ -4,7 +4,7 @@ over 1 s. Every request over 1 s is printed as it happens, with its path and whe
     .venv/bin/python scripts/soak_requests.py                  # 5 minutes at 25 requests/s
     .venv/bin/python scripts/soak_requests.py --seconds 60 --rate 40 --database-url postgresql://...
 
-The service runs as scripts/bench_send.py runs it (scripts/bench_service.py: its own process, PostgreSQL, the
+The service runs as scripts/bench_send.py runs it (scripts/harness/send_rig.py: its own process, PostgreSQL, the
 platform simulator in a process of its own). Before the clock starts, --chats chats are made with one template
 send each. Then requests start at --rate a second, evenly spaced (open loop: a slow answer does not hold back
 the next request; at most 256 under way), each kind in turn by weight:
@@ -35,8 +35,11 @@ from pathlib import Path
 
 import httpx
 import trio
-from bench_service import EXISTING_PHONE_BASE, TEMPLATE, run_on_postgres, running_rig
-from load_chats import percentiles
+
+from harness.figures import percentiles
+from harness.options import add_database_url, script_parser
+from harness.run import run_on_postgres
+from harness.send_rig import EXISTING_PHONE_BASE, TEMPLATE, running_rig
 
 SLOW_SECONDS = 1.0
 TIMEOUT_SECONDS = 30.0
@@ -202,14 +205,12 @@ async def run(args: argparse.Namespace, server_url: str, postgres_pid: int | Non
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__)
     parser.add_argument("--seconds", type=float, default=300.0, help="how long (300)")
     parser.add_argument("--rate", type=float, default=25.0, help="requests started a second (25)")
     parser.add_argument("--chats", type=int, default=64, help="chats the reads and sends use (64)")
     parser.add_argument("--new-key-every", type=float, default=10.0, help="seconds between new contacts:read keys")
-    parser.add_argument("--database-url", help="a PostgreSQL server to use instead of the embedded one "
-                                               "(a database of its own is made there and dropped)")
+    add_database_url(parser)
     args = parser.parse_args(argv)
     if args.seconds <= 0 or args.rate <= 0 or args.chats < 1 or args.new_key_every <= 0:
         parser.error("--seconds, --rate and --new-key-every must be above 0, --chats at least 1")
@@ -220,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     load = os.getloadavg()
     print(f"machine: {os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)
-    status = run_on_postgres("soak", args.database_url, run, args)
+    status = run_on_postgres("soak", args.database_url, run, args, count_statements=True)
     load = os.getloadavg()
     print(f"load average after {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     return status

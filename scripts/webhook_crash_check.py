@@ -4,11 +4,12 @@ and check that every event committed to the outbox reached the receiver at least
     .venv/bin/python scripts/webhook_crash_check.py [--rate 50] [--phones 100] [--kill-after 5] [--after-restart 3]
     .venv/bin/python scripts/webhook_crash_check.py --database-url postgresql://postgres@127.0.0.1:5432/postgres
 
-1. PostgreSQL as scripts/bench_webhooks.py has it (embedded, or a database of its own on --database-url, dropped
-   at the end); a Scale workspace, an admin and a full-access key.
-2. The de-duplicating receiver of bench_webhooks.py in a process of its own: it counts distinct correlation ids
-   and duplicates, checks every X-Webhook-Signature against the secret the settings answered, and holds each
-   answer --receiver-delay-ms, so that deliveries are in flight when the kill comes.
+1. PostgreSQL as every script has it (harness.postgres: embedded, or a database of its own on --database-url,
+   dropped at the end); a Scale workspace, an admin and a full-access key.
+2. The de-duplicating receiver of scripts/bench_webhooks.py (harness.webhook_receiver) in a process of its own:
+   it counts distinct correlation ids and duplicates, checks every X-Webhook-Signature against the secret the
+   settings answered, and holds each answer --receiver-delay-ms, so that deliveries are in flight when the kill
+   comes.
 3. The service (`inbox-actors serve --port 0`, its own process); the webhook configured over HTTP for
    message_received and contact_created.
 4. Customers write through the service's built-in simulator (`POST /simulator/customers/{phone}/messages`, as
@@ -30,9 +31,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,18 +40,13 @@ import httpx
 import trio
 import trio_asyncio
 
-from bench_webhooks import (
-    Workspace,
-    bench_database,
-    configure_webhook,
-    make_workspace,
-    pending_count,
-    postgres_server,
-    service_child,
-)
-from load_chats import customer_phones, random_start_phone
-from webhook_bench_receiver import Receiver, running_receiver
-
+from harness.options import add_database_url, script_parser
+from harness.postgres import bench_database
+from harness.processes import service_child
+from harness.run import run_on_postgres
+from harness.simulator import customer_phones, random_start_phone
+from harness.webhook_receiver import Receiver, configure_webhook, pending_count, running_receiver
+from harness.workspace import Workspace, make_workspace
 from persistence.database import Database
 
 EVENTS = ["message_received", "contact_created"]
@@ -141,7 +135,7 @@ async def unrecorded_messages(db: Database, workspace_id: int, acknowledged: lis
     return [row["id"] for row in rows]
 
 
-async def check(args: argparse.Namespace, server_url: str, work_dir: Path) -> int:
+async def check(args: argparse.Namespace, server_url: str, _postgres_pid: int | None, work_dir: Path) -> int:
     stream = Stream()
     phones = customer_phones(random_start_phone(), args.phones)
     async with trio_asyncio.open_loop():
@@ -206,8 +200,7 @@ def report(stream: Stream, ids: dict[str, tuple[str, str]], received: dict[str, 
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__)
     parser.add_argument("--rate", type=float, default=50.0, help="customer messages a second (50)")
     parser.add_argument("--phones", type=int, default=100, help="customer numbers written from, in turn (100)")
     parser.add_argument("--kill-after", type=float, default=5.0, help="seconds of stream before SIGKILL (5)")
@@ -216,8 +209,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="the receiver holds each answer this long (50), so deliveries are in flight")
     parser.add_argument("--settle-timeout", type=float, default=60.0,
                         help="wait at most this long for no pending row after the stream (60 s)")
-    parser.add_argument("--database-url", help="a PostgreSQL server to use instead of the embedded one "
-                                               "(a database of its own is made there and dropped)")
+    add_database_url(parser)
     args = parser.parse_args(argv)
     if args.rate <= 0 or args.phones < 1 or args.kill_after <= 0 or args.after_restart < 0 \
             or args.receiver_delay_ms < 0:
@@ -228,15 +220,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    work_dir = Path(tempfile.mkdtemp(prefix="inbox-webhook-crash-"))
-    try:
-        with postgres_server(args.database_url, work_dir) as (server_url, _):
-            return trio.run(check, args, server_url, work_dir)
-    except KeyboardInterrupt:
-        print("interrupted; what the check started was stopped", file=sys.stderr)
-        return 1
-    finally:
-        shutil.rmtree(work_dir, ignore_errors=True)
+    return run_on_postgres("webhook-crash", args.database_url, check, args, noun="check")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ from inbox_actors.access.key_ring import IssuedKey, issue_key
 from inbox_actors.domain import key_rules, team_audit
 from inbox_actors.domain import scopes as scope_rules
 from inbox_actors.domain.plans import Plan
-from inbox_actors.team.sla import MAX_SLA_SECONDS
 from persistence.database import Database
 from persistence.queries import sessions as session_queries
 from persistence.queries import team_audit as audit_queries
@@ -62,17 +61,6 @@ async def set_plan(db: Database, *, workspace_id: int, plan: str) -> PlanChange:
     if row is None:
         raise AccountError(f"no workspace {workspace_id}")
     return PlanChange(workspace_id=row["id"], plan=row["plan"])
-
-
-async def set_sla(db: Database, *, workspace_id: int, sla_seconds: int | None) -> dict:
-    """The SLA target: how long a customer may wait for a person (None: no target, nothing breaches)."""
-    if sla_seconds is not None and not 1 <= sla_seconds <= MAX_SLA_SECONDS:
-        raise AccountError(f"the SLA must be 1 to {MAX_SLA_SECONDS} seconds")
-    async with db.transaction() as tx:
-        row = await workspace_queries.set_sla(tx, workspace_id, sla_seconds)
-    if row is None:
-        raise AccountError(f"no workspace {workspace_id}")
-    return {"workspace_id": row["id"], "sla_seconds": row["sla_seconds"]}
 
 
 async def set_cloud_api(db: Database, *, workspace_id: int, enabled: bool) -> dict:

@@ -1,6 +1,7 @@
 """The workspace's SLA policy: how long a customer may wait for a person, and the business hours that clock runs in.
 
-Read and saved whole (`GET`/`PUT /api/team/sla`); the rule for deadlines is `domain/business_hours.py`'s. A saved
+Read and saved whole (`GET`/`PUT /api/team/sla`), or its target alone by the operator (`inbox-actors workspace
+set-sla`); the rule for deadlines is `domain/business_hours.py`'s. A saved
 policy applies to waits that start after it: a chat already waiting keeps the deadline it was given (what its
 customer was promised does not move under them), and a wait that starts later is measured by the new policy, read
 by the conversation when the wait starts (`ChatState.waiting_for_person`).
@@ -106,6 +107,15 @@ async def save_policy(db: Database, workspace_id: int, member_id: int, via: str,
                                    action=team_audit.SLA_CHANGED, subject="sla",
                                    details={"sla_seconds": body.sla_seconds, "business_hours": hours is not None})
     return _policy(saved)
+
+
+async def set_target(db: Database, workspace_id: int, sla_seconds: int | None) -> Record | None:
+    """The operator's command line: the target alone (None removes it), business hours kept as they are; None
+    when there is no such workspace. The same limits as `save_policy`; applies to waits that start after it."""
+    if sla_seconds is not None and not 1 <= sla_seconds <= MAX_SLA_SECONDS:
+        raise InvalidSlaPolicy(f"the SLA must be 1 to {MAX_SLA_SECONDS} seconds")
+    async with db.transaction() as tx:
+        return await workspace_queries.set_sla(tx, workspace_id, sla_seconds)
 
 
 def _plain(hours: BusinessHoursBody) -> dict:

@@ -6,6 +6,8 @@ import argparse
 from typing import Any
 
 from inbox_actors.access import accounts
+from inbox_actors.access.accounts import AccountError
+from inbox_actors.team import sla
 from inbox_http.cli.database import DatabaseCommand
 from persistence.database import Database
 
@@ -41,7 +43,13 @@ async def set_plan(db: Database, args: argparse.Namespace) -> dict:
 
 
 async def set_sla(db: Database, args: argparse.Namespace) -> Any:
-    return await accounts.set_sla(db, workspace_id=args.workspace, sla_seconds=args.seconds)
+    try:
+        row = await sla.set_target(db, args.workspace, args.seconds)
+    except sla.InvalidSlaPolicy as err:
+        raise AccountError(str(err)) from None
+    if row is None:
+        raise AccountError(f"no workspace {args.workspace}")
+    return {"workspace_id": row["id"], "sla_seconds": row["sla_seconds"]}
 
 
 async def set_cloud_api(db: Database, args: argparse.Namespace) -> Any:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
-
 import httpx
 import trio
 
@@ -17,16 +15,6 @@ async def customer_writes(service, phone_number_id: str, phone: str, text: str, 
                                         json={"phone_number_id": phone_number_id, "text": text, "name": name})
     assert response.status_code == 200, response.text
     return response.json()
-
-
-async def eventually(check: Callable[[], Awaitable[Any]], *, timeout: float = 10.0, interval: float = 0.02) -> Any:
-    """Poll `check` until it returns something truthy (the platform's statuses arrive asynchronously)."""
-    with trio.fail_after(timeout):
-        while True:
-            result = await check()
-            if result:
-                return result
-            await trio.sleep(interval)
 
 
 async def chat(service, key: str, phone: str) -> dict:

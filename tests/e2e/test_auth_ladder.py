@@ -5,12 +5,12 @@ sentence errors). A call that passes the ladder gets the route's own answer: 404
 """
 
 import pytest
-import trio
 
 from inbox_actors.access import accounts
 from inbox_actors.access.activity_log import wait_recorded
 from tests import builders
 from tests.e2e.conftest import bearer
+from tests.waiting import eventually_status
 
 WHOAMI = "/api/reporting/v1/whoami"
 ROUTES = "/api/docs/routes"
@@ -108,14 +108,6 @@ async def test_growth_key_calls_the_core_api_only(service):
     for path in (ROUTES, CHAT):
         assert_stable(await service.client.get(path, headers=bearer(issued.key)), 403, "api_access_not_enabled")
     assert passed_ladder(await service.client.post(SEND, headers=bearer(issued.key)))
-
-
-async def eventually_status(service, path: str, key: str, status: int):
-    """A change written by another connection reaches the server's cache through NOTIFY: within moments."""
-    with trio.fail_after(5):
-        while (response := await service.client.get(path, headers=bearer(key))).status_code != status:
-            await trio.sleep(0.01)
-    return response
 
 
 async def test_a_downgrade_keeps_the_key_and_refuses_it_by_plan(service):

@@ -230,7 +230,8 @@ async def test_a_key_write_whose_body_is_not_utf8_is_invalid_body_and_changes_no
 
 
 async def test_an_inbox_action_whose_body_is_not_utf8_is_invalid_body_and_changes_nothing(service):
-    from tests.e2e.chat_helpers import chat, customer_writes, eventually, outbox_events, scale_workspace
+    from tests.e2e.chat_helpers import chat, customer_writes, outbox_events, scale_workspace
+    from tests.waiting import eventually
 
     workspace_id, number, admin, key = await scale_workspace(service.db)
     await customer_writes(service, number, CHAT_PHONE, "hello")  # no bot answer stored: the bot hands off

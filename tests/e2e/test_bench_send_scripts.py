@@ -18,9 +18,10 @@ PHASES = ("sends to 4 existing chats", "sends to a new chat each", "whoami", "pl
 
 @pytest.mark.slow
 def test_the_tiny_send_bench_measures_every_phase_against_the_bare_app_and_counts_statements():
-    # Its own embedded PostgreSQL (the one that loads pg_stat_statements), so the counts are exercised too.
+    # Its own embedded PostgreSQL (the one that loads pg_stat_statements), so the counts are exercised too. 50
+    # customers write in (an envelope's worth; the deep run's 1,024 new chats were most of this test's time).
     done = subprocess.run([sys.executable, str(_SCRIPTS / "bench_send.py"), "--seconds", "0.5", "--clients", "4",
-                           "--client-processes", "1", "--chats", "4", "--count", "1"],
+                           "--client-processes", "1", "--chats", "4", "--customers", "50", "--count", "1"],
                           capture_output=True, text=True, timeout=300)
 
     out = done.stdout
@@ -47,7 +48,8 @@ def test_the_tiny_send_bench_measures_every_phase_against_the_bare_app_and_count
 @ONE_BENCH_DATABASE_AT_A_TIME
 def test_a_short_soak_records_the_slowest_answer_of_every_kind_and_drops_its_database(postgres_server):
     before = bench_databases(postgres_server.admin_url)
-    done = run_script("soak_requests.py", "--seconds", "4", "--rate", "20", "--chats", "4", "--new-key-every", "2",
+    # 40 requests: every kind of the mix (15 in turn) at least twice; a read key made before the clock and one during.
+    done = run_script("soak_requests.py", "--seconds", "2", "--rate", "20", "--chats", "4", "--new-key-every", "1",
                       "--database-url", postgres_server.admin_url)
 
     out = done.stdout
@@ -64,4 +66,5 @@ def test_a_short_soak_records_the_slowest_answer_of_every_kind_and_drops_its_dat
 
 def test_bad_arguments_exit_2_before_starting_anything():
     assert run_script("bench_send.py", "--clients", "0").returncode == 2
+    assert run_script("bench_send.py", "--customers", "49").returncode == 2
     assert run_script("soak_requests.py", "--rate", "0").returncode == 2

@@ -5,14 +5,15 @@ every action through the catalog, dropdown sources, and bad input refused with n
 from __future__ import annotations
 
 import pytest
-import trio
 from standardwebhooks import Webhook
 
 from inbox_actors.access import accounts
 from inbox_actors.platform import templates
 from tests import builders
-from tests.e2e.chat_helpers import customer_writes, eventually
+from tests.e2e.chat_helpers import customer_writes
 from tests.e2e.conftest import bearer
+from tests.e2e.test_webhook_delivery import until_the_endpoint_hears
+from tests.waiting import eventually
 from tests.webhook_receiver import webhook_receiver
 
 PLATFORMS = ("zapier", "make")
@@ -25,6 +26,13 @@ async def growth_workspace(db, plan: str = "growth"):
     admin = await builders.member(db, created.workspace_id, "admin")
     issued = await builders.key(db, created.workspace_id, admin)
     return created.workspace_id, created.phone_number_id, admin, issued.key, issued.name
+
+
+async def nothing_pending(service, workspace_id: int) -> bool:
+    """Each event of the workspace, and each hook's copy of one, has been delivered, failed or skipped: nothing
+    more goes out for what happened so far (a delivery is recorded after its target answered)."""
+    return await service.db.fetchval("SELECT count(*) FROM webhook_outbox WHERE workspace_id = $1"
+                                     " AND outcome = 'pending'", workspace_id) == 0
 
 
 async def contact_row(db, workspace_id: int, phone: str):
@@ -130,7 +138,7 @@ async def test_a_hook_receives_each_event_signed_with_its_secret_until_unsubscri
         assert sentinel.status_code == 201
         await customer_writes(service, number, PHONE, "Hello again")
         await second.wait_for(1)
-        await trio.sleep(0.3)
+        await eventually(lambda: nothing_pending(service, workspace_id))
         assert len(first.received) == 1
         assert second.received[0].envelope["data"]["text"] == "Hello again"
 
@@ -143,12 +151,12 @@ async def test_a_hook_whose_key_is_revoked_receives_nothing(service):
             made = await service.client.post("/api/zapier/hooks", headers=bearer(plaintext),
                                              json={"target_url": target, "event": "contact_created"})
             assert made.status_code == 201, made.text
-        await service.db.execute("UPDATE api_keys SET revoked_at = now() WHERE key_hash = (SELECT key_hash FROM"
-                                 " api_keys WHERE id = (SELECT key_id FROM connector_hooks ORDER BY id LIMIT 1))")
-        await trio.sleep(1.1)  # the endpoint's targets are read afresh at least once a second
+        await until_the_endpoint_hears(service, workspace_id, lambda: service.db.execute(
+            "UPDATE api_keys SET revoked_at = now() WHERE key_hash = (SELECT key_hash FROM api_keys"
+            " WHERE id = (SELECT key_id FROM connector_hooks ORDER BY id LIMIT 1))"))
         await customer_writes(service, number, PHONE, "Hi")
         await live.wait_for(1)
-        await trio.sleep(0.3)
+        await eventually(lambda: nothing_pending(service, workspace_id))
         assert revoked.received == []
 
 

@@ -4,8 +4,9 @@ tags and message text, numbered pages with a total) and one contact; sentence er
 from __future__ import annotations
 
 from tests import builders
-from tests.e2e.chat_helpers import customer_writes, eventually, scale_workspace
+from tests.e2e.chat_helpers import customer_writes, scale_workspace
 from tests.e2e.conftest import bearer
+from tests.waiting import eventually
 
 
 async def contacts(service, key: str, **params):

@@ -9,8 +9,9 @@ import io
 import json
 
 from tests import builders
-from tests.e2e.chat_helpers import customer_writes, eventually, scale_workspace
+from tests.e2e.chat_helpers import customer_writes, scale_workspace
 from tests.e2e.conftest import bearer
+from tests.waiting import eventually
 
 PHONE = "919899999901"
 

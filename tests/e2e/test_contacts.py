@@ -15,6 +15,7 @@ from inbox_actors.domain import contact_fields
 from persistence.queries import contacts as contact_queries
 from tests import builders
 from tests.e2e.conftest import bearer
+from tests.faults import reads_a_contact
 
 CONTACTS = "/api/contacts"
 PHONE = "919876543210"
@@ -452,16 +453,11 @@ async def test_a_read_only_key_and_a_key_without_contacts_scope_are_refused(serv
     assert response.json()["requiredPermission"] == "contacts"
 
 
-async def test_an_unexpected_failure_is_the_spec_500_sentence_and_the_card_recovers(api, asha, monkeypatch):
-    real_find = contact_queries.find_contact
-
-    async def broken(*args, **kwargs):
-        raise RuntimeError("disk on fire")
-
-    monkeypatch.setattr(contact_queries, "find_contact", broken)
+async def test_an_unexpected_failure_is_the_spec_500_sentence_and_the_card_recovers(api, asha):
+    broken = api.service.db.fail_next(reads_a_contact, RuntimeError("disk on fire"))
     response = await api.put("name", "Asha Rao")
     assert (response.status_code, response.json()) == (500, {"error": "An internal error occurred. Please try again."})
-    monkeypatch.setattr(contact_queries, "find_contact", real_find)
+    assert broken.raised == 1
     assert (await api.put("name", "Asha Rao")).status_code == 200
     stats = api.service.actors.statistics(KIND, f"{api.workspace_id}:{PHONE}")
     assert stats is not None and stats.restarts == 1

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections import Counter
 
 from inbox_actors.conversations import bot
-from tests.e2e.chat_helpers import chat, customer_writes, eventually, outbox_events, scale_workspace
+from tests.e2e.chat_helpers import chat, customer_writes, outbox_events, scale_workspace
 from tests.e2e.conftest import bearer
+from tests.waiting import eventually
 
 PHONE = "919876543211"
 

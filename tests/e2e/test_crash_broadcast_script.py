@@ -17,22 +17,23 @@ from tests.e2e.test_webhook_scripts import run_script
 def test_a_broadcast_killed_mid_way_resumes_and_reaches_every_recipient_exactly_once(postgres_server):
     before = bench_databases(postgres_server.admin_url)
     # The platform at twice the service's rate: the resumed broadcast's first burst is not refused 130429, whose
-    # recipients would wait 30 s for their retry.
-    done = run_script("crash_broadcast.py", "--recipients", "150", "--rate", "40", "--platform-throughput", "80",
+    # recipients would wait 30 s for their retry. 90 recipients at 80 sends/s (the script's deep run: 400 at 40):
+    # a broadcast of about 1.5 s, killed once 30 are sent.
+    done = run_script("crash_broadcast.py", "--recipients", "90", "--rate", "80", "--platform-throughput", "160",
                       "--deadline", "60", "--database-url", postgres_server.admin_url)
 
     out = done.stdout
     assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]
     killed = re.search(r"^  SIGKILL [\d.]+ s after the bulk-send: (\d+) sent by the API's counts, (\d+) accepted by "
                        r"the platform$", out, re.M)
-    assert killed and 50 <= int(killed[1]) <= int(killed[2]) < 150, out
+    assert killed and 30 <= int(killed[1]) <= int(killed[2]) < 90, out
     assert re.search(r"^  broadcast \d+: completed [\d.]+ s after the bulk-send, every accepted send settled", out,
                      re.M), out
-    assert re.search(r"^recipients: 150$", out, re.M), out
+    assert re.search(r"^recipients: 90$", out, re.M), out
     assert re.search(rf"^sent before the kill: {killed[2]} \(the API's counts said {killed[1]} sent\)$", out, re.M), out
     once = re.search(r"^got it once: (\d+)$", out, re.M)
     doubt = re.search(r"^never got it: (\d+) \(left in doubt (\d+), lost 0\)$", out, re.M)
-    assert once and doubt and doubt[1] == doubt[2] and int(once[1]) + int(doubt[1]) == 150, out
+    assert once and doubt and doubt[1] == doubt[2] and int(once[1]) + int(doubt[1]) == 90, out
     assert re.search(r"^got it twice: 0$", out, re.M), out
     resumed = re.search(r"^time to resume: ([\d.]+) s from the kill to the first send of the new process \(ready "
                         r"after ([\d.]+) s\)$", out, re.M)

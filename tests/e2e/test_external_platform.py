@@ -8,8 +8,9 @@ import pytest
 from inbox_actors.platform.simulator.model import CustomerMessage, Simulator, SimulatorConfig
 from inbox_actors.platform.simulator.rules import StatusDelays
 from inbox_actors.platform.simulator.server import serve_simulator
-from tests.e2e.chat_helpers import chat, eventually, scale_workspace
+from tests.e2e.chat_helpers import chat, scale_workspace
 from tests.e2e.conftest import bearer, with_settings
+from tests.waiting import eventually
 
 SECRET, TOKEN, VERIFY = "app-secret-for-tests", "access-token-for-tests", "verify-token-for-tests"
 PHONE = "919844444441"

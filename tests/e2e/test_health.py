@@ -15,12 +15,14 @@ from persistence.database import Database
 from tests import builders
 from tests.conftest import admin_execute
 from tests.e2e.conftest import bearer, with_settings
+from tests.waiting import eventually
 
 GATE: list[trio.Event] = []
+HOLDING: list[trio.Event] = []
 
 
 class Counter(Actor):
-    """Counts; "crash" raises (a bug in one chat's handling, say); "hold" waits for GATE[0]."""
+    """Counts; "crash" raises (a bug in one chat's handling, say); "hold" sets HOLDING[0] and waits for GATE[0]."""
 
     def __init__(self, key: str) -> None:
         super().__init__(key)
@@ -30,6 +32,7 @@ class Counter(Actor):
         if message == "crash":
             raise ValueError(f"cannot handle {self.key}")
         if message == "hold":
+            HOLDING[0].set()
             await GATE[0].wait()
         self.count += 1
         return self.count
@@ -218,15 +221,16 @@ class TestProbesWithAToken:
 
 
 async def test_actor_times_are_utc_iso_and_seconds_ago_and_the_oldest_message_has_an_age(service):
-    GATE[:] = [trio.Event()]
+    GATE[:], HOLDING[:] = [trio.Event()], [trio.Event()]
     ref = service.actors.ref("counter", "slow")
     await ref.ask("tick")
     before = datetime.now(timezone.utc)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(ref.ask, "hold")
-        await trio.sleep(0.05)
+        await HOLDING[0].wait()
         nursery.start_soon(ref.ask, "tick")
-        await trio.sleep(0.3)
+        await eventually(lambda: service.actors.statistics("counter", "slow").mailbox_used == 1)
+        await trio.sleep(0.3)  # the point: the message waits, and the actor has been busy, this long at least
 
         detail = (await service.client.get("/health/actors/counter/slow")).json()
         assert detail["mailbox_used"] == 1

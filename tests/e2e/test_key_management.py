@@ -18,6 +18,7 @@ from inbox_actors.access import accounts, activity_log
 from inbox_actors.access.sessions import create_session
 from tests import builders
 from tests.e2e.conftest import bearer
+from tests.waiting import eventually_status
 
 KEYS = "/api/keys"
 WHOAMI = "/api/reporting/v1/whoami"
@@ -76,14 +77,6 @@ async def revoke(service, auth: dict[str, str], key_id: int):
 
 async def whoami(service, key: str):
     return await service.client.get(WHOAMI, headers=bearer(key))
-
-
-async def eventually_status(service, key: str, status: int):
-    """A change written straight to the database reaches the server's credential cache through NOTIFY."""
-    with trio.fail_after(5):
-        while (response := await whoami(service, key)).status_code != status:
-            await trio.sleep(0.01)
-    return response
 
 
 async def expire(db, key_id: int) -> None:
@@ -304,7 +297,7 @@ async def test_a_key_past_its_expiry_is_refused_with_key_expired(service, team):
     created = await create_key(service, team.session, expires_in_days=1)
     assert (await whoami(service, created["key"])).status_code == 200
     await expire(service.db, created["id"])
-    assert_stable(await eventually_status(service, created["key"], 403), 403, "key_expired")
+    assert_stable(await eventually_status(service, WHOAMI, created["key"], 403), 403, "key_expired")
     assert (await service.client.get(f"{KEYS}/{created['id']}", headers=team.session)).json()["status"] == "expired"
     before = await key_rows(service.db)
     assert_stable(await service.client.patch(f"{KEYS}/{created['id']}", json={"expires_in_days": 30},
@@ -400,7 +393,7 @@ async def test_rotation_issues_a_replacement_and_the_old_key_works_until_grace_e
         assert answer.headers["X-RateLimit-Limit"] == "100"
 
     await service.db.execute("UPDATE api_keys SET grace_until = now() - interval '1 second' WHERE id = $1", old["id"])
-    assert (await eventually_status(service, old["key"], 403)).json() == INVALID_KEY
+    assert (await eventually_status(service, WHOAMI, old["key"], 403)).json() == INVALID_KEY
     assert (await whoami(service, new["key"])).status_code == 200
     assert (await service.client.get(f"{KEYS}/{old['id']}", headers=team.session)).json()["status"] == "retired"
 

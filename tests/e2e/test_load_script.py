@@ -13,10 +13,16 @@ from inbox_actors.access.demo_workspace import DEMO_ANSWERS
 from inbox_actors.conversations import bot
 from tests import builders
 
-_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "load_chats.py"
-_spec = importlib.util.spec_from_file_location("load_chats", _SCRIPT)
+_SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+_spec = importlib.util.spec_from_file_location("load_chats", _SCRIPTS / "load_chats.py")
 load_chats = sys.modules.setdefault("load_chats", importlib.util.module_from_spec(_spec))
-_spec.loader.exec_module(load_chats)
+# As `python scripts/load_chats.py` runs it: scripts/ first on the path, where its `harness` package is; only while
+# it loads, so that nothing else in the session imports from scripts/.
+sys.path.insert(0, str(_SCRIPTS))
+try:
+    _spec.loader.exec_module(load_chats)
+finally:
+    sys.path.remove(str(_SCRIPTS))
 
 
 async def _demo_like_workspace(db) -> tuple[str, str]:

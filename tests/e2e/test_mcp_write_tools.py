@@ -8,9 +8,10 @@ import pytest
 from inbox_actors.mcp import tokens
 from inbox_actors.platform import templates
 from tests import builders
-from tests.e2e.chat_helpers import customer_writes, eventually, scale_workspace
+from tests.e2e.chat_helpers import customer_writes, scale_workspace
 from tests.e2e.conftest import bearer
 from tests.e2e.test_mcp_endpoint import mcp_token, tool
+from tests.waiting import eventually
 
 PHONE = "919811100021"
 

@@ -14,8 +14,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from inbox_actors.access.activity_log import wait_recorded
 from inbox_actors.domain import events
 from tests import builders
-from tests.e2e.chat_helpers import customer_writes, eventually, scale_workspace
+from tests.e2e.chat_helpers import customer_writes, scale_workspace
 from tests.e2e.conftest import bearer, with_settings
+from tests.waiting import eventually
 from tests.webhook_receiver import webhook_receiver
 
 PHONE = "919812345679"

@@ -9,9 +9,10 @@ import re
 from datetime import datetime, timedelta, timezone
 
 from tests import builders
-from tests.e2e.chat_helpers import customer_writes, eventually, scale_workspace
+from tests.e2e.chat_helpers import customer_writes, scale_workspace
 from tests.e2e.conftest import bearer
 from tests.e2e.platform_webhooks import customer_message, post_envelope
+from tests.waiting import eventually
 
 BASE = "/api/reporting/v1"
 ISO_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-import trio
-
 from tests import builders
-from tests.e2e.chat_helpers import customer_writes, eventually, scale_workspace
+from tests.e2e.chat_helpers import customer_writes, scale_workspace
 from tests.e2e.conftest import bearer
 from tests.e2e.platform_webhooks import customer_message, post_envelope
+from tests.waiting import eventually
 
 BASE = "/api/reporting/v1"
 
@@ -138,7 +137,9 @@ async def test_thread_order_receipts_and_cursors(service):
     await customer_writes(service, number, phone, "one")
     sent = await send_text(service, key, phone, "two")
     await eventually(lambda: status_of(service, key, phone, sent, "read"))
-    await trio.sleep(1.05)  # the platform stamps customer messages in whole seconds
+    # The platform stamps customer messages in whole seconds: "three" is written in a second after "two" was sent.
+    two_sent_at = await service.db.fetchval("SELECT sent_at FROM messages WHERE platform_message_id = $1", sent)
+    await eventually(lambda: datetime.now(timezone.utc).replace(microsecond=0) > two_sent_at, timeout=3)
     await customer_writes(service, number, phone, "three")
 
     thread = await ok(service, key, f"/conversations/{phone}/messages")

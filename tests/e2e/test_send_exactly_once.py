@@ -9,9 +9,10 @@ import httpx
 import pytest
 
 from inbox_actors.conversations import idempotency_keys as idempotency
-from inbox_actors.conversations import send_records
-from tests.e2e.chat_helpers import customer_writes, eventually, outbox_events, scale_workspace
+from tests.e2e.chat_helpers import customer_writes, outbox_events, scale_workspace
 from tests.e2e.conftest import bearer, with_settings
+from tests.faults import records_a_send_outcome
+from tests.waiting import eventually
 
 PHONE = "919812345691"
 
@@ -44,18 +45,11 @@ async def test_a_send_carries_its_row_id_to_the_platform_and_its_statuses_bring_
     assert (await outbox_events(service.db, workspace_id)).count("message_sent") == 1
 
 
-async def test_a_crash_before_the_outcome_is_committed_is_in_doubt_until_the_status_settles_it(
-        service, monkeypatch):
+async def test_a_crash_before_the_outcome_is_committed_is_in_doubt_until_the_status_settles_it(service):
     workspace_id, number, _, key = await scale_workspace(service.db)
     await customer_writes(service, number, PHONE, "hello")
-    real, crashes = send_records.message_queries.record_outcome, [RuntimeError("killed mid-send")]
-
-    async def record_outcome(tx, message_id, **values):
-        if crashes:
-            raise crashes.pop()  # the process dies between the platform's answer and the commit
-        return await real(tx, message_id, **values)
-
-    monkeypatch.setattr(send_records.message_queries, "record_outcome", record_outcome)
+    # The process dies between the platform's answer and the commit of the outcome (once).
+    service.db.fail_next(records_a_send_outcome, RuntimeError("killed mid-send"))
     body, headers = {"to": PHONE, "message": "Only once"}, {"Idempotency-Key": "order-42-shipped"}
     first = await send(service, key, body, **headers)
     assert first.status_code == 500

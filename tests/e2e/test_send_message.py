@@ -10,9 +10,10 @@ import pytest
 
 from inbox_actors.platform import templates
 from tests import builders
-from tests.e2e.chat_helpers import customer_writes, eventually, outbox_events, scale_workspace
+from tests.e2e.chat_helpers import customer_writes, outbox_events, scale_workspace
 from tests.e2e.conftest import bearer
 from tests.e2e.platform_webhooks import customer_message, post_envelope
+from tests.waiting import eventually
 
 PHONE = "919812345671"
 

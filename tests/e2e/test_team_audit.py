@@ -8,10 +8,11 @@ import json
 from datetime import datetime, timezone
 
 from tests import builders
-from tests.e2e.chat_helpers import customer_writes, eventually, scale_workspace
+from tests.e2e.chat_helpers import customer_writes, scale_workspace
 from tests.e2e.conftest import bearer
 from tests.e2e.test_cli import cli, output
 from tests.e2e.test_key_management import session_of
+from tests.waiting import eventually
 
 AUDIT = "/api/team/audit-log"
 

@@ -4,8 +4,9 @@ breaches counted per member, from a day of work driven through the inbox."""
 from __future__ import annotations
 
 from tests import builders
-from tests.e2e.chat_helpers import customer_writes, eventually, scale_workspace
+from tests.e2e.chat_helpers import customer_writes, scale_workspace
 from tests.e2e.conftest import bearer
+from tests.waiting import eventually
 
 PERFORMANCE = "/api/team/performance"
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from inbox_actors.domain import scopes
 from tests import builders
-from tests.e2e.chat_helpers import customer_writes, eventually, scale_workspace
+from tests.e2e.chat_helpers import customer_writes, scale_workspace
 from tests.e2e.conftest import bearer
+from tests.waiting import eventually
 
 MEMBERS = "/api/team/members"
 WHOAMI = "/api/reporting/v1/whoami"

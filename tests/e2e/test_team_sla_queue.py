@@ -9,9 +9,10 @@ from zoneinfo import ZoneInfo
 
 from inbox_actors.domain.business_hours import parse_business_hours, sla_deadline
 from tests import builders
-from tests.e2e.chat_helpers import chat, customer_writes, eventually, scale_workspace
+from tests.e2e.chat_helpers import chat, customer_writes, scale_workspace
 from tests.e2e.conftest import bearer
 from tests.e2e.test_key_management import session_of
+from tests.waiting import eventually
 
 SLA = "/api/team/sla"
 QUEUE = "/api/team/handoff-queue"

@@ -7,14 +7,17 @@ from __future__ import annotations
 import re
 from collections import deque
 from datetime import datetime, timedelta, timezone
+from typing import Any, Awaitable, Callable
 
 import pytest
 import trio
 from standardwebhooks import Webhook
 
 from inbox_actors.domain import events
-from tests.e2e.chat_helpers import customer_writes, eventually, scale_workspace
+from inbox_actors.webhooks import endpoint
+from tests.e2e.chat_helpers import customer_writes, scale_workspace
 from tests.e2e.conftest import bearer
+from tests.waiting import eventually
 from tests.webhook_receiver import webhook_receiver
 
 CONFIG = "/api/webhook/outbound/config"
@@ -140,8 +143,7 @@ async def test_unsubscribed_events_are_skipped_and_a_plan_drop_stops_scale_event
         assert [r.event for r in receiver.received] == ["message_received", "conversation_seen"]
 
         # On Growth the subscribed Scale events stop: a send's delivery statuses are skipped.
-        await service.db.execute("UPDATE workspaces SET plan = 'growth' WHERE id = $1", workspace_id)
-        await trio.sleep(0.3)  # the change is announced (NOTIFY) to the endpoint
+        await change_plan(service, workspace_id, "growth")
         sent = await service.client.post("/api/send-message", headers=auth, json={"to": PHONE, "message": "hi"})
         assert sent.status_code == 200, sent.text
         await eventually(lambda: _skipped(service, workspace_id, "message_status", 1))
@@ -149,8 +151,7 @@ async def test_unsubscribed_events_are_skipped_and_a_plan_drop_stops_scale_event
         await receiver.wait_for(3)
         assert [r.event for r in receiver.received] == ["message_received", "conversation_seen", "message_received"]
 
-        await service.db.execute("UPDATE workspaces SET plan = 'starter' WHERE id = $1", workspace_id)
-        await trio.sleep(0.3)
+        await change_plan(service, workspace_id, "starter")
         await customer_writes(service, number, PHONE, "starter now")
         await eventually(lambda: _skipped(service, workspace_id, "message_received", 1))
         assert len(receiver.received) == 3
@@ -158,6 +159,32 @@ async def test_unsubscribed_events_are_skipped_and_a_plan_drop_stops_scale_event
                                      " AND outcome = 'skipped'", workspace_id)
     assert {row["event"] for row in skipped} >= {"contact_created", "message_status", "message_sent",
                                                  "message_received"}
+
+
+async def change_plan(service, workspace_id: int, plan: str) -> None:
+    """Change the workspace's plan straight in the database, and return once its webhook endpoint has heard."""
+    await until_the_endpoint_hears(service, workspace_id, lambda: service.db.execute(
+        "UPDATE workspaces SET plan = $2 WHERE id = $1", workspace_id, plan))
+
+
+async def until_the_endpoint_hears(service, workspace_id: int, change: Callable[[], Awaitable[Any]]) -> None:
+    """Make `change`, an access change (the plan, a key) written straight to the database, and return once the
+    workspace's webhook endpoint has heard of it: the change is announced (NOTIFY), and the endpoint, told,
+    reads its settings and hooks afresh for the next event.
+
+    First the endpoint settles: nothing in its mailbox (a Wake told by an earlier call would pass for the one
+    awaited), no pump or delivery running (a read of its settings begun before the change would be kept after
+    it). Then it has heard once it handled a message after the change (the test tells it nothing else), or when
+    it is not in memory (it reads them when it starts)."""
+    def stats():
+        return service.actors.statistics(endpoint.KIND, str(workspace_id))
+
+    await eventually(lambda: (s := stats()) is None or (s.mailbox_used == 0 and s.tasks_running == 0),
+                     what="the webhook endpoint settling")
+    before = trio.current_time()
+    await change()
+    await eventually(lambda: (s := stats()) is None or (s.last_activity_at or before) > before,
+                     timeout=5, interval=0.005, what="the webhook endpoint hearing of the change")
 
 
 async def _skipped(service, workspace_id: int, event: str, count: int) -> bool:

@@ -6,8 +6,9 @@ from __future__ import annotations
 from inbox_actors.conversations import bot
 from inbox_actors.domain import events
 from tests import builders
-from tests.e2e.chat_helpers import customer_writes, eventually, scale_workspace
+from tests.e2e.chat_helpers import customer_writes, scale_workspace
 from tests.e2e.conftest import bearer
+from tests.waiting import eventually
 from tests.webhook_receiver import Receiver, webhook_receiver
 
 CONFIG = "/api/webhook/outbound/config"

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from tests.e2e.chat_helpers import chat, customer_writes, eventually, outbox_events, scale_workspace
+from tests.e2e.chat_helpers import chat, customer_writes, outbox_events, scale_workspace
 from tests.e2e.conftest import bearer
 from tests.e2e.platform_webhooks import customer_message, post_envelope, status
+from tests.waiting import eventually
 
 PHONE = "447700900123"
 

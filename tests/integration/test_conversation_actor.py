@@ -22,6 +22,7 @@ from inbox_actors.platform.payloads import InboundMessage, SendAccepted, SendReq
 from inbox_actors.runtime import Actor, ActorCrashed, ActorKind, ActorSystem
 from inbox_actors.runtime.clock import WallClock
 from tests import builders
+from tests.faults import records_a_send_outcome
 
 _ids = itertools.count(1)
 
@@ -145,46 +146,28 @@ async def test_a_late_redelivery_of_an_older_message_is_not_the_last_word(db, ch
     assert await db.fetchval("SELECT count_from_customer FROM conversations WHERE phone = $1", phone) == 2
 
 
-async def test_an_accepted_send_is_recorded_through_a_brief_database_outage(db, chats, monkeypatch):
-    from inbox_actors.conversations import send_records
-    from persistence.database import DatabaseUnavailable
-
+async def test_an_accepted_send_is_recorded_through_a_brief_database_outage(db, chats):
     system, workspace_id, platform = chats
     phone = "919800000018"
     await conversation.ask_conversation(system, workspace_id, phone, inbound(phone))
-    real_record, failures = send_records.message_queries.record_outcome, ["connection lost"]
-
-    async def flaky_record(tx, message_id, **values):
-        if failures:
-            raise DatabaseUnavailable(failures.pop())
-        return await real_record(tx, message_id, **values)
-
-    monkeypatch.setattr(send_records.message_queries, "record_outcome", flaky_record)
+    outage = db.fail_next(records_a_send_outcome)  # the connection is lost as the outcome is written, once
     outcome = await conversation.ask_conversation(system, workspace_id, phone, reply())
+    assert outage.raised == 1
     assert outcome.accepted and len(platform.sent) == 1  # sent once, recorded on the second try
     assert await db.fetchval("SELECT count(*) FROM messages WHERE platform_message_id = $1",
                              outcome.platform_message_id) == 1
 
 
-async def test_a_first_template_to_a_number_is_recorded_through_a_brief_database_outage(db, chats, monkeypatch):
+async def test_a_first_template_to_a_number_is_recorded_through_a_brief_database_outage(db, chats):
     """The outage hits after the chat and its contact were written in the same transaction: the retry creates
     them again (nothing of the rolled-back attempt is taken as the chat), once."""
-    from inbox_actors.conversations import send_records
-    from persistence.database import DatabaseUnavailable
-
     system, workspace_id, platform = chats
     phone = "919800000019"
-    real_record, failures = send_records.message_queries.record_outcome, ["connection lost"]
-
-    async def flaky_record(tx, message_id, **values):
-        if failures:
-            raise DatabaseUnavailable(failures.pop())
-        return await real_record(tx, message_id, **values)
-
-    monkeypatch.setattr(send_records.message_queries, "record_outcome", flaky_record)
+    outage = db.fail_next(records_a_send_outcome)  # the connection is lost as the outcome is written, once
     template = Send(request=SendRequest(to="", type="template", template_name="hello", template_language="en"),
                     sender_type="system", author="test")
     assert (await conversation.ask_conversation(system, workspace_id, phone, template)).accepted
+    assert outage.raised == 1
     assert (await conversation.ask_conversation(system, workspace_id, phone, template)).accepted
     assert len(platform.sent) == 2
     assert await db.fetchval("SELECT count_messages FROM conversations WHERE workspace_id = $1 AND phone = $2",

@@ -45,7 +45,8 @@ async def test_no_chat_refuses_work_after_a_one_second_outage(db, database_url, 
         refused_during: list[ActorError] = []
 
         async def write_during_the_outage(phone: str) -> None:
-            # Load while the database is gone: each chat crashes on it and restarts with backoff.
+            # Load while the database is gone (a write every 50 ms per chat, paced on purpose): each chat crashes
+            # on it and restarts with backoff.
             while trio.current_time() - outage_began < 1.0:
                 try:
                     await ask_conversation(system, workspace_id, phone, customer_writes(phone))
@@ -54,7 +55,7 @@ async def test_no_chat_refuses_work_after_a_one_second_outage(db, database_url, 
                 await trio.sleep(0.05)
 
         async def end_the_outage() -> None:
-            await trio.sleep(1.0)
+            await trio.sleep(1.0)  # the outage lasts a second: that is what this test is about
             await admin_execute(postgres_server, f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
 
         async with trio.open_nursery() as load:

@@ -8,6 +8,7 @@ import gc
 
 import pytest
 import trio
+import trio.testing
 
 from persistence.database import Database, DatabaseUnavailable
 
@@ -33,12 +34,13 @@ async def test_a_transaction_waiting_for_a_connection_gives_up_at_the_acquire_ti
 async def test_a_wait_for_a_connection_cancelled_meanwhile_gives_the_connection_back(database_url):
     db = await Database.connect(database_url, min_size=1, max_size=1)
     try:
-        release_holder = trio.Event()
+        holding, release_holder = trio.Event(), trio.Event()
         bodies_run = []
 
         async def hold():
             async with db.transaction() as tx:
                 await tx.execute("SELECT 1")
+                holding.set()
                 await release_holder.wait()
 
         async def wait_then_get_cancelled(scope_box):
@@ -50,10 +52,12 @@ async def test_a_wait_for_a_connection_cancelled_meanwhile_gives_the_connection_
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(hold)
-            await trio.sleep(0.1)
+            await holding.wait()  # the pool's only connection is lent out
             box: list[trio.CancelScope] = []
             nursery.start_soon(wait_then_get_cancelled, box)
-            await trio.sleep(0.1)
+            # Every task is blocked: the other is in the (shielded) wait for that connection, the one place it can
+            # block before its body.
+            await trio.testing.wait_all_tasks_blocked()
             box[0].cancel()  # lands while the wait is shielded: it ends only once a connection is handed over
             release_holder.set()
         assert bodies_run in ([], [True])
@@ -95,3 +99,27 @@ async def test_statements_and_transactions_leave_no_asyncio_timers_behind(db):
         async with db.transaction() as tx:
             await tx.fetchval("SELECT $1::int", n)
     assert timers() - before < 20
+
+
+async def test_a_planned_fault_fails_only_the_statements_it_picks_as_often_as_planned(db):
+    """Database.fail_next, the tests' fault injection: matching statements raise instead of running, in a
+    transaction (which then rolls back) as on the pool, until the plan is spent; the others run."""
+    await db.execute("CREATE TABLE fault_probe (v int)")
+    inserts = db.fail_next(lambda sql: sql.startswith("INSERT INTO fault_probe"), times=2)
+    assert await db.fetchval("SELECT 1") == 1
+    with pytest.raises(DatabaseUnavailable, match="fault planned by a test: INSERT INTO fault_probe"):
+        async with db.transaction() as tx:
+            await tx.execute("UPDATE fault_probe SET v = 0")
+            await tx.execute("INSERT INTO fault_probe VALUES (1)")
+    with pytest.raises(DatabaseUnavailable):
+        await db.execute("INSERT INTO fault_probe VALUES (2)")
+    assert inserts.raised == 2
+    await db.execute("INSERT INTO fault_probe VALUES (3)")
+    assert await db.fetch("SELECT v FROM fault_probe") == [(3,)]
+
+    crash = db.fail_next(lambda sql: "fault_probe" in sql, RuntimeError("killed"))
+    with pytest.raises(RuntimeError, match="killed"):
+        await db.fetchval("SELECT count(*) FROM fault_probe")
+    assert crash.raised == 1 and await db.fetchval("SELECT count(*) FROM fault_probe") == 1
+    with pytest.raises(ValueError):
+        db.fail_next(lambda sql: True, times=0)

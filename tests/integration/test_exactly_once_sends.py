@@ -27,6 +27,7 @@ from inbox_actors.platform.payloads import InboundMessage, SendAccepted, SendRef
 from inbox_actors.runtime import ActorCrashed, ActorSystem, start_timers, timer_kind
 from inbox_actors.runtime.clock import WallClock
 from tests import builders
+from tests.faults import records_a_send_outcome
 
 HASH = idempotency.request_hash("POST", "/api/send-message", b'{"to": "919800000100", "message": "hi"}')
 
@@ -60,18 +61,10 @@ async def chats(db, nursery):
 
 
 @pytest.fixture
-def crash_on_record(monkeypatch):
+def crash_on_record(db):
     """The process dies between the platform's answer and the commit of the outcome (once): the outcome is not
     recorded, and the actor crashes."""
-    real = send_records.message_queries.record_outcome
-    crashes = [RuntimeError("killed before the outcome was committed")]
-
-    async def record_outcome(tx, message_id, **values):
-        if crashes:
-            raise crashes.pop()
-        return await real(tx, message_id, **values)
-
-    monkeypatch.setattr(send_records.message_queries, "record_outcome", record_outcome)
+    return db.fail_next(records_a_send_outcome, RuntimeError("killed before the outcome was committed"))
 
 
 def customer(phone: str, text: str = "hello") -> CustomerWrote:

@@ -29,6 +29,7 @@ from inbox_actors.platform.simulator.rules import StatusDelays
 from inbox_actors.platform.simulator.server import serve_simulator
 from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateSpec
 from tests.local_http import serve_on_free_port
+from tests.waiting import eventually
 
 SECRET = "simulator-app-secret"
 TOKEN = "simulator-access-token"
@@ -100,12 +101,6 @@ class Receiver:
         """The statuses of each status post, in the order the posts were answered."""
         return [[status for batch in parse_envelope(body) for status in batch.statuses]
                 for _, body in self.posts if any(batch.statuses for batch in parse_envelope(body))]
-
-
-async def eventually(condition, timeout: float = 3.0) -> None:
-    with trio.fail_after(timeout):
-        while not condition():
-            await trio.sleep(0.005)
 
 
 @pytest.fixture
@@ -501,13 +496,12 @@ async def test_too_many_messages_awaiting_statuses_get_none(nursery, simulator_c
     assert stats["status_timelines_dropped"] == 1 and receiver.statuses_of(second) == []
 
 
-async def eventually_stats(http, condition, timeout: float = 3.0) -> dict:
-    with trio.fail_after(timeout):
-        while True:
-            stats = (await http.get("/simulator/stats")).json()
-            if condition(stats):
-                return stats
-            await trio.sleep(0.01)
+async def eventually_stats(http, condition) -> dict:
+    """The simulator's statistics once `condition` holds of them."""
+    async def stats():
+        current = (await http.get("/simulator/stats")).json()
+        return current if condition(current) else None
+    return await eventually(stats, timeout=3.0, interval=0.01)
 
 
 # -- customers ------------------------------------------------------------------------------------------------

@@ -17,7 +17,6 @@ from functools import partial
 import pytest
 import trio
 
-from inbox_actors.access import accounts
 from inbox_actors.conversations.conversation import (
     Claim,
     ConversationDeps,
@@ -32,8 +31,10 @@ from inbox_actors.conversations.sla_clock import SlaClockDeps, deadline_set, sla
 from inbox_actors.platform.payloads import InboundMessage
 from inbox_actors.runtime import ActorSystem
 from inbox_actors.runtime.clock import WallClock
+from inbox_actors.team import sla
 from tests import builders
 from tests.integration.test_conversation_actor import RecordingPlatform
+from tests.waiting import eventually
 
 _ids = itertools.count(1)
 PHONE = "919800000077"
@@ -78,7 +79,7 @@ async def one_second_sla(db) -> tuple[int, int]:
     """(workspace id, member id) of a workspace whose customers may wait one second for a person."""
     workspace_id = await builders.workspace(db)
     member = await builders.member(db, workspace_id)
-    await accounts.set_sla(db, workspace_id=workspace_id, sla_seconds=1)
+    await sla.set_target(db, workspace_id, 1)
     return workspace_id, member
 
 
@@ -118,7 +119,10 @@ async def test_a_deadline_that_passed_while_the_service_was_down_is_announced_on
     async with running_service(db) as system:
         await a_waiting_chat(system, workspace_id, member)
     assert await breaches(db, workspace_id) == []
-    await trio.sleep(1.2)
+    deadline = await db.fetchval("SELECT sla_deadline_at FROM conversations WHERE workspace_id = $1 AND phone = $2",
+                                 workspace_id, PHONE)
+    # The deadline passes while no service runs (on the service's clock: the wall clock).
+    await eventually(lambda: datetime.now(timezone.utc) >= deadline, timeout=5)
     async with running_service(db):
         await wait_for_breaches(db, workspace_id, 1)
 

