@@ -108,6 +108,8 @@ class WebhookEndpoint(Actor):
         self._backlog = False
         self._target: _Targets | None = None
         self._target_read_at = -float("inf")
+        # Counts announced settings changes, so a read that one overtook is not trusted until the next recheck.
+        self._settings_changes = 0
 
     async def on_start(self) -> None:
         self._start_pump()
@@ -115,6 +117,7 @@ class WebhookEndpoint(Actor):
     async def receive(self, message: object) -> object:
         if isinstance(message, Wake):
             if message.settings_changed:
+                self._settings_changes += 1
                 self._target_read_at = -float("inf")
             self._wake.set()
             if not self._pumping:
@@ -182,8 +185,10 @@ class WebhookEndpoint(Actor):
         """The targets and whether they were read just now."""
         now = trio.current_time()
         if force or now - self._target_read_at >= self.deps.recheck_seconds:
+            changes = self._settings_changes
             self._target = await self._load_targets()
-            self._target_read_at = now
+            # A change announced while reading may not be in what was read: read again at the next look.
+            self._target_read_at = now if changes == self._settings_changes else -float("inf")
             return self._target, True
         return self._target, False
 
