@@ -13,7 +13,9 @@ from quart import Response, request
 
 from inbox_actors.conversations import idempotency_keys as keys
 from inbox_actors.conversations.conversation_protocol import KeyReservation
-from inbox_actors.conversations.idempotency_keys import Conflict, InDoubt, InProgress, Replay, Reservation
+from inbox_actors.conversations.idempotency_keys import (  # noqa: F401 (request_hash: the routes' one import)
+    Conflict, InDoubt, InProgress, Replay, Reservation, request_hash,
+)
 from inbox_http.encoding import json_response
 from inbox_http.errors import SentenceError
 from persistence.database import Database
@@ -35,10 +37,6 @@ def parse_key(value: str | None) -> str | None:
 def current_key() -> str | None:
     """The current request's key (Quart request context); raises the 400 sentence when malformed."""
     return parse_key(request.headers.get(HEADER))
-
-
-def request_hash(method: str, path: str, body: bytes) -> bytes:
-    return keys.request_hash(method, path, body)
 
 
 Send = Callable[[KeyReservation | None], Awaitable[tuple[int, Any]]]

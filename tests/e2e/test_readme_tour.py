@@ -93,7 +93,7 @@ class Shell:
     async def wait_for(self, patterns: list[re.Pattern], start: int, seconds: float) -> list[str]:
         """Wait up to `seconds` for every pattern to show after `start`; the ones still missing."""
         with trio.move_on_after(seconds):
-            while missing := [p.pattern for p in patterns if not p.search(self.transcript, start)]:
+            while any(not p.search(self.transcript, start) for p in patterns):
                 await self._changed.wait()
             return []
         return [p.pattern for p in patterns if not p.search(self.transcript, start)]
