@@ -21,7 +21,6 @@ import functools
 import ipaddress
 from typing import Awaitable, Callable, TypeVar
 
-import msgspec
 from quart import Quart, Response, g, request
 
 from inbox_actors.access import rate_bucket
@@ -30,7 +29,7 @@ from inbox_actors.actions.caller import Caller
 from inbox_actors.domain import auth_ladder
 from inbox_actors.domain.auth_ladder import NO_TOKEN, AdminRule, Credential, ErrorStyle, RoutePolicy
 from inbox_actors.domain.key_rules import DEFAULT_RATE_LIMIT
-from inbox_actors.domain.plans import ApiTier, Plan
+from inbox_actors.domain.plans import ApiTier
 from inbox_actors.domain.rate_window import WINDOW_SECONDS, Admission
 from inbox_http.encoding import json_response
 from inbox_http.errors import refusal_response, stable_error
@@ -40,21 +39,6 @@ Handler = TypeVar("Handler", bound=Callable[..., Awaitable[object]])
 
 # Longer than any key by far: anything bigger is refused without hashing it.
 _MAX_TOKEN_LENGTH = 512
-
-
-class Principal(msgspec.Struct, frozen=True):
-    """Who is calling: a key, or a member's dashboard session."""
-
-    workspace_id: int
-    member_id: int
-    via: str  # "api_key" or "session"
-    plan: Plan
-    key_id: int | None = None
-
-    @property
-    def author(self) -> str:
-        """How events and logs name who acted: "api_key:<id>" or "member:<id>"."""
-        return f"api_key:{self.key_id}" if self.via == "api_key" else f"member:{self.member_id}"
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -123,8 +107,6 @@ async def _guard(policy: RoutePolicy, handler, args, kwargs):
                                                   policy.scopes, request.method)
         if refusal is not None:
             return refusal_response(refusal)
-        g.principal = Principal(workspace_id=session.workspace_id, member_id=session.member_id, via="session",
-                                plan=session.plan)
         g.caller = Caller.of_session(session)
         return await handler(*args, **kwargs)
 
@@ -141,8 +123,6 @@ async def _guard(policy: RoutePolicy, handler, args, kwargs):
                                                                                  limit))
         return refusal_response(refusal)
     g.credential = credential
-    g.principal = Principal(workspace_id=credential.workspace_id, member_id=credential.member_id, via="api_key",
-                            plan=credential.plan, key_id=credential.key_id)
 
     if limit is not None:
         admission = await rate_bucket.admit_key(state.actors, credential.key_id, limit)
@@ -241,7 +221,3 @@ def current_caller() -> Caller:
         credential = current_credential()
         caller = g.caller = Caller.of_api_key(credential, label=credential.key_name)
     return caller
-
-
-def current_principal() -> Principal:
-    return g.principal

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from quart import current_app
 
@@ -52,9 +53,9 @@ class Services:
     metrics: ServiceMetrics = field(default_factory=ServiceMetrics)
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
 
-    @property
+    @cached_property
     def action_deps(self) -> ActionDeps:
-        return ActionDeps(self.db, self.actors, self.clock)
+        return ActionDeps(self.db, self.actors, self.clock, self.webhooks.guard, self.webhooks.transport)
 
 
 def services() -> Services:

@@ -1,12 +1,18 @@
-"""Starting a broadcast: stored with its whole audience in one transaction (`broadcasts/creation.py`), then
-launched through its actor, or left for the schedule. Sending it needs the cloud API switched on, as every send
-does; it waits for approval unless the caller holds `campaign_approve`. An Idempotency-Key makes a retry answer the
-broadcast the first request made (`replayed`), whoever won a race between the two."""
+"""A broadcast's use cases: starting one, reading one, and a member's calls on it (approve, reject, cancel, pause,
+resume).
+
+Starting stores the broadcast with its whole audience in one transaction (`broadcasts/creation.py`), then launches
+it through its actor, or leaves it for the schedule. Sending needs the cloud API switched on, as every send does;
+it waits for approval unless the caller holds `campaign_approve`. An Idempotency-Key makes a retry answer the
+broadcast the first request made (`replayed`), whoever won a race between the two. A member's call goes to the
+broadcast's actor, which owns its status and decides.
+"""
 
 from __future__ import annotations
 
 import msgspec
 
+from inbox_actors.actions import permissions
 from inbox_actors.actions.caller import Caller
 from inbox_actors.actions.chats import sending_refusal
 from inbox_actors.actions.deps import ActionDeps
@@ -14,7 +20,9 @@ from inbox_actors.actions.outcomes import Reason, Refused, reason_of_status
 from inbox_actors.broadcasts import broadcast, creation, schedule
 from inbox_actors.broadcasts import views as broadcast_views
 
-APPROVERS = ("campaign_approve",)
+
+NOT_FOUND = Refused(Reason.NOT_FOUND, "No broadcast with this id in the workspace.", 404, "broadcast_not_found")
+DECISIONS = broadcast.ACTIONS
 
 
 class Started(msgspec.Struct, frozen=True):
@@ -27,7 +35,7 @@ async def start(deps: ActionDeps, caller: Caller, order: creation.BulkSend, *, i
     if (refused := sending_refusal(caller)) is not None:
         return refused
     creator = creation.Creator(workspace_id=caller.workspace_id, member_id=caller.member_id, via=caller.author,
-                               may_approve=caller.may(APPROVERS, "POST"))
+                               may_approve=caller.may(permissions.APPROVE_BROADCASTS, "POST"))
     try:
         created = await creation.create_once(deps.db, creator, order, deps.clock.now(),
                                              idempotency_key=idempotency_key, request_hash=request_hash)
@@ -39,3 +47,29 @@ async def start(deps: ActionDeps, caller: Caller, order: creation.BulkSend, *, i
         if isinstance(row, broadcast.Refused):
             return Refused(Reason.UNAVAILABLE, row.message, row.status, row.code)
     return Started(await broadcast_views.broadcast_view(deps.db, row, deps.clock.now()), created.replayed)
+
+
+async def find(deps: ActionDeps, caller: Caller, broadcast_id: int):
+    """The broadcast's row, if it is one of the caller's workspace (None otherwise)."""
+    return await broadcast_views.find_broadcast(deps.db, caller.workspace_id, broadcast_id)
+
+
+async def view(deps: ActionDeps, caller: Caller, broadcast_id: int) -> broadcast_views.BroadcastView | Refused:
+    row = await find(deps, caller, broadcast_id)
+    if row is None:
+        return NOT_FOUND
+    return await broadcast_views.broadcast_view(deps.db, row, deps.clock.now())
+
+
+async def decide(deps: ActionDeps, caller: Caller, broadcast_id: int, action: str,
+                 reason: str | None = None) -> broadcast_views.BroadcastView | Refused:
+    """One of DECISIONS on the broadcast, as the caller's member; the broadcast as it now is."""
+    if await find(deps, caller, broadcast_id) is None:
+        return NOT_FOUND
+    row = await deps.actors.ref(broadcast.KIND, str(broadcast_id)).ask(
+        broadcast.Decide(action, member_id=caller.member_id, via=caller.author, reason=reason))
+    if isinstance(row, broadcast.Refused):
+        return Refused(reason_of_status(row.status), row.message, row.status, row.code)
+    if row["status"] == creation.SCHEDULED:
+        schedule.scheduled(deps.actors, row["scheduled_at"])
+    return await broadcast_views.broadcast_view(deps.db, row, deps.clock.now())

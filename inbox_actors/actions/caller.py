@@ -1,8 +1,9 @@
 """Who runs an action: the member it acts as, with the permissions it may use, and how it is named.
 
 An API key acts as its creator with what both the key's scopes and the creator's permissions allow (a key never
-exceeds its creator, as the auth ladder checks); a dashboard session and an MCP token act as their member. Front doors build a `Caller`
-once per request and pass it to the actions, which read nothing else about who is calling.
+exceeds its creator, as the auth ladder checks); a dashboard session and an MCP token act as their member. Front
+doors build a `Caller` once per request and pass it to the actions, which read nothing else about who is calling;
+REST handlers read the same `Caller` for the workspace and member they serve.
 """
 
 from __future__ import annotations
@@ -50,7 +51,6 @@ class Caller(msgspec.Struct, frozen=True):
                    permissions=effective_permissions(credential.scopes, credential.member_permissions),
                    status=credential.member_status, assigned_only=assigned_only_member(credential) is not None,
                    plan=credential.plan, cloud_api_enabled=credential.cloud_api_enabled)
-
 
     @classmethod
     def of_session(cls, session: Session) -> Caller:

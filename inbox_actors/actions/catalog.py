@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from inbox_actors.actions import permissions
 from inbox_actors.actions.chats import MAX_REASON
 from inbox_actors.domain import contact_fields
 from inbox_actors.domain.conversation_states import State
@@ -220,10 +221,6 @@ class SendBroadcast(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 # -- the catalog ---------------------------------------------------------------------------------------------
 
-CHAT_CONTENT = ("inbox", "contacts")
-TEAM_DATA = ("inbox", "team_management", "analytics")
-
-
 class Action(msgspec.Struct, frozen=True):
     name: str
     title: str
@@ -244,88 +241,88 @@ ACTIONS: tuple[Action, ...] = (
            "(q). Each chat has its state, who it is assigned to or claimed by, unread count, whether it needs a "
            "reply, how long the customer has waited and its last message. Filter by state, unread, needs_reply "
            "or assigned_to; pass next_cursor back as cursor for the next page.",
-           ListConversations, Kind.READ, CHAT_CONTENT, default_exposed=True),
+           ListConversations, Kind.READ, permissions.CHAT_CONTENT, default_exposed=True),
     Action("get_conversation", "Read one chat",
            "One chat in full: state, assignment, waiting time and SLA, unread count, message counts, last message "
            "and the contact's card (name, email, company, status, tags).",
-           OneChat, Kind.READ, CHAT_CONTENT, default_exposed=True),
+           OneChat, Kind.READ, permissions.CHAT_CONTENT, default_exposed=True),
     Action("read_messages", "Read a chat's messages",
            "The messages of one chat, newest first by default: who sent each (customer, bot, agent or system), "
            "when, its text or template, and its delivery status. Reading does not mark the chat read.",
-           ReadMessages, Kind.READ, CHAT_CONTENT, default_exposed=True),
+           ReadMessages, Kind.READ, permissions.CHAT_CONTENT, default_exposed=True),
     Action("unread_summary", "Unread summary",
            "How many chats and customer messages are unread and how many chats wait for a person, over the last "
            "7 days, in total, per assigned member and unassigned, with the oldest unread and the longest wait.",
-           NoArguments, Kind.READ, TEAM_DATA, default_exposed=True),
+           NoArguments, Kind.READ, permissions.TEAM_DATA, default_exposed=True),
     Action("list_templates", "List message templates",
            "The workspace's WhatsApp message templates: name, language, category, status, how many parameters "
            "each takes and its body. Only APPROVED templates can be sent.",
-           ListTemplates, Kind.READ, ("templates",), default_exposed=True),
+           ListTemplates, Kind.READ, permissions.TEMPLATES, default_exposed=True),
     Action("send_text", "Send a text message",
            "Send a WhatsApp text message to a contact. Free text is delivered only within 24 hours of the "
            "customer's last message (otherwise send a template). Returns the platform's message id.",
-           SendText, Kind.WRITE, ("whatsapp_api",), default_exposed=False, default_needs_approval=True),
+           SendText, Kind.WRITE, permissions.SEND, default_exposed=False, default_needs_approval=True),
     Action("send_template", "Send a template message",
            "Send an approved WhatsApp template to a contact, with its parameters in order; templates can open a "
            "conversation outside the 24-hour window. Returns the platform's message id.",
-           SendTemplate, Kind.WRITE, ("whatsapp_api",), default_exposed=False, default_needs_approval=True),
+           SendTemplate, Kind.WRITE, permissions.SEND, default_exposed=False, default_needs_approval=True),
     Action("claim_conversation", "Claim a chat",
            "Take a chat for the member this connection acts as (it becomes HUMAN_ACTIVE, claimed by them). "
            "Returns the chat as it now is.",
-           OneChat, Kind.WRITE, ("inbox",), default_exposed=False),
+           OneChat, Kind.WRITE, permissions.CHAT_ACTIONS, default_exposed=False),
     Action("release_conversation", "Release a chat",
            "Give a claimed chat back to the team's queue (HANDOFF_PENDING), with an optional reason. Returns the "
            "chat as it now is.",
-           ChatWithReason, Kind.WRITE, ("inbox",), default_exposed=False),
+           ChatWithReason, Kind.WRITE, permissions.CHAT_ACTIONS, default_exposed=False),
     Action("resolve_conversation", "Resolve a chat",
            "Close a chat's hand-off: the bot answers the customer again (AI_ONLY). Optional reason. Returns the "
            "chat as it now is.",
-           ChatWithReason, Kind.WRITE, ("inbox",), default_exposed=False),
+           ChatWithReason, Kind.WRITE, permissions.CHAT_ACTIONS, default_exposed=False),
     Action("add_tag", "Tag a contact",
            "Add a tag to the contact of this phone, keeping its other tags. Returns the contact.",
-           ContactTag, Kind.WRITE, ("contacts",), default_exposed=False),
+           ContactTag, Kind.WRITE, permissions.CONTACTS, default_exposed=False),
     Action("remove_tag", "Untag a contact",
            "Remove a tag from the contact of this phone (removing a tag it lacks changes nothing). Returns the "
            "contact.",
-           ContactTag, Kind.WRITE, ("contacts",), default_exposed=False),
+           ContactTag, Kind.WRITE, permissions.CONTACTS, default_exposed=False),
     Action("transfer_conversation", "Transfer a chat",
            "Hand a claimed chat to another active team member (to_user_id), with an optional reason. Returns the "
            "chat as it now is.",
-           TransferChat, Kind.WRITE, ("inbox",), default_exposed=False),
+           TransferChat, Kind.WRITE, permissions.CHAT_ACTIONS, default_exposed=False),
     Action("reply_in_chat", "Reply in a chat as the member",
            "Reply to the customer as the member this connection acts as (an agent's reply, not an automated "
            "send); replying claims a chat nobody has claimed. Free text within 24 hours of the customer's last "
            "message only. Returns the platform's message id and the chat.",
-           ReplyInChat, Kind.WRITE, ("inbox",), default_exposed=False, default_needs_approval=True),
+           ReplyInChat, Kind.WRITE, permissions.CHAT_ACTIONS, default_exposed=False, default_needs_approval=True),
     Action("create_contact", "Create a contact",
            "Create a contact for a phone number, or update the one it already has with the fields given (tags "
            "given are added, attributes merged). Returns the contact and whether it was created.",
-           CreateContactArgs, Kind.WRITE, ("contacts",), default_exposed=False),
+           CreateContactArgs, Kind.WRITE, permissions.CONTACTS, default_exposed=False),
     Action("update_contact", "Update a contact",
            "Change fields of an existing contact: name, email, company, status, notes, custom attributes "
            "(merged; null removes one). Fields left out are kept. Returns the contact.",
-           UpdateContactArgs, Kind.WRITE, ("contacts",), default_exposed=False,
+           UpdateContactArgs, Kind.WRITE, permissions.CONTACTS, default_exposed=False,
            one_of_required=("name", "email", "company", "status", "notes", "attributes")),
     Action("opt_out_contact", "Record an opt-out",
            "Record that the contact withdrew consent to messages (broadcasts skip them); repeating it keeps the "
            "first time. Returns the contact.",
-           OneChat, Kind.WRITE, ("contacts",), default_exposed=False),
+           OneChat, Kind.WRITE, permissions.CONTACTS, default_exposed=False),
     Action("opt_in_contact", "Record an opt-in",
            "Record that the contact gave consent to messages again. Returns the contact.",
-           OneChat, Kind.WRITE, ("contacts",), default_exposed=False),
+           OneChat, Kind.WRITE, permissions.CONTACTS, default_exposed=False),
     Action("list_broadcasts", "List broadcasts",
            "The workspace's broadcasts, newest first: name, status, template, recipient count, schedule and who "
            "created each. Filter by status; pass next_cursor back as cursor for the next page.",
-           ListBroadcasts, Kind.READ, ("campaigns",), default_exposed=True),
+           ListBroadcasts, Kind.READ, permissions.CAMPAIGNS, default_exposed=True),
     Action("get_broadcast", "Read a broadcast",
            "One broadcast with its progress: queued, in flight, sent, delivered, read, failed, skipped and "
            "cancelled recipients, its send rate and approval.",
-           OneBroadcast, Kind.READ, ("campaigns",), default_exposed=True),
+           OneBroadcast, Kind.READ, permissions.CAMPAIGNS, default_exposed=True),
     Action("send_broadcast", "Send a broadcast",
            "Send an approved template to many contacts: by phone (up to 1,000) and/or every contact having given "
            "tags, now or at scheduled_at. Waits for approval in the app when the member may not approve "
            "broadcasts. Returns the broadcast with its counts.",
-           SendBroadcast, Kind.WRITE, ("campaigns",), default_exposed=False, default_needs_approval=True),
+           SendBroadcast, Kind.WRITE, permissions.CAMPAIGNS, default_exposed=False, default_needs_approval=True),
 )
 BY_NAME: dict[str, Action] = {action.name: action for action in ACTIONS}
 

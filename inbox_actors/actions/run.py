@@ -213,10 +213,7 @@ async def _list_broadcasts(deps: ActionDeps, caller: Caller, a: catalog.ListBroa
 
 
 async def _get_broadcast(deps: ActionDeps, caller: Caller, a: catalog.OneBroadcast) -> Outcome:
-    row = await broadcast_views.find_broadcast(deps.db, caller.workspace_id, a.broadcast_id)
-    if row is None:
-        return Refused(Reason.NOT_FOUND, "No broadcast with this id in the workspace.", 404, "broadcast_not_found")
-    return _data(await broadcast_views.broadcast_view(deps.db, row, deps.clock.now()))
+    return _done(await broadcasts.view(deps, caller, a.broadcast_id))
 
 
 async def _send_broadcast(deps: ActionDeps, caller: Caller, a: catalog.SendBroadcast) -> Outcome:

@@ -14,26 +14,23 @@ from typing import Annotated
 import msgspec
 from quart import Blueprint, request
 
-from inbox_actors.actions import broadcasts
+from inbox_actors.actions import broadcasts, permissions
 from inbox_actors.actions.chats import sending_refusal
-from inbox_actors.actions.outcomes import Refused as OutcomeRefused
-from inbox_actors.broadcasts import creation, schedule, views
-from inbox_actors.broadcasts.broadcast import Decide, Refused
-from inbox_actors.broadcasts.broadcast import KIND as BROADCAST
+from inbox_actors.actions.outcomes import Refused
+from inbox_actors.broadcasts import creation, views
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging.parameter_catalog import BROADCAST_RECIPIENTS, BROADCASTS
 from inbox_http import idempotency
 from inbox_http.contract import answers, takes
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError, SentenceError
-from inbox_http.guard import accepts, current_caller, current_principal, guarded, responds
+from inbox_http.guard import accepts, current_caller, guarded, responds
 from inbox_http.json_body import read_json_body
+from inbox_http.outcome_answers import answer
 from inbox_http.services import services
 
 blueprint = Blueprint("broadcasts", __name__)
 
-CAMPAIGNS = ("campaigns",)
-NOT_FOUND = "No broadcast with this id in the workspace."
 
 
 class Decision(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -43,7 +40,7 @@ class Decision(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 @blueprint.post("/api/bulk-send")
 @responds(views.BroadcastView, 202)
-@guarded(tier=ApiTier.CORE, scopes=CAMPAIGNS, sending=True, dashboard=True)
+@guarded(tier=ApiTier.CORE, scopes=permissions.CAMPAIGNS, sending=True, dashboard=True)
 @takes(creation.BulkSend)
 @answers(422)
 async def bulk_send():
@@ -51,7 +48,7 @@ async def bulk_send():
     approval when the caller lacks campaign_approve. `Idempotency-Key` makes a retry answer the same broadcast."""
     caller = current_caller()
     if (refused := sending_refusal(caller)) is not None:
-        raise ApiError(refused.status, refused.code, refused.message)
+        return answer(refused)
     try:
         key = idempotency.parse_key(request.headers.get(idempotency.HEADER))
     except SentenceError as err:
@@ -61,48 +58,48 @@ async def bulk_send():
     started = await broadcasts.start(
         services().action_deps, caller, body, idempotency_key=key,
         request_hash=idempotency.request_hash(request.method, request.path, raw) if key is not None else None)
-    if isinstance(started, OutcomeRefused):
-        raise ApiError(started.status, started.code, started.message)
+    if isinstance(started, Refused):
+        return answer(started)
     headers = {idempotency.REPLAYED_HEADER: "true"} if started.replayed else {}
     return json_response(started.view, 202, headers)
 
 
 @blueprint.get("/api/broadcasts")
 @responds(views.BroadcastPage)
-@guarded(tier=ApiTier.CORE, scopes=CAMPAIGNS, dashboard=True)
+@guarded(tier=ApiTier.CORE, scopes=permissions.CAMPAIGNS, dashboard=True)
 @accepts(BROADCASTS)
 async def list_broadcasts():
     """The workspace's broadcasts, newest first (optionally of one status), keyset-paged."""
     state = services()
-    return json_response(await views.list_broadcasts(state.db, current_principal().workspace_id, request.args))
+    return json_response(await views.list_broadcasts(state.db, current_caller().workspace_id, request.args))
 
 
 @blueprint.get("/api/broadcasts/<id:broadcast_id>")
 @responds(views.BroadcastView)
-@guarded(tier=ApiTier.CORE, scopes=CAMPAIGNS, dashboard=True)
+@guarded(tier=ApiTier.CORE, scopes=permissions.CAMPAIGNS, dashboard=True)
 @answers(404)
 async def read_broadcast(broadcast_id: int):
     """One broadcast: status, approval, and progress (queued, in flight, sent, delivered, read, failed, skipped,
     cancelled) with its current send rate."""
-    state = services()
-    row = await _find(broadcast_id)
-    return json_response(await views.broadcast_view(state.db, row, state.clock.now()))
+    return answer(await broadcasts.view(services().action_deps, current_caller(), broadcast_id))
 
 
 @blueprint.get("/api/broadcasts/<id:broadcast_id>/recipients")
 @responds(views.RecipientPage)
-@guarded(tier=ApiTier.CORE, scopes=CAMPAIGNS, dashboard=True)
+@guarded(tier=ApiTier.CORE, scopes=permissions.CAMPAIGNS, dashboard=True)
 @accepts(BROADCAST_RECIPIENTS)
 @answers(404)
 async def read_recipients(broadcast_id: int):
     """The broadcast's recipients in send order with their outcome and the platform's error, if any."""
-    await _find(broadcast_id)
-    return json_response(await views.list_recipients(services().db, broadcast_id, request.args))
+    state = services()
+    if await broadcasts.find(state.action_deps, current_caller(), broadcast_id) is None:
+        return answer(broadcasts.NOT_FOUND)
+    return json_response(await views.list_recipients(state.db, broadcast_id, request.args))
 
 
 @blueprint.post("/api/broadcasts/<id:broadcast_id>/approve")
 @responds(views.BroadcastView)
-@guarded(tier=ApiTier.CORE, scopes=broadcasts.APPROVERS, dashboard=True)
+@guarded(tier=ApiTier.CORE, scopes=permissions.APPROVE_BROADCASTS, dashboard=True)
 @answers(404, 409)
 async def approve_broadcast(broadcast_id: int):
     """Approve a broadcast pending approval: it sends now, or at its scheduled time."""
@@ -111,7 +108,7 @@ async def approve_broadcast(broadcast_id: int):
 
 @blueprint.post("/api/broadcasts/<id:broadcast_id>/reject")
 @responds(views.BroadcastView)
-@guarded(tier=ApiTier.CORE, scopes=broadcasts.APPROVERS, dashboard=True)
+@guarded(tier=ApiTier.CORE, scopes=permissions.APPROVE_BROADCASTS, dashboard=True)
 @takes(Decision)
 @answers(404, 409)
 async def reject_broadcast(broadcast_id: int):
@@ -121,7 +118,7 @@ async def reject_broadcast(broadcast_id: int):
 
 @blueprint.post("/api/broadcasts/<id:broadcast_id>/cancel")
 @responds(views.BroadcastView)
-@guarded(tier=ApiTier.CORE, scopes=CAMPAIGNS, dashboard=True)
+@guarded(tier=ApiTier.CORE, scopes=permissions.CAMPAIGNS, dashboard=True)
 @takes(Decision)
 @answers(404, 409)
 async def cancel_broadcast(broadcast_id: int):
@@ -131,7 +128,7 @@ async def cancel_broadcast(broadcast_id: int):
 
 @blueprint.post("/api/broadcasts/<id:broadcast_id>/pause")
 @responds(views.BroadcastView)
-@guarded(tier=ApiTier.CORE, scopes=CAMPAIGNS, dashboard=True)
+@guarded(tier=ApiTier.CORE, scopes=permissions.CAMPAIGNS, dashboard=True)
 @answers(404, 409)
 async def pause_broadcast(broadcast_id: int):
     """Pause a sending broadcast; sends in flight finish."""
@@ -140,34 +137,12 @@ async def pause_broadcast(broadcast_id: int):
 
 @blueprint.post("/api/broadcasts/<id:broadcast_id>/resume")
 @responds(views.BroadcastView)
-@guarded(tier=ApiTier.CORE, scopes=CAMPAIGNS, dashboard=True)
+@guarded(tier=ApiTier.CORE, scopes=permissions.CAMPAIGNS, dashboard=True)
 @answers(404, 409)
 async def resume_broadcast(broadcast_id: int):
     """Resume a paused broadcast (paused by a member, or for want of credits once topped up)."""
     return await _decide(broadcast_id, "resume")
 
 
-# -- shared ------------------------------------------------------------------------------------------------
-
-
 async def _decide(broadcast_id: int, action: str, reason: str | None = None):
-    state, caller = services(), current_principal()
-    await _find(broadcast_id)
-    row = await _ask(broadcast_id, Decide(action, member_id=caller.member_id, via=caller.author, reason=reason))
-    if row["status"] == creation.SCHEDULED:
-        schedule.scheduled(state.actors, row["scheduled_at"])
-    return json_response(await views.broadcast_view(state.db, row, state.clock.now()))
-
-
-async def _find(broadcast_id: int):
-    row = await views.find_broadcast(services().db, current_principal().workspace_id, broadcast_id)
-    if row is None:
-        raise ApiError(404, "broadcast_not_found", NOT_FOUND)
-    return row
-
-
-async def _ask(broadcast_id: int, message: object):
-    answer = await services().actors.ref(BROADCAST, str(broadcast_id)).ask(message)
-    if isinstance(answer, Refused):
-        raise ApiError(answer.status, answer.code, answer.message)
-    return answer
+    return answer(await broadcasts.decide(services().action_deps, current_caller(), broadcast_id, action, reason))

@@ -25,6 +25,7 @@ from typing import Any
 import msgspec
 from quart import Blueprint, request
 
+from inbox_actors.actions import permissions
 from inbox_actors.actions.catalog import Action, input_schema
 from inbox_actors.connectors import actions as connector_actions
 from inbox_actors.connectors import hooks, make_shapes, samples, sources, trigger_catalog, zapier_shapes
@@ -49,7 +50,7 @@ from inbox_actors.webhooks.endpoint import wake_endpoint
 from inbox_http.contract import answers, in_path, takes
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
-from inbox_http.guard import accepts, current_credential, current_principal, guarded, responds
+from inbox_http.guard import accepts, current_caller, current_credential, guarded, responds
 from inbox_http.json_body import read_json_body
 from inbox_http.services import services
 
@@ -57,7 +58,6 @@ zapier = Blueprint("zapier", __name__, url_prefix="/api/zapier")
 make = Blueprint("make", __name__, url_prefix="/api/make")
 blueprints = (zapier, make)
 
-TRIGGERS = ("automations",)
 _EVENT = {"type": "string", "enum": list(events.ALL_EVENTS), "example": events.MESSAGE_RECEIVED}
 _SAMPLE_LIMIT = QueryParameter("limit", "integer", f"1 to {samples.MAX_LIMIT}, default {samples.DEFAULT_LIMIT}",
                                rules={"minimum": 1, "maximum": samples.MAX_LIMIT})
@@ -118,24 +118,24 @@ async def me():
 
 @_both("/triggers", methods=["GET"])
 @responds(TriggerList)
-@guarded(tier=ApiTier.CORE, scopes=TRIGGERS)
+@guarded(tier=ApiTier.CORE, scopes=permissions.AUTOMATIONS)
 async def list_triggers():
     """The trigger catalog: each event's key, label, plan, whether this plan offers it, and an example item."""
-    return json_response(TriggerList(trigger_catalog.triggers(current_principal().plan)))
+    return json_response(TriggerList(trigger_catalog.triggers(current_caller().plan)))
 
 
 @_both("/triggers/<event>/samples", methods=["GET"])
 @responds(list[SampleItem])
-@guarded(tier=ApiTier.CORE, scopes=TRIGGERS)
+@guarded(tier=ApiTier.CORE, scopes=permissions.AUTOMATIONS)
 @accepts((_SAMPLE_LIMIT,))
 @answers(404)
 @in_path(event=_EVENT)
 async def trigger_samples(event: str):
     """The latest items of a trigger's event, newest first, each with a stable id; the example when none yet."""
-    principal = current_principal()
-    _check_event(event, principal.plan)
+    caller = current_caller()
+    _check_event(event, caller.plan)
     limit = parameters.limit(request.args.get("limit"), samples.DEFAULT_LIMIT, samples.MAX_LIMIT)
-    return json_response(await samples.samples(services().db, principal.workspace_id, event, limit))
+    return json_response(await samples.samples(services().db, caller.workspace_id, event, limit))
 
 
 def _check_event(event: str, plan) -> None:
@@ -150,16 +150,16 @@ def _check_event(event: str, plan) -> None:
 
 @_both("/hooks", methods=["GET"])
 @responds(HookList)
-@guarded(tier=ApiTier.CORE, scopes=TRIGGERS)
+@guarded(tier=ApiTier.CORE, scopes=permissions.AUTOMATIONS)
 async def list_hooks():
     """This platform's hooks in the workspace, newest first (never their secrets)."""
     return json_response(HookList(await hooks.list_hooks(services().db, platform=_platform(),
-                                                         workspace_id=current_principal().workspace_id)))
+                                                         workspace_id=current_caller().workspace_id)))
 
 
 @_both("/hooks", methods=["POST"])
 @responds(IssuedHook, 201)
-@guarded(tier=ApiTier.CORE, scopes=TRIGGERS)
+@guarded(tier=ApiTier.CORE, scopes=permissions.AUTOMATIONS)
 @takes(hooks.Subscribe)
 @answers(409)
 async def subscribe():
@@ -176,29 +176,29 @@ async def subscribe():
 
 @_both("/hooks/<id:hook_id>", methods=["DELETE"])
 @responds(HookView)
-@guarded(tier=ApiTier.CORE, scopes=TRIGGERS)
+@guarded(tier=ApiTier.CORE, scopes=permissions.AUTOMATIONS)
 @answers(404)
 async def unsubscribe(hook_id: int):
     """Unsubscribe: nothing more is sent to the hook, its pending deliveries included."""
-    state, principal = services(), current_principal()
-    removed = await hooks.unsubscribe(state.db, platform=_platform(), workspace_id=principal.workspace_id,
+    state, caller = services(), current_caller()
+    removed = await hooks.unsubscribe(state.db, platform=_platform(), workspace_id=caller.workspace_id,
                                       hook_id=hook_id)
     if not isinstance(removed, ConnectorRefusal):
-        wake_endpoint(state.actors, principal.workspace_id, settings_changed=True)
+        wake_endpoint(state.actors, caller.workspace_id, settings_changed=True)
     return _refused_or(removed)
 
 
 @_both("/hooks/<id:hook_id>/deliveries", methods=["GET"])
 @responds(delivery_log.DeliveryLogPage)
-@guarded(tier=ApiTier.CORE, scopes=TRIGGERS)
+@guarded(tier=ApiTier.CORE, scopes=permissions.AUTOMATIONS)
 @accepts(delivery_log.PARAMETERS)
 @answers(404)
 async def hook_deliveries(hook_id: int):
     """The hook's delivery log, newest first: each event sent to it with every attempt (time, status code or error,
     duration); filters `event`, `outcome`, `limit`, `cursor` as for the workspace's webhook deliveries."""
-    principal = current_principal()
+    caller = current_caller()
     return _refused_or(await hooks.hook_deliveries(services().db, platform=_platform(),
-                                                   workspace_id=principal.workspace_id, hook_id=hook_id,
+                                                   workspace_id=caller.workspace_id, hook_id=hook_id,
                                                    args=request.args))
 
 
@@ -243,13 +243,14 @@ for _action in catalog_actions():
 
 # -- dynamic dropdowns ---------------------------------------------------------------------------------------
 
-_SOURCE_SCOPES = {"templates": ("templates",), "members": ("inbox", "team_management"), "tags": ("contacts",)}
+_SOURCE_SCOPES = {"templates": permissions.TEMPLATES, "members": permissions.TEAM_OVERVIEW,
+                  "tags": permissions.CONTACTS}
 _SOURCES = {"templates": sources.templates, "members": sources.members, "tags": sources.tags}
 
 
 def _source_view(name: str, platform: Platform):
     async def items():
-        found = await _SOURCES[name](services().db, current_principal().workspace_id)
+        found = await _SOURCES[name](services().db, current_caller().workspace_id)
         if platform is Platform.ZAPIER:
             return json_response([zapier_shapes.ZapierChoice(id=value, label=label) for value, label in found])
         return json_response([make_shapes.MakeOption(label=label, value=value) for value, label in found])

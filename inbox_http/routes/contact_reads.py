@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from quart import Blueprint, request
 
+from inbox_actors.actions import permissions
 from inbox_actors.domain.auth_ladder import ErrorStyle, assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging import parameter_catalog as catalog
@@ -20,7 +21,7 @@ from inbox_http.services import services
 
 blueprint = Blueprint("contact_reads", __name__, url_prefix="/api/contacts")
 
-_POLICY = dict(tier=ApiTier.FULL, scopes=("contacts",), errors=ErrorStyle.SENTENCE)
+_POLICY = dict(tier=ApiTier.FULL, scopes=permissions.CONTACTS, errors=ErrorStyle.SENTENCE)
 
 
 @blueprint.get("/paginated")

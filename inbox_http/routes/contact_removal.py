@@ -13,6 +13,7 @@ from typing import Annotated
 import msgspec
 from quart import Blueprint, Response, request
 
+from inbox_actors.actions import permissions
 from inbox_actors.contacts import export
 from inbox_actors.conversations import contact_erasure
 from inbox_actors.domain.auth_ladder import ErrorStyle
@@ -22,14 +23,14 @@ from inbox_actors.paging.parameter_catalog import QueryParameter
 from inbox_http.contract import answers, takes
 from inbox_http.encoding import json_response
 from inbox_http.errors import SentenceError
-from inbox_http.guard import accepts, current_principal, guarded, responds
+from inbox_http.guard import accepts, current_caller, guarded, responds
 from inbox_http.json_body import read_json_body
 from inbox_http.services import services
 
 blueprint = Blueprint("contact_removal", __name__, url_prefix="/api/contacts")
 
-_DELETE = dict(tier=ApiTier.FULL, scopes=("contacts_delete",), errors=ErrorStyle.SENTENCE)
-_EXPORT = dict(tier=ApiTier.FULL, scopes=("contacts_export",), errors=ErrorStyle.SENTENCE)
+_DELETE = dict(tier=ApiTier.FULL, scopes=permissions.CONTACTS_DELETE, errors=ErrorStyle.SENTENCE)
+_EXPORT = dict(tier=ApiTier.FULL, scopes=permissions.CONTACTS_EXPORT, errors=ErrorStyle.SENTENCE)
 EXPORT_PARAMETERS = (QueryParameter("format", "string", "csv (default) or jsonl", tuple(export.FORMATS)),)
 
 
@@ -86,14 +87,14 @@ async def export_contacts():
     fmt = request.args.get("format", "csv")
     if fmt not in export.FORMATS:
         raise SentenceError(400, "format must be csv or jsonl.")
-    state, caller = services(), current_principal()
+    state, caller = services(), current_caller()
     filename = f"contacts-{caller.workspace_id}.{fmt}"
     return Response(export.export(state.db, caller.workspace_id, fmt), 200, content_type=export.FORMATS[fmt],
                     headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
 
 async def _delete(phone: str) -> contact_erasure.ContactDeleted:
-    state, caller = services(), current_principal()
+    state, caller = services(), current_caller()
     return await contact_erasure.delete_contact(state.actors, state.db, caller.workspace_id, phone,
                                                 member_id=caller.member_id, via=caller.author,
                                                 now=state.clock.now())

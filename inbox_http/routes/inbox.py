@@ -13,17 +13,16 @@ from typing import Annotated
 import msgspec
 from quart import Blueprint, request
 
-from inbox_actors.actions import chats
+from inbox_actors.actions import chats, permissions
 from inbox_actors.actions.chats import MAX_REASON, ReplySent
-from inbox_actors.actions.outcomes import Refused
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.reporting.conversation_detail import ConversationDetail
 from inbox_http.contract import NO_CONTROL_EXCEPT_LINES, answers, rule, takes
 from inbox_http.converters import BIGINT_MAX
-from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError, SentenceError
 from inbox_http.guard import current_caller, guarded, responds
 from inbox_http.json_body import read_json_body
+from inbox_http.outcome_answers import answer
 from inbox_http.send_body import read_send_body, send_body_schema
 from inbox_http.services import services
 
@@ -45,77 +44,77 @@ class TransferBody(msgspec.Struct, forbid_unknown_fields=True):
 
 @blueprint.get("/<phone>")
 @responds(ConversationDetail)
-@guarded(tier=ApiTier.FULL, scopes=("inbox",))
+@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_ACTIONS)
 @answers(404)
 async def show(phone: str):
     """One chat: state, assignment, waiting and SLA, unread, counts, last message, contact."""
-    return _answer(await chats.chat(services().action_deps, current_caller(), phone))
+    return answer(await chats.chat(services().action_deps, current_caller(), phone))
 
 
 @blueprint.post("/<phone>/claim")
 @responds(ConversationDetail)
-@guarded(tier=ApiTier.FULL, scopes=("inbox",))
+@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_ACTIONS)
 @answers(404, 409)
 async def claim(phone: str):
     """Claim the chat for the acting member (HUMAN_ACTIVE)."""
-    return _answer(await chats.claim(services().action_deps, current_caller(), phone))
+    return answer(await chats.claim(services().action_deps, current_caller(), phone))
 
 
 @blueprint.post("/<phone>/release")
 @responds(ConversationDetail)
-@guarded(tier=ApiTier.FULL, scopes=("inbox",))
+@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_ACTIONS)
 @takes(ReasonBody, optional=True)
 @answers(404, 409)
 async def release(phone: str):
     """Give a claimed chat back to the queue (HANDOFF_PENDING); optional {reason}."""
     body = await read_json_body(ReasonBody, empty_ok=True)
-    return _answer(await chats.release(services().action_deps, current_caller(), phone, body.reason))
+    return answer(await chats.release(services().action_deps, current_caller(), phone, body.reason))
 
 
 @blueprint.post("/<phone>/transfer")
 @responds(ConversationDetail)
-@guarded(tier=ApiTier.FULL, scopes=("inbox",))
+@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_ACTIONS)
 @takes(TransferBody)
 @answers(404, 409)
 async def transfer(phone: str):
     """Hand a claimed chat to another active member: {to_user_id, reason?}."""
     body = await read_json_body(TransferBody)
-    return _answer(await chats.transfer(services().action_deps, current_caller(), phone, body.to_user_id,
+    return answer(await chats.transfer(services().action_deps, current_caller(), phone, body.to_user_id,
                                         body.reason))
 
 
 @blueprint.post("/<phone>/resolve")
 @responds(ConversationDetail)
-@guarded(tier=ApiTier.FULL, scopes=("inbox",))
+@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_ACTIONS)
 @takes(ReasonBody, optional=True)
 @answers(404, 409)
 async def resolve(phone: str):
     """Close the chat's hand-off: back to the bot (AI_ONLY); optional {reason}."""
     body = await read_json_body(ReasonBody, empty_ok=True)
-    return _answer(await chats.resolve(services().action_deps, current_caller(), phone, body.reason))
+    return answer(await chats.resolve(services().action_deps, current_caller(), phone, body.reason))
 
 
 @blueprint.post("/<phone>/open")
 @responds(ConversationDetail)
-@guarded(tier=ApiTier.FULL, scopes=("inbox",))
+@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_ACTIONS)
 @answers(404, 409)
 async def open_chat(phone: str):
     """Record that the acting member opened the chat (a view); its unread messages count as read."""
-    return _answer(await chats.open_chat(services().action_deps, current_caller(), phone))
+    return answer(await chats.open_chat(services().action_deps, current_caller(), phone))
 
 
 @blueprint.post("/<phone>/read")
 @responds(ConversationDetail)
-@guarded(tier=ApiTier.FULL, scopes=("inbox",))
+@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_ACTIONS)
 @answers(404, 409)
 async def mark_read(phone: str):
     """Mark the chat read without recording a view (a key is not a person looking)."""
-    return _answer(await chats.mark_read(services().action_deps, current_caller(), phone))
+    return answer(await chats.mark_read(services().action_deps, current_caller(), phone))
 
 
 @blueprint.post("/<phone>/reply")
 @responds(ReplySent)
-@guarded(tier=ApiTier.FULL, scopes=("inbox",))
+@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_ACTIONS)
 @takes(send_body_schema(needs_recipient=False))
 @answers(403, 404, 409, 502)
 async def reply(phone: str):
@@ -125,13 +124,5 @@ async def reply(phone: str):
         _, send_request = read_send_body(await request.get_data(), needs_recipient=False)
     except SentenceError as err:
         raise ApiError(400, "invalid_body", err.sentence) from None
-    return _answer(await chats.reply(services().action_deps, current_caller(), phone, send_request))
+    return answer(await chats.reply(services().action_deps, current_caller(), phone, send_request))
 
-
-def _answer(outcome: object):
-    if isinstance(outcome, Refused):
-        extra = dict(outcome.data or {})
-        if outcome.state:
-            extra["state"] = outcome.state
-        raise ApiError(outcome.status, outcome.code, outcome.message, **extra)
-    return json_response(outcome)

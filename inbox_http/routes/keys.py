@@ -16,6 +16,7 @@ import msgspec
 from quart import Blueprint, request
 
 from inbox_actors.access import key_reads, key_ring
+from inbox_actors.actions import keys as key_actions
 from inbox_actors.domain import key_rules, scopes
 from inbox_actors.domain.auth_ladder import AdminRule
 from inbox_actors.domain.plans import ApiTier
@@ -24,8 +25,9 @@ from inbox_http.contract import answers, rule, takes
 from inbox_http.converters import BIGINT_MAX
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
-from inbox_http.guard import accepts, current_principal, guarded, responds
+from inbox_http.guard import accepts, current_caller, guarded, responds
 from inbox_http.json_body import read_json_body
+from inbox_http.outcome_answers import answer
 from inbox_http.services import services
 
 blueprint = Blueprint("keys", __name__, url_prefix="/api/keys")
@@ -96,11 +98,9 @@ class ActivityPage(msgspec.Struct, frozen=True):
 async def create_key():
     """Create a key; its plaintext is in this answer only."""
     body = await read_json_body(CreateKeyBody)
-    principal = current_principal()
-    reply = await key_ring.change_keys(services().actors, principal.workspace_id, key_ring.CreateKey(
-        created_by=principal.member_id, name=body.name, scopes=tuple(body.scopes), expires_in_days=body.expires_in_days,
-        rate_limit_per_minute=body.rate_limit_per_minute, via=principal.author))
-    return _answer(reply, 201)
+    return answer(await key_actions.create(services().action_deps, current_caller(), name=body.name,
+                                    scopes=tuple(body.scopes), expires_in_days=body.expires_in_days,
+                                    rate_limit_per_minute=body.rate_limit_per_minute), 201)
 
 
 @blueprint.get("")
@@ -110,7 +110,7 @@ async def create_key():
 async def list_keys():
     """Every key of the workspace, newest first (never a plaintext or a hash)."""
     state = services()
-    keys = await key_reads.list_keys(state.db, current_principal().workspace_id, state.clock.now())
+    keys = await key_reads.list_keys(state.db, current_caller().workspace_id, state.clock.now())
     wanted = request.args.get("status")
     if wanted is not None and wanted not in key_rules.KEY_STATUSES:
         raise ApiError(400, "invalid_status", f"status must be one of {', '.join(key_rules.KEY_STATUSES)}.")
@@ -126,7 +126,7 @@ async def list_keys():
 async def show_key(key_id: int):
     """One key."""
     state = services()
-    key = await key_reads.find_key(state.db, current_principal().workspace_id, key_id, state.clock.now())
+    key = await key_reads.find_key(state.db, current_caller().workspace_id, key_id, state.clock.now())
     if key is None:
         raise ApiError(404, "not_found", f"No key {key_id} in this workspace.")
     return json_response(key)
@@ -142,11 +142,9 @@ async def edit_key(key_id: int):
     body = await read_json_body(EditKeyBody)
     if body.scopes is not msgspec.UNSET:
         raise ApiError(400, "invalid_scopes", "Scopes are fixed when a key is created; create a new key instead.")
-    principal = current_principal()
-    reply = await key_ring.change_keys(services().actors, principal.workspace_id, key_ring.EditKey(
-        key_id=key_id, name=body.name, expires_in_days=body.expires_in_days,
-        rate_limit_per_minute=body.rate_limit_per_minute, by_member=principal.member_id, via=principal.author))
-    return _answer(reply)
+    return answer(await key_actions.edit(services().action_deps, current_caller(), key_id, name=body.name,
+                                  expires_in_days=body.expires_in_days,
+                                  rate_limit_per_minute=body.rate_limit_per_minute))
 
 
 @blueprint.post("/<id:key_id>/rotate")
@@ -157,10 +155,7 @@ async def edit_key(key_id: int):
 async def rotate_key(key_id: int):
     """Replace a key (same name, scopes, limit); the old one works for grace_hours (0 to 168, default 24)."""
     body = await read_json_body(RotateKeyBody, empty_ok=True)
-    principal = current_principal()
-    reply = await key_ring.change_keys(services().actors, principal.workspace_id, key_ring.RotateKey(
-        key_id=key_id, grace_hours=body.grace_hours, by_member=principal.member_id, via=principal.author))
-    return _answer(reply, 201)
+    return answer(await key_actions.rotate(services().action_deps, current_caller(), key_id, body.grace_hours), 201)
 
 
 @blueprint.post("/<id:key_id>/revoke")
@@ -169,10 +164,7 @@ async def rotate_key(key_id: int):
 @answers(404, 409)
 async def revoke_key(key_id: int):
     """Revoke a key: immediate and irreversible."""
-    principal = current_principal()
-    reply = await key_ring.change_keys(services().actors, principal.workspace_id, key_ring.RevokeKey(
-        key_id=key_id, by_member=principal.member_id, via=principal.author))
-    return _answer(reply)
+    return answer(await key_actions.revoke(services().action_deps, current_caller(), key_id))
 
 
 @blueprint.get("/<id:key_id>/activity")
@@ -190,7 +182,7 @@ async def key_activity(key_id: int):
     if not 1 <= limit <= 200:
         raise ApiError(400, "invalid_limit", "limit must be 1 to 200.")
     before_id = _decode_cursor(request.args.get("cursor"))
-    calls = await key_reads.key_activity(state.db, current_principal().workspace_id, key_id,
+    calls = await key_reads.key_activity(state.db, current_caller().workspace_id, key_id,
                                          since=state.clock.now() - timedelta(days=days), before_id=before_id,
                                          limit=limit + 1)
     if calls is None:
@@ -203,12 +195,6 @@ async def key_activity(key_id: int):
 
 
 # -- helpers -------------------------------------------------------------------------------------------------
-
-
-def _answer(reply: object, status: int = 200):
-    if isinstance(reply, key_ring.KeyRefusal):
-        raise ApiError(reply.status, reply.error, reply.message)
-    return json_response(reply, status)
 
 
 def _int_arg(name: str, default: int, code: str) -> int:

@@ -20,6 +20,7 @@ import msgspec
 from quart import Blueprint, request
 
 from inbox_actors.access import rate_bucket
+from inbox_actors.actions import permissions
 from inbox_actors.domain.auth_ladder import ErrorStyle, RoutePolicy
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.mcp import exposure, protocol, tokens
@@ -27,21 +28,12 @@ from inbox_actors.mcp.toolbox import WorkspaceToolbox
 from inbox_http.contract import answers, in_path, rule, takes
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError, refusal_response, stable_error
-from inbox_http.guard import (
-    bearer_token,
-    client_ip,
-    current_principal,
-    guarded,
-    ip_limited,
-    rate_bucket_address,
-    responds,
-)
+from inbox_http.guard import bearer_token, client_ip, current_caller, guarded, ip_limited, rate_bucket_address, responds
 from inbox_http.json_body import read_json_body
 from inbox_http.services import services
 
 blueprint = Blueprint("mcp", __name__, url_prefix="/api/mcp")
 
-SETTINGS = ("settings",)
 # RFC 6750: a bare challenge when no token came, the error named when one did.
 _NO_TOKEN_CHALLENGE = {"WWW-Authenticate": "Bearer"}
 _INVALID_TOKEN_CHALLENGE = {"WWW-Authenticate": 'Bearer error="invalid_token"'}
@@ -145,23 +137,23 @@ endpoint.openapi_responses = ENDPOINT_RESPONSES  # type: ignore[attr-defined]
 
 @blueprint.get("/tokens")
 @responds(TokenList)
-@guarded(tier=ApiTier.FULL, scopes=SETTINGS, dashboard=True)
+@guarded(tier=ApiTier.FULL, scopes=permissions.SETTINGS, dashboard=True)
 async def list_tokens():
     """The workspace's MCP tokens, newest first (never a plaintext or a hash)."""
     _refuse_plan()
     state = services()
-    return json_response(TokenList(await tokens.list_tokens(state.db, current_principal().workspace_id)))
+    return json_response(TokenList(await tokens.list_tokens(state.db, current_caller().workspace_id)))
 
 
 @blueprint.post("/tokens")
 @responds(tokens.IssuedToken, 201)
-@guarded(tier=ApiTier.FULL, scopes=SETTINGS, dashboard=True)
+@guarded(tier=ApiTier.FULL, scopes=permissions.SETTINGS, dashboard=True)
 @takes(CreateTokenBody)
 async def create_token():
     """Create an MCP token acting as your member; its plaintext is in this answer only."""
     _refuse_plan()
     body = await read_json_body(CreateTokenBody)
-    caller = current_principal()
+    caller = current_caller()
     try:
         issued = await tokens.create_token(services().db, workspace_id=caller.workspace_id,
                                            member_id=caller.member_id, name=body.name, by_member=caller.member_id,
@@ -173,13 +165,13 @@ async def create_token():
 
 @blueprint.post("/tokens/<id:token_id>/revoke")
 @responds(tokens.TokenView)
-@guarded(tier=ApiTier.FULL, scopes=SETTINGS, dashboard=True)
+@guarded(tier=ApiTier.FULL, scopes=permissions.SETTINGS, dashboard=True)
 @answers(404)
 async def revoke_token(token_id: int):
     """Revoke an MCP token at once (revoking it again changes nothing)."""
     _refuse_plan()
     state = services()
-    caller = current_principal()
+    caller = current_caller()
     revoked = await tokens.revoke_token(state.db, caller.workspace_id, token_id, state.clock.now(),
                                         by_member=caller.member_id, via=caller.author)
     if revoked is None:
@@ -192,17 +184,17 @@ async def revoke_token(token_id: int):
 
 @blueprint.get("/actions")
 @responds(exposure.ActionSettings)
-@guarded(tier=ApiTier.FULL, scopes=SETTINGS, dashboard=True)
+@guarded(tier=ApiTier.FULL, scopes=permissions.SETTINGS, dashboard=True)
 async def list_actions():
     """The action catalog: each action's tool description, permissions, and whether it is exposed over MCP or
     needs approval in the app."""
     _refuse_plan()
-    return json_response(await exposure.read_settings(services().db, current_principal().workspace_id))
+    return json_response(await exposure.read_settings(services().db, current_caller().workspace_id))
 
 
 @blueprint.patch("/actions/<name>")
 @responds(exposure.ActionSetting)
-@guarded(tier=ApiTier.FULL, scopes=SETTINGS, dashboard=True)
+@guarded(tier=ApiTier.FULL, scopes=permissions.SETTINGS, dashboard=True)
 @takes(exposure.ChangeAction)
 @answers(404, 409)
 @in_path(name={"type": "string", "pattern": "^[a-z_]{1,64}$", "example": "claim_conversation"})
@@ -212,7 +204,7 @@ async def change_action(name: str):
     _refuse_plan()
     body = await read_json_body(exposure.ChangeAction)
     try:
-        caller = current_principal()
+        caller = current_caller()
         setting = await exposure.change_action(services().db, caller.workspace_id, name, body,
                                                by_member=caller.member_id, via=caller.author,
                                                now=services().clock.now())
@@ -225,6 +217,6 @@ async def change_action(name: str):
 
 def _refuse_plan() -> None:
     """A dashboard session passes the guard on any plan; MCP's settings are Scale's, as the endpoint is."""
-    refusal = tokens.plan_refusal(current_principal().plan)
+    refusal = tokens.plan_refusal(current_caller().plan)
     if refusal is not None:
         raise ApiError(refusal.status, refusal.error, refusal.message or "")

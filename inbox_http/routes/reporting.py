@@ -11,6 +11,7 @@ from __future__ import annotations
 import msgspec
 from quart import Blueprint, request
 
+from inbox_actors.actions import permissions
 from inbox_actors.domain.auth_ladder import assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging import parameter_catalog as catalog
@@ -20,10 +21,6 @@ from inbox_http.guard import accepts, current_credential, guarded, responds
 from inbox_http.services import services
 
 blueprint = Blueprint("reporting", __name__, url_prefix="/api/reporting/v1")
-
-CHAT_CONTENT = ("inbox", "contacts")
-TEAM_DATA = ("inbox", "team_management", "analytics")
-MESSAGE_STATISTICS = ("inbox", "contacts", "analytics")
 
 
 class WhoamiKey(msgspec.Struct, frozen=True):
@@ -60,7 +57,7 @@ async def whoami():
 
 @blueprint.get("/conversations")
 @responds(conversation_lists.ConversationPage)
-@guarded(tier=ApiTier.FULL, scopes=CHAT_CONTENT)
+@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_CONTENT)
 @accepts(catalog.CONVERSATIONS)
 async def conversations():
     """Chats with activity in the window: unread, needs_reply, state, assigned_to, sla_breached, q, since/to,
@@ -72,7 +69,7 @@ async def conversations():
 
 @blueprint.get("/conversations/unread-summary")
 @responds(conversation_lists.UnreadSummary)
-@guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
+@guarded(tier=ApiTier.FULL, scopes=permissions.TEAM_DATA)
 @accepts(catalog.WINDOW_ONLY)
 async def unread_summary():
     """Unread and waiting chats in the window, per assignee and unassigned (aggregates only)."""
@@ -83,7 +80,7 @@ async def unread_summary():
 
 @blueprint.get("/conversations/unanswered")
 @responds(conversation_lists.UnansweredPage)
-@guarded(tier=ApiTier.FULL, scopes=CHAT_CONTENT)
+@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_CONTENT)
 @accepts(catalog.UNANSWERED)
 async def unanswered():
     """Chats whose customer has waited longer than older_than (default 30m), longest wait first."""
@@ -94,7 +91,7 @@ async def unanswered():
 
 @blueprint.get("/replies")
 @responds(replies.ReplyPage)
-@guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
+@guarded(tier=ApiTier.FULL, scopes=permissions.TEAM_DATA)
 @accepts(catalog.REPLIES)
 async def workspace_replies():
     """Outbound messages in the window (default 7 days), newest first: agent_id, sender_type, phone filters."""
@@ -105,7 +102,7 @@ async def workspace_replies():
 
 @blueprint.get("/messages")
 @responds(outbound_messages.OutboundPage)
-@guarded(tier=ApiTier.FULL, scopes=MESSAGE_STATISTICS)
+@guarded(tier=ApiTier.FULL, scopes=permissions.MESSAGE_STATISTICS)
 @accepts(catalog.OUTBOUND_MESSAGES)
 async def messages_in_status():
     """Outbound messages currently in a status (sent, delivered, read, failed), newest first; failed rows carry

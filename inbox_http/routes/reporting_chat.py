@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from quart import Blueprint, request
 
+from inbox_actors.actions import permissions
 from inbox_actors.domain.auth_ladder import assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging import parameter_catalog as catalog
@@ -17,7 +18,6 @@ from inbox_actors.reporting.chat_lookup import ChatNotFound
 from inbox_http.contract import answers
 from inbox_http.encoding import json_response
 from inbox_http.guard import accepts, current_credential, guarded, responds
-from inbox_http.routes.reporting import CHAT_CONTENT, TEAM_DATA
 from inbox_http.services import services
 
 blueprint = Blueprint("reporting_chat", __name__, url_prefix="/api/reporting/v1/conversations")
@@ -25,7 +25,7 @@ blueprint = Blueprint("reporting_chat", __name__, url_prefix="/api/reporting/v1/
 
 @blueprint.get("/<phone>")
 @responds(conversation_detail.ConversationDetail)
-@guarded(tier=ApiTier.FULL, scopes=CHAT_CONTENT)
+@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_CONTENT)
 @answers(404)
 async def detail(phone: str):
     """One chat over its whole life, with its contact."""
@@ -39,7 +39,7 @@ async def detail(phone: str):
 
 @blueprint.get("/<phone>/messages")
 @responds(thread.MessagePage)
-@guarded(tier=ApiTier.FULL, scopes=CHAT_CONTENT)
+@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_CONTENT)
 @accepts(catalog.THREAD)
 @answers(404)
 async def messages(phone: str):
@@ -51,7 +51,7 @@ async def messages(phone: str):
 
 @blueprint.get("/<phone>/receipts")
 @responds(thread.ReceiptList)
-@guarded(tier=ApiTier.FULL, scopes=CHAT_CONTENT)
+@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_CONTENT)
 @accepts(catalog.RECEIPTS)
 @answers(404)
 async def receipts(phone: str):
@@ -63,7 +63,7 @@ async def receipts(phone: str):
 
 @blueprint.get("/<phone>/seen-by")
 @responds(attention.SeenBy)
-@guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
+@guarded(tier=ApiTier.FULL, scopes=permissions.TEAM_DATA)
 @answers(404)
 async def seen_by(phone: str):
     """Which members opened the chat, when, and what they have not seen since."""
@@ -74,7 +74,7 @@ async def seen_by(phone: str):
 
 @blueprint.get("/<phone>/views")
 @responds(attention.ViewPage)
-@guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
+@guarded(tier=ApiTier.FULL, scopes=permissions.TEAM_DATA)
 @accepts(catalog.VIEWS)
 @answers(404)
 async def views(phone: str):
@@ -86,7 +86,7 @@ async def views(phone: str):
 
 @blueprint.get("/<phone>/replies")
 @responds(replies.ChatReplies)
-@guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
+@guarded(tier=ApiTier.FULL, scopes=permissions.TEAM_DATA)
 @accepts(catalog.WINDOW_ONLY)
 @answers(404)
 async def chat_replies(phone: str):
@@ -98,7 +98,7 @@ async def chat_replies(phone: str):
 
 @blueprint.get("/<phone>/assignment-history")
 @responds(assignment_history.AssignmentHistory)
-@guarded(tier=ApiTier.FULL, scopes=TEAM_DATA)
+@guarded(tier=ApiTier.FULL, scopes=permissions.TEAM_DATA)
 @answers(404)
 async def history(phone: str):
     """Claims, releases, transfers and resolutions, newest first."""

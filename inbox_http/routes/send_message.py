@@ -12,6 +12,7 @@ from __future__ import annotations
 from quart import Blueprint, request
 
 from inbox_actors.actions import chats
+from inbox_actors.actions import permissions
 from inbox_actors.actions.outcomes import Refused
 from inbox_actors.conversations.conversation_protocol import KeyReservation
 from inbox_actors.conversations.send_answers import SendRefusal, SendSuccess
@@ -29,7 +30,7 @@ blueprint = Blueprint("send_message", __name__)
 
 @blueprint.post("/api/send-message")
 @responds(SendSuccess)
-@guarded(tier=ApiTier.CORE, scopes=("whatsapp_api",), errors=ErrorStyle.SENTENCE, sending=True)
+@guarded(tier=ApiTier.CORE, scopes=permissions.SEND, errors=ErrorStyle.SENTENCE, sending=True)
 @takes(send_body_schema())
 @answers(402, 404, 409)
 async def send_message():

@@ -5,12 +5,13 @@ from __future__ import annotations
 import msgspec
 from quart import Blueprint, request
 
+from inbox_actors.actions import permissions
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging.parameter_catalog import QueryParameter
 from inbox_actors.platform import templates
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
-from inbox_http.guard import accepts, current_principal, guarded, responds
+from inbox_http.guard import accepts, current_caller, guarded, responds
 from inbox_http.services import services
 
 blueprint = Blueprint("templates", __name__, url_prefix="/api/templates")
@@ -31,7 +32,7 @@ class TemplateList(msgspec.Struct, frozen=True):
 
 @blueprint.get("")
 @responds(TemplateList)
-@guarded(tier=ApiTier.CORE, scopes=("templates",))
+@guarded(tier=ApiTier.CORE, scopes=permissions.TEMPLATES)
 @accepts(PARAMETERS)
 async def list_templates():
     """The workspace's message templates by name and language (?status=, ?name=, ?language= filter)."""
@@ -41,6 +42,6 @@ async def list_templates():
             raise ApiError(400, "invalid_status", f"status must be one of {', '.join(templates.STATUSES)}.")
         status = status.upper()
     found = await templates.workspace_templates(
-        services().db, current_principal().workspace_id, status_name=status, name=request.args.get("name"),
+        services().db, current_caller().workspace_id, status_name=status, name=request.args.get("name"),
         language=request.args.get("language"))
     return json_response(TemplateList(data=found))

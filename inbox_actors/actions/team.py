@@ -1,0 +1,67 @@
+"""The team's use cases: the roster (add, change, suspend, reactivate, remove a member) and the SLA policy.
+
+Both are per-workspace settings written in one transaction each (`team/roster.py`, `team/sla.py`), where the
+rules live: only an admin makes an admin, a workspace keeps one active admin, a member's permissions stay within
+the caller's, business hours the deadline rule can use. This module gives every front door one call per use case
+that answers the change or a `Refused` with the rule's status, code and sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import TypeVar
+
+from inbox_actors.actions.caller import Caller
+from inbox_actors.actions.deps import ActionDeps
+from inbox_actors.actions.outcomes import Reason, Refused, reason_of_status
+from inbox_actors.team import roster, sla
+
+T = TypeVar("T")
+
+
+async def add_member(deps: ActionDeps, caller: Caller, body: roster.AddMember) -> roster.Member | Refused:
+    return await _judged(roster.add(deps.db, caller.workspace_id, caller.member_id, caller.author, body,
+                                    deps.clock.now()))
+
+
+async def change_member(deps: ActionDeps, caller: Caller, member_id: int,
+                        body: roster.ChangeMember) -> roster.Member | Refused:
+    return await _judged(roster.change(deps.db, caller.workspace_id, caller.member_id, caller.author, member_id,
+                                       body, deps.clock.now()))
+
+
+async def suspend_member(deps: ActionDeps, caller: Caller, member_id: int) -> roster.Member | Refused:
+    """Their keys and sessions are refused (account_suspended) until reactivated."""
+    return await _judged(roster.set_status(deps.db, caller.workspace_id, caller.member_id, caller.author,
+                                           member_id, "suspended", deps.clock.now()))
+
+
+async def reactivate_member(deps: ActionDeps, caller: Caller, member_id: int) -> roster.Member | Refused:
+    return await _judged(roster.set_status(deps.db, caller.workspace_id, caller.member_id, caller.author,
+                                           member_id, "active", deps.clock.now()))
+
+
+async def remove_member(deps: ActionDeps, caller: Caller, member_id: int) -> roster.Removed | Refused:
+    """For good: signed out, keys refused (membership_revoked), open chats back to the hand-off queue."""
+    return await _judged(roster.remove(deps.db, deps.actors, caller.workspace_id, caller.member_id, caller.author,
+                                       member_id, deps.clock.now()))
+
+
+async def member(deps: ActionDeps, caller: Caller, member_id: int) -> roster.Member | Refused:
+    return await _judged(roster.one(deps.db, caller.workspace_id, member_id, deps.clock.now()))
+
+
+async def save_sla(deps: ActionDeps, caller: Caller, body: sla.SaveSla) -> sla.SlaPolicy | Refused:
+    """Replace the SLA policy; waits that start from now on follow it, chats already waiting keep their deadline."""
+    try:
+        return await sla.save_policy(deps.db, caller.workspace_id, caller.member_id, caller.author, body,
+                                     deps.clock.now())
+    except sla.InvalidSlaPolicy as err:
+        return Refused(Reason.INVALID, str(err), 400, "invalid_business_hours")
+
+
+async def _judged(change: Awaitable[T]) -> T | Refused:
+    try:
+        return await change
+    except roster.RosterRefusal as refusal:
+        return Refused(reason_of_status(refusal.status), refusal.message, refusal.status, refusal.code)
