@@ -1,4 +1,5 @@
-"""Shared fixtures: one real PostgreSQL for the session, a fresh database per test cloned from a migrated template.
+"""Shared fixtures: one real PostgreSQL for the session, a fresh database per test: cloned from a migrated template,
+or one an earlier test used, emptied (`tests/database_pool.py`).
 
 The server is the embedded one (the same code the service runs, in a throwaway directory, with durability
 settings off for speed), or the server of `DATABASE_URL` when that is set (its role needs CREATEDB).
@@ -6,7 +7,6 @@ settings off for speed), or the server of `DATABASE_URL` when that is set (its r
 
 from __future__ import annotations
 
-import itertools
 import os
 import shutil
 import tempfile
@@ -21,8 +21,7 @@ from persistence.database import Database
 from persistence.embedded import EmbeddedPostgres
 from persistence.migrations import migrate
 from tests.browser import SKIP_SETTING, skipping_on_purpose
-
-_database_numbers = itertools.count(1)
+from tests.database_pool import DatabasePool
 
 
 class PostgresServer:
@@ -31,7 +30,9 @@ class PostgresServer:
         # DATABASE_URL's server may serve other pytest processes at once (pytest-xdist workers, another run);
         # an embedded one is this process's own. Names made here carry the process id either way.
         self.shared = shared
-        self.template = f"inbox_test_template_{os.getpid()}"
+        self.process_tag = str(os.getpid())
+        self.template = f"inbox_test_template_{self.process_tag}"
+        self.databases = DatabasePool(self)
 
     def url(self, database: str) -> str:
         parts = urlsplit(self.admin_url)
@@ -77,11 +78,12 @@ def postgres_server():
             embedded.stop()
             shutil.rmtree(data_dir, ignore_errors=True)
         else:
-            async def drop_template() -> None:
+            async def drop_databases() -> None:
                 async with trio_asyncio.open_loop():
-                    await admin_execute(server, f'DROP DATABASE IF EXISTS "{server.template}"')
+                    await admin_execute(server, *(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'
+                                                  for name in (*server.databases.made, server.template)))
 
-            trio.run(drop_template)
+            trio.run(drop_databases)
 
 
 @pytest.fixture
@@ -93,11 +95,9 @@ async def asyncio_loop():
 
 @pytest.fixture
 async def database_url(asyncio_loop, postgres_server: PostgresServer):
-    name = f"inbox_test_{os.getpid()}_{next(_database_numbers)}"
-    await admin_execute(postgres_server, f'CREATE DATABASE "{name}" TEMPLATE "{postgres_server.template}"')
+    name = await postgres_server.databases.take()
     yield postgres_server.url(name)
-    with trio.CancelScope(shield=True):
-        await admin_execute(postgres_server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    await postgres_server.databases.give_back(name)
 
 
 @pytest.fixture
