@@ -13,11 +13,11 @@ from typing import Annotated
 import msgspec
 from quart import Blueprint, Response, request
 
-from inbox_actors.actions import permissions
+from inbox_actors.actions import contacts, permissions
 from inbox_actors.contacts import export
 from inbox_actors.conversations import contact_erasure
 from inbox_actors.domain.auth_ladder import ErrorStyle
-from inbox_actors.domain.phones import InvalidPhone, normalise_phone
+from inbox_actors.domain.phones import phone_or_none
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging.parameter_catalog import QueryParameter
 from inbox_http.contract import answers, takes
@@ -50,11 +50,9 @@ class BulkDeleted(msgspec.Struct, frozen=True):
 @answers(404, 409)
 async def delete_contact(phone: str):
     """Delete the contact and its chat (messages, receipts, views, assignment history): for good."""
-    try:
-        normalised = normalise_phone(phone)
-    except InvalidPhone:
-        raise SentenceError(404, "Contact not found") from None
-    deleted = await _delete(normalised)
+    if phone_or_none(phone) is None:
+        raise SentenceError(404, contacts.CONTACT_NOT_FOUND)
+    deleted = await contacts.erase(services().action_deps, current_caller(), phone)
     if not deleted.deleted:
         raise SentenceError(deleted.status, deleted.error or "Contact not found")
     return json_response(deleted)
@@ -67,14 +65,9 @@ async def delete_contact(phone: str):
 async def bulk_delete():
     """Delete up to 500 contacts (and their chats); each phone's outcome, in the order given."""
     body = await read_json_body(BulkDelete)
-    results = []
-    for raw in dict.fromkeys(body.phones):  # a phone given twice is deleted once
-        try:
-            phone = normalise_phone(raw)
-        except InvalidPhone as err:
-            results.append(contact_erasure.ContactDeleted(raw, False, 0, f"{err}.", 400))
-            continue
-        results.append(await _delete(phone))
+    deps, caller = services().action_deps, current_caller()
+    results = [await contacts.erase(deps, caller, raw)
+               for raw in dict.fromkeys(body.phones)]  # a phone given twice is deleted once
     return json_response(BulkDeleted(sum(result.deleted for result in results), results))
 
 
@@ -92,9 +85,3 @@ async def export_contacts():
     return Response(export.export(state.db, caller.workspace_id, fmt), 200, content_type=export.FORMATS[fmt],
                     headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
-
-async def _delete(phone: str) -> contact_erasure.ContactDeleted:
-    state, caller = services(), current_caller()
-    return await contact_erasure.delete_contact(state.actors, state.db, caller.workspace_id, phone,
-                                                member_id=caller.member_id, via=caller.author,
-                                                now=state.clock.now())

@@ -106,3 +106,25 @@ async def test_the_export_streams_every_contact_as_csv_or_json_lines(service):
     assert bad.status_code == 400 and bad.json() == {"error": "format must be csv or jsonl."}
     contacts_key = (await builders.key(service.db, workspace_id, admin, ("contacts",))).key
     assert (await service.client.get("/api/contacts/export", headers=bearer(contacts_key))).status_code == 403
+
+
+async def test_an_assigned_only_key_deletes_only_the_contacts_of_chats_assigned_to_its_creator(service):
+    # As its contact writes and reads: another member's customer is "Contact not found", and stays.
+    workspace_id, number, admin, admin_key = await scale_workspace(service.db)
+    agent = await builders.member(service.db, workspace_id, "agent", permissions=["inbox", "contacts_delete"])
+    limited = (await builders.key(service.db, workspace_id, agent, ("contacts_delete", "inbox_assigned_only"))).key
+    await customer_writes(service, number, PHONE, "hello")
+    await eventually(lambda: _status(service, f"/api/inbox/conversations/{PHONE}", admin_key, "get", 200))
+    refused = await service.client.delete(f"/api/contacts/{PHONE}", headers=bearer(limited))
+    assert refused.status_code == 404 and refused.json() == {"error": "Contact not found"}
+    in_bulk = await service.client.post("/api/contacts/bulk-delete", headers=bearer(limited),
+                                        json={"phones": [PHONE]})
+    assert in_bulk.json()["deleted"] == 0 and in_bulk.json()["results"][0]["status"] == 404
+    assert await service.db.fetchval("SELECT count(*) FROM messages WHERE workspace_id = $1", workspace_id) == 1
+
+    await service.client.post(f"/api/inbox/conversations/{PHONE}/claim", headers=bearer(admin_key))
+    moved = await service.client.post(f"/api/inbox/conversations/{PHONE}/transfer", headers=bearer(admin_key),
+                                      json={"to_user_id": agent})
+    assert moved.status_code == 200, moved.text
+    deleted = await service.client.delete(f"/api/contacts/{PHONE}", headers=bearer(limited))
+    assert deleted.status_code == 200 and deleted.json()["deleted"] is True, deleted.text
