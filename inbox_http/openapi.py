@@ -2,12 +2,19 @@
 declarations: path, method, policy (tier, scopes, error convention) and response type.
 
 Regenerate with `python -m inbox_http.openapi > http/openapi.json`; a unit test fails while it is stale.
+
+`python -m inbox_http.openapi --documented > http/documented-api.json` writes the part integrations rely on: the
+calls the spec documents and the schemas they use. The spec promises that a change to a documented call is
+announced in a changelog, so a test holds that file to the code and its digest (`documented_digest`) to the
+newest entry of `CHANGELOG.md`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import sys
 import typing
 
 import msgspec
@@ -167,10 +174,57 @@ def _path_parameter(name: str, converter: str, view) -> dict:
     return {"name": name, "in": "path", "required": True, "schema": schema}
 
 
+def documented_part(document: dict) -> dict:
+    """The documented calls of an OpenAPI document, with only the component schemas they reach."""
+    paths = {}
+    for path, operations in document["paths"].items():
+        kept = {method: operation for method, operation in operations.items()
+                if isinstance(operation, dict) and operation.get("x-documented")}
+        if kept:
+            paths[path] = kept
+    schemas = document.get("components", {}).get("schemas", {})
+    reached: set[str] = set()
+    pending = _references(paths)
+    while pending:
+        name = pending.pop()
+        if name not in reached and name in schemas:
+            reached.add(name)
+            pending |= _references(schemas[name])
+    return {"openapi": document["openapi"], "info": document["info"], "paths": paths,
+            "components": {"schemas": {name: schemas[name] for name in sorted(reached)}}}
+
+
+def documented_text(document: dict) -> str:
+    return json.dumps(documented_part(document), indent=2, sort_keys=True) + "\n"
+
+
+def documented_digest(text: str) -> str:
+    """How CHANGELOG.md names a version of the documented calls: `sha256:` and the first 16 hex digits."""
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _references(value: object) -> set[str]:
+    found: set[str] = set()
+    if isinstance(value, dict):
+        ref = value.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+            found.add(ref.rsplit("/", 1)[1])
+        for item in value.values():
+            found |= _references(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= _references(item)
+    return found
+
+
 def main() -> None:
     from inbox_http.app import create_app
 
-    print(json.dumps(build_document(create_app(None)), indent=2))
+    document = build_document(create_app(None))
+    if sys.argv[1:] == ["--documented"]:
+        sys.stdout.write(documented_text(document))
+    else:
+        print(json.dumps(document, indent=2))
 
 
 if __name__ == "__main__":

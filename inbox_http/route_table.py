@@ -25,6 +25,15 @@ DOCUMENTED = frozenset({
     ("POST", "/api/bulk-send"),
     ("GET", "/api/templates"),
     ("GET", "/api/contacts/paginated"),
+    # The core API's contact writes (named without a shape; ours are kept as published).
+    ("POST", "/api/contacts"),
+    *(("PUT", f"/api/contacts/{{phone}}/{field}")
+      for field in ("name", "status", "email", "company", "tags", "notes", "attributes")),
+    ("DELETE", "/api/contacts/{phone}/attributes/{key}"),
+    ("POST", "/api/contacts/{phone}/opt-out"),
+    ("POST", "/api/contacts/{phone}/opt-in"),
+    ("POST", "/api/mcp"),
+    ("GET", "/api/docs/routes"),
     ("GET", "/api/webhook/outbound/config"),
     # Named by the spec without a shape; the shapes are ours and kept as published.
     ("PUT", "/api/webhook/outbound/config"),
