@@ -38,7 +38,8 @@ Reason = Annotated[str, msgspec.Meta(max_length=MAX_REASON, pattern=rf"^{_LINES}
 Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=contact_fields.MAX_TAG, pattern=contact_fields.TAG_PATTERN,
                                   description="The tag, as the team uses it (case is ignored when matching).")]
 Cursor = Annotated[str, msgspec.Meta(min_length=1, max_length=2000, description="The `next_cursor` of the "
-                                                                                "previous page, to read on.")]
+                                                                                "previous page, to read on; pass "
+                                                                                "the other arguments unchanged.")]
 
 
 class Kind(str, enum.Enum):

@@ -150,10 +150,10 @@ async def broadcast_view(db: Database, row: Record, now: datetime) -> BroadcastV
 async def list_broadcasts(db: Database, workspace_id: int, args: Any) -> BroadcastPage:
     limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
     status = parameters.choice(args.get("status"), "status", STATUSES)
-    position = cursors.decode(args.get("cursor"), LIST_CURSOR, datetime, int)
+    position = cursors.decode(args, LIST_CURSOR, datetime, int)
     rows = await queries.list_broadcasts(db, workspace_id, status=status, after=position, limit=limit + 1)
     page, more = rows[:limit], len(rows) > limit
-    next_cursor = cursors.encode(LIST_CURSOR, page[-1]["created_at"], page[-1]["id"]) if more else None
+    next_cursor = cursors.encode(LIST_CURSOR, args, page[-1]["created_at"], page[-1]["id"]) if more else None
     return BroadcastPage([BroadcastSummary(
         id=row["id"], name=row["name"], status=row["status"], template=row["template_name"],
         language=row["template_language"], recipients=row["recipient_count"], scheduled_at=row["scheduled_at"],
@@ -164,13 +164,13 @@ async def list_broadcasts(db: Database, workspace_id: int, args: Any) -> Broadca
 async def list_recipients(db: Database, broadcast_id: int, args: Any) -> RecipientPage:
     limit = parameters.limit(args.get("limit"), DEFAULT_RECIPIENT_LIMIT)
     outcome = parameters.choice(args.get("outcome"), "outcome", OUTCOMES)
-    position = cursors.decode(args.get("cursor"), RECIPIENT_CURSOR, int, int)
+    position = cursors.decode(args, RECIPIENT_CURSOR, int, int)
     if position is not None and position[0] != broadcast_id:
         raise InvalidParameter("invalid_cursor", "cursor is not a cursor this list gave out; start again without it.")
     rows = await queries.recipients_page(db, broadcast_id, outcome=outcome,
                                          after_position=position[1] if position else 0, limit=limit + 1)
     page, more = rows[:limit], len(rows) > limit
-    next_cursor = cursors.encode(RECIPIENT_CURSOR, broadcast_id, page[-1]["position"]) if more else None
+    next_cursor = cursors.encode(RECIPIENT_CURSOR, args, broadcast_id, page[-1]["position"]) if more else None
     return RecipientPage([_recipient(row) for row in page], next_cursor)
 
 

@@ -97,12 +97,13 @@ async def top_up(db: Database, workspace_id: int, member_id: int | None, body: T
 
 async def ledger(db: Database, workspace_id: int, args: Args, now: datetime) -> Ledger:
     limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
-    position = cursors.decode(args.get("cursor"), CURSOR_KIND, datetime, datetime, datetime, int)
+    position = cursors.decode(args, CURSOR_KIND, datetime, datetime, datetime, int)
     span = Window(position[0], position[1]) if position else window(args, now, LEDGER_WINDOW)
     rows = await queries.ledger(db, workspace_id, start=span.start, end=span.end,
                                 after=(position[2], position[3]) if position else None, limit=limit + 1)
     page, more = rows[:limit], len(rows) > limit
-    next_cursor = cursors.encode(CURSOR_KIND, span.start, span.end, page[-1]["at"], page[-1]["id"]) if more else None
+    next_cursor = (cursors.encode(CURSOR_KIND, args, span.start, span.end, page[-1]["at"], page[-1]["id"])
+                   if more else None)
     return Ledger([_entry(row) for row in page], next_cursor, span)
 
 

@@ -60,10 +60,10 @@ async def seen_by(db: Database, workspace_id: int, raw_phone: str, only_assigned
 async def views(db: Database, workspace_id: int, raw_phone: str, args: Mapping[str, str | None],
                 only_assigned_to: int | None) -> ViewPage:
     limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
-    after = cursors.decode(args.get("cursor"), "views", datetime, int)
+    after = cursors.decode(args, "views", datetime, int)
     phone, chat = await find_chat(db, workspace_id, raw_phone, only_assigned_to)
     rows = await queries.views(db, chat["id"], after, limit + 1)
     page, more = rows[:limit], len(rows) > limit
-    next_cursor = cursors.encode("views", page[-1]["opened_at"], page[-1]["id"]) if more else None
+    next_cursor = cursors.encode("views", args, page[-1]["opened_at"], page[-1]["id"]) if more else None
     return ViewPage(phone, [View(MemberRef(row["member_id"], row["member_name"]) if row["member_id"] else None,
                                  row["opened_at"], row["marked_read"]) for row in page], next_cursor)

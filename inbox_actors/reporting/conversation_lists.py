@@ -90,7 +90,7 @@ async def conversations(db: Database, workspace_id: int, args: Args, now: dateti
     kind = f"conversations:{sort}"
     # A cursor: the window, the walk's snapshot (newest message id when it began), where the page ended.
     sort_type = datetime if sort == "last_activity" else (datetime, None)
-    position = cursors.decode(args.get("cursor"), kind, datetime, datetime, int, sort_type, int)
+    position = cursors.decode(args, kind, datetime, datetime, int, sort_type, int)
     span = Window(position[0], position[1]) if position else window(args, now, CHAT_LISTS)
     filters = _filters(args, workspace_id, span, now, only_assigned_to)
     after = (position[3], position[4]) if position else None
@@ -100,7 +100,7 @@ async def conversations(db: Database, workspace_id: int, args: Args, now: dateti
         rows = await queries.by_waiting(db, filters, after, limit + 1)
     page, more = rows[:limit], len(rows) > limit
     snapshot = page[-1]["snapshot"] if sort == "last_activity" and page else 0
-    next_cursor = cursors.encode(kind, span.start, span.end, snapshot, page[-1]["sort_at"], page[-1]["id"]) \
+    next_cursor = cursors.encode(kind, args, span.start, span.end, snapshot, page[-1]["sort_at"], page[-1]["id"]) \
         if more else None
     return ConversationPage([conversation_from_row(row, now) for row in page], next_cursor, span)
 
@@ -111,7 +111,7 @@ async def unanswered(db: Database, workspace_id: int, args: Args, now: datetime,
     wait = older_than(args.get("older_than"))
     limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
     # The cursor pins the window and the moment "older than" is measured from, so pages agree.
-    position = cursors.decode(args.get("cursor"), "unanswered", datetime, datetime, datetime, datetime, int)
+    position = cursors.decode(args, "unanswered", datetime, datetime, datetime, datetime, int)
     span = Window(position[0], position[1]) if position else window(args, now, CHAT_LISTS)
     measured_at = position[2] if position else now
     filters = _filters({**args, "unread": None, "needs_reply": None, "sla_breached": None}, workspace_id, span,
@@ -119,7 +119,7 @@ async def unanswered(db: Database, workspace_id: int, args: Args, now: datetime,
     after = (position[3], position[4]) if position else None
     rows = await queries.unanswered(db, filters, measured_at - wait, after, limit + 1)
     page, more = rows[:limit], len(rows) > limit
-    next_cursor = cursors.encode("unanswered", span.start, span.end, measured_at, page[-1]["sort_at"],
+    next_cursor = cursors.encode("unanswered", args, span.start, span.end, measured_at, page[-1]["sort_at"],
                                  page[-1]["id"]) if more else None
     return UnansweredPage([conversation_from_row(row, now) for row in page], next_cursor, span,
                           int(wait / timedelta(seconds=1)))

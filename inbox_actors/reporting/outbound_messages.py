@@ -61,7 +61,7 @@ async def outbound_messages(db: Database, workspace_id: int, args: Mapping[str, 
     parameters.choice(status, "status", STATUSES)
     limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
     kind = f"messages:{status}"
-    position = cursors.decode(args.get("cursor"), kind, datetime, datetime, datetime, int)
+    position = cursors.decode(args, kind, datetime, datetime, datetime, int)
     span = Window(position[0], position[1]) if position else window(args, now, REPLIES_AND_MESSAGES)
     after = (position[2], position[3]) if position else None
     rows = await queries.outbound_in_status(db, workspace_id, status=status, start=span.start, end=span.end,
@@ -76,5 +76,6 @@ async def outbound_messages(db: Database, workspace_id: int, args: Mapping[str, 
         preview=_preview(row["text"]), error_code=row["error_code"] if failed else None,
         error_text=row["error_text"] if failed else None,
     ) for row in page]
-    next_cursor = cursors.encode(kind, span.start, span.end, page[-1]["sent_at"], page[-1]["id"]) if more else None
+    next_cursor = (cursors.encode(kind, args, span.start, span.end, page[-1]["sent_at"], page[-1]["id"])
+                   if more else None)
     return OutboundPage(status, data, next_cursor, span)

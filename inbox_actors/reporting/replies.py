@@ -116,14 +116,14 @@ async def workspace_replies(db: Database, workspace_id: int, args: Args, now: da
     sender_type = parameters.choice(args.get("sender_type"), "sender_type", SENDER_TYPES)
     phone = parameters.phone(args.get("phone"))
     limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
-    position = cursors.decode(args.get("cursor"), "replies", datetime, datetime, datetime, int)
+    position = cursors.decode(args, "replies", datetime, datetime, datetime, int)
     span = Window(position[0], position[1]) if position else window(args, now, REPLIES_AND_MESSAGES)
     after = (position[2], position[3]) if position else None
     rows = await queries.workspace_replies(db, workspace_id, start=span.start, end=span.end, agent_id=agent_id,
                                            sender_type=sender_type, phone=phone, only_assigned_to=only_assigned_to,
                                            after=after, limit=limit + 1)
     page, more = rows[:limit], len(rows) > limit
-    next_cursor = cursors.encode("replies", span.start, span.end, page[-1]["sent_at"], page[-1]["id"]) \
+    next_cursor = cursors.encode("replies", args, span.start, span.end, page[-1]["sent_at"], page[-1]["id"]) \
         if more else None
     return ReplyPage([WorkspaceReply(row["platform_message_id"], row["phone"], row["sent_at"], row["sender_type"],
                                      _actor(row), row["sender_label"], row["status"], response_seconds(row))

@@ -88,12 +88,12 @@ async def messages(db: Database, workspace_id: int, raw_phone: str, args: Args,
     limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
     start, end = optional_window(args)
     kind = f"messages:{order}"
-    after = cursors.decode(args.get("cursor"), kind, datetime, int)
+    after = cursors.decode(args, kind, datetime, int)
     phone, chat = await find_chat(db, workspace_id, raw_phone, only_assigned_to)
     rows = await queries.thread(db, chat["id"], start=start, end=end, descending=order == "desc", after=after,
                                 limit=limit + 1, with_receipts=expand == "receipts")
     page, more = rows[:limit], len(rows) > limit
-    next_cursor = cursors.encode(kind, page[-1]["sent_at"], page[-1]["id"]) if more else None
+    next_cursor = cursors.encode(kind, args, page[-1]["sent_at"], page[-1]["id"]) if more else None
     return MessagePage(phone, [_message(row, expand == "receipts") for row in page], next_cursor)
 
 

@@ -47,13 +47,14 @@ async def audit_log(db: Database, workspace_id: int, args: Args, now: datetime) 
     action = parameters.choice(args.get("action"), "action", team_audit.ACTIONS)
     member_id = parameters.member_id(args.get("member_id"), "member_id")
     limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
-    position = cursors.decode(args.get("cursor"), CURSOR_KIND, datetime, datetime, datetime, int)
+    position = cursors.decode(args, CURSOR_KIND, datetime, datetime, datetime, int)
     span = Window(position[0], position[1]) if position else window(args, now, AUDIT_WINDOW)
     rows = await queries.entries(db, workspace_id, start=span.start, end=span.end, action=action,
                                  member_id=member_id, after=(position[2], position[3]) if position else None,
                                  limit=limit + 1)
     page, more = rows[:limit], len(rows) > limit
-    next_cursor = cursors.encode(CURSOR_KIND, span.start, span.end, page[-1]["at"], page[-1]["id"]) if more else None
+    next_cursor = (cursors.encode(CURSOR_KIND, args, span.start, span.end, page[-1]["at"], page[-1]["id"])
+                   if more else None)
     return AuditPage([_entry(row) for row in page], next_cursor, span)
 
 

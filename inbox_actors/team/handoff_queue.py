@@ -44,12 +44,12 @@ class HandoffQueue(msgspec.Struct, frozen=True):
 async def handoff_queue(db: Database, workspace_id: int, args: Args, now: datetime,
                         only_assigned_to: int | None) -> HandoffQueue:
     limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
-    position = cursors.decode(args.get("cursor"), CURSOR_KIND, datetime, int)
+    position = cursors.decode(args, CURSOR_KIND, datetime, int)
     rows = await queries.handoff_queue(db, workspace_id, only_assigned_to, position, limit + 1)
     total, oldest = rows[0]["queue_total"], rows[0]["queue_oldest"]   # always one row at least
     chats = [row for row in rows if row["id"] is not None]
     page, more = chats[:limit], len(chats) > limit
-    next_cursor = cursors.encode(CURSOR_KIND, page[-1]["sort_at"], page[-1]["id"]) if more else None
+    next_cursor = cursors.encode(CURSOR_KIND, args, page[-1]["sort_at"], page[-1]["id"]) if more else None
     return HandoffQueue([_queued(row, now) for row in page], total,
                         _seconds(now - oldest) if oldest is not None else None, next_cursor)
 

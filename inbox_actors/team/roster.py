@@ -108,11 +108,11 @@ EMAIL_TAKEN = RosterRefusal(409, "email_taken", "Another member of this workspac
 async def roster(db: Database, workspace_id: int, args: Args, now: datetime) -> RosterPage:
     statuses = STATUS_FILTERS[parameters.choice(args.get("status"), "status", STATUS_FILTERS, default="current")]
     limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
-    position = cursors.decode(args.get("cursor"), CURSOR_KIND, int)
+    position = cursors.decode(args, CURSOR_KIND, int)
     rows = await roster_queries.members(db, workspace_id, statuses, position[0] if position else None, limit + 1)
     page, more = rows[:limit], len(rows) > limit
     return RosterPage([member_view(row, now) for row in page],
-                      cursors.encode(CURSOR_KIND, page[-1]["id"]) if more else None)
+                      cursors.encode(CURSOR_KIND, args, page[-1]["id"]) if more else None)
 
 
 async def one(db: Database, workspace_id: int, member_id: int, now: datetime) -> Member:

@@ -63,7 +63,7 @@ async def delivery_log(db: Database, workspace_id: int, args: Mapping[str, str],
     if outcome is not None and outcome not in OUTCOMES:
         raise InvalidParameter("invalid_outcome", f"outcome must be one of: {', '.join(OUTCOMES)}.")
     limit = parameters.limit(args.get("limit"), DEFAULT_PAGE)
-    position = cursors.decode(args.get("cursor"), _CURSOR_KIND, str, str, int)
+    position = cursors.decode(args, _CURSOR_KIND, str, str, int)
     if position is not None:
         # A cursor carries its filters: paging on with other filters would skip or repeat rows.
         if (position[0] or None, position[1] or None) != (event, outcome):
@@ -75,5 +75,5 @@ async def delivery_log(db: Database, workspace_id: int, args: Mapping[str, str],
                                 attempts=_attempts_decoder.decode(r["attempts"])) for r in rows[:limit]]
     next_cursor = None
     if len(rows) > limit:
-        next_cursor = cursors.encode(_CURSOR_KIND, event or "", outcome or "", entries[-1].id)
+        next_cursor = cursors.encode(_CURSOR_KIND, args, event or "", outcome or "", entries[-1].id)
     return DeliveryLogPage(data=entries, next_cursor=next_cursor)

@@ -7,8 +7,6 @@ PostgreSQL.
 
 from __future__ import annotations
 
-import base64
-import binascii
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
@@ -20,9 +18,9 @@ from inbox_actors.actions import keys as key_actions
 from inbox_actors.domain import key_rules, scopes
 from inbox_actors.domain.auth_ladder import AdminRule
 from inbox_actors.domain.plans import ApiTier
+from inbox_actors.paging import cursors
 from inbox_actors.paging.parameter_catalog import QueryParameter
 from inbox_http.contract import answers, rule, takes
-from inbox_http.converters import BIGINT_MAX
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
 from inbox_http.guard import accepts, current_caller, guarded, responds
@@ -33,6 +31,7 @@ from inbox_http.services import services
 blueprint = Blueprint("keys", __name__, url_prefix="/api/keys")
 
 ACTIVITY_DAYS = (7, 30)
+_ACTIVITY_CURSOR = "key_activity"
 KEY_LIST_PARAMETERS = (QueryParameter("status", "string", "only keys in this status", key_rules.KEY_STATUSES),)
 ACTIVITY_PARAMETERS = (
     QueryParameter("days", "integer", "the last 7 (default) or 30 days", rules={"enum": list(ACTIVITY_DAYS)}),
@@ -181,14 +180,15 @@ async def key_activity(key_id: int):
     limit = _int_arg("limit", 100, "invalid_limit")
     if not 1 <= limit <= 200:
         raise ApiError(400, "invalid_limit", "limit must be 1 to 200.")
-    before_id = _decode_cursor(request.args.get("cursor"))
+    position = cursors.decode(request.args, _ACTIVITY_CURSOR, int)
     calls = await key_reads.key_activity(state.db, current_caller().workspace_id, key_id,
-                                         since=state.clock.now() - timedelta(days=days), before_id=before_id,
+                                         since=state.clock.now() - timedelta(days=days),
+                                         before_id=position[0] if position else None,
                                          limit=limit + 1)
     if calls is None:
         raise ApiError(404, "not_found", f"No key {key_id} in this workspace.")
     page = calls[:limit]
-    next_cursor = _encode_cursor(page[-1].id) if len(calls) > limit else None
+    next_cursor = cursors.encode(_ACTIVITY_CURSOR, request.args, page[-1].id) if len(calls) > limit else None
     return json_response(ActivityPage(
         key_id=key_id, days=days, next_cursor=next_cursor,
         data=[ActivityItem(method=c.method, path=c.path, status=c.status, ip=c.ip, at=c.at) for c in page]))
@@ -206,21 +206,3 @@ def _int_arg(name: str, default: int, code: str) -> int:
     except ValueError:
         raise ApiError(400, code, f"{name} must be a whole number.") from None
 
-
-def _encode_cursor(before_id: int) -> str:
-    return base64.urlsafe_b64encode(f"a{before_id}".encode()).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str | None) -> int | None:
-    if cursor is None:
-        return None
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        if not raw.startswith("a"):
-            raise ValueError
-        before_id = int(raw[1:])
-        if not 0 < before_id <= BIGINT_MAX:
-            raise ValueError
-        return before_id
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise ApiError(400, "invalid_cursor", "cursor is not one this service issued.") from None

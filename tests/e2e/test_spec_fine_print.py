@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.e2e.chat_helpers import scale_workspace
+from tests.e2e.chat_helpers import customer_writes, scale_workspace
 from tests.e2e.conftest import bearer
 
 # The spec, Plans: "Core API (Growth and Scale):" and the calls it lists (the connectors are checked in
@@ -52,3 +52,29 @@ async def test_every_call_the_spec_names_is_listed_as_documented(service):
     for call in (("POST", "/api/inbox/conversations/{phone}/claim"), ("GET", "/api/team/members"),
                  ("POST", "/api/keys")):
         assert rows[call]["documented"] is False, rows[call]
+
+
+async def test_a_cursor_passed_with_other_filters_or_sort_is_400_invalid_cursor(service):
+    # Conventions, Pagination: "lists return data and next_cursor; pass next_cursor back as cursor; null means
+    # last page; the cursor is opaque." A cursor belongs to the listing that gave it out: with other filters or
+    # another sort it would mix two listings, so it is refused; with the same ones (any limit) the walk goes on.
+    _, number, _, key = await scale_workspace(service.db)
+    for n in range(1, 5):
+        await customer_writes(service, number, f"91981140000{n}", "hello")
+    path = "/api/reporting/v1/conversations"
+    first = await service.client.get(path, headers=bearer(key), params={"limit": "2", "needs_reply": "true"})
+    assert first.status_code == 200, first.text
+    cursor = first.json()["next_cursor"]
+    assert cursor is not None
+    for other in ({"needs_reply": "false"}, {}, {"needs_reply": "true", "sort": "waiting_longest"},
+                  {"needs_reply": "true", "q": "Asha"}):
+        refused = await service.client.get(path, headers=bearer(key), params={**other, "cursor": cursor})
+        assert refused.status_code == 400, (other, refused.text)
+        assert refused.json()["error"] == "invalid_cursor", refused.json()
+        if "sort" not in other:  # a cursor of the other sort is of another list altogether
+            assert "other filters" in refused.json()["message"]
+    going_on = await service.client.get(path, headers=bearer(key),
+                                        params={"needs_reply": "true", "limit": "5", "cursor": cursor})
+    assert going_on.status_code == 200, going_on.text
+    walked = {chat["phone"] for chat in first.json()["data"]} | {chat["phone"] for chat in going_on.json()["data"]}
+    assert walked == {f"91981140000{n}" for n in range(1, 5)}
