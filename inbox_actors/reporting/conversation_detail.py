@@ -2,6 +2,11 @@
 
 Reads do not go through the actor: the actor is the single writer and PostgreSQL the read model. Fields that
 depend on the time of reading (waiting_seconds, sla_breached) are computed here, against the service clock.
+
+A field the spec's table does not mark nullable is never null: `handover_reason` is "" for a chat never handed
+over; `last_message.message_id` is "" for a message the platform gave no id (a send it refused); a chat with no
+message yet has a `last_message` with `message_id` "", `sender_type` "system", `sent_at` when the chat was made and
+`preview` "".
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ PREVIEW_CHARS = 120
 
 
 class LastMessage(msgspec.Struct, frozen=True):
-    message_id: str | None
+    message_id: str
     sender_type: str
     sent_at: datetime
     preview: str
@@ -45,12 +50,12 @@ class Conversation(msgspec.Struct, frozen=True):
     phone: str
     contact_name: str
     state: str
-    handover_reason: str | None
+    handover_reason: str
     assigned_to: MemberRef | None
     claimed_by: MemberRef | None
     unread_count: int
     needs_reply: bool
-    last_message: LastMessage | None
+    last_message: LastMessage
     waiting_since: datetime | None
     waiting_seconds: int
     sla_deadline_at: datetime | None
@@ -85,12 +90,13 @@ def conversation_fields(row: Record, now: datetime, unread_count: int) -> dict:
     deadline = row["sla_deadline_at"]
     return dict(
         phone=row["phone"], contact_name=row["contact_name"], state=row["state"],
-        handover_reason=row["handover_reason"],
+        handover_reason=row["handover_reason"] or "",
         assigned_to=MemberRef(row["assigned_to"], row["assigned_to_name"]) if row["assigned_to"] else None,
         claimed_by=MemberRef(row["claimed_by"], row["claimed_by_name"]) if row["claimed_by"] else None,
         unread_count=unread_count, needs_reply=waiting is not None,
-        last_message=LastMessage(row["last_platform_message_id"], row["last_sender_type"], row["last_sent_at"],
-                                 preview(row)) if row["last_message_id"] else None,
+        last_message=LastMessage(row["last_platform_message_id"] or "", row["last_sender_type"], row["last_sent_at"],
+                                 preview(row)) if row["last_message_id"] else LastMessage("", "system",
+                                                                                          row["created_at"], ""),
         waiting_since=waiting, waiting_seconds=max(0, int((now - waiting).total_seconds())) if waiting else 0,
         sla_deadline_at=deadline,
         sla_breached=row["waiting_for_person_since"] is not None and deadline is not None and now > deadline,

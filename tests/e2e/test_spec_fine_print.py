@@ -78,3 +78,24 @@ async def test_a_cursor_passed_with_other_filters_or_sort_is_400_invalid_cursor(
     assert going_on.status_code == 200, going_on.text
     walked = {chat["phone"] for chat in first.json()["data"]} | {chat["phone"] for chat in going_on.json()["data"]}
     assert walked == {f"91981140000{n}" for n in range(1, 5)}
+
+
+async def test_fields_the_conversation_table_does_not_make_nullable_are_never_null(service):
+    # Resources, Conversation: "| handover_reason | string | |" and "| last_message | object | message_id
+    # (string), sender_type, sent_at (date-time), preview (string) |", where the nullable ones say "nullable".
+    _, number, _, key = await scale_workspace(service.db)
+    phone = "919811500001"
+    await customer_writes(service, number, phone, "hello")
+    chat = await service.client.get(f"/api/reporting/v1/conversations/{phone}", headers=bearer(key))
+    assert chat.status_code == 200, chat.text
+    listed = (await service.client.get("/api/reporting/v1/conversations", headers=bearer(key))).json()["data"]
+    for conversation in (chat.json(), *listed):
+        if conversation["state"] == "AI_ONLY":
+            assert conversation["handover_reason"] == ""
+        else:
+            assert isinstance(conversation["handover_reason"], str) and conversation["handover_reason"]
+        last = conversation["last_message"]
+        assert isinstance(last, dict) and isinstance(last["message_id"], str) and isinstance(last["preview"], str)
+        assert last["sent_at"] and last["sender_type"] in ("customer", "bot", "agent", "system")
+    claimed = await service.client.post(f"/api/inbox/conversations/{phone}/claim", headers=bearer(key))
+    assert claimed.status_code == 200 and claimed.json()["handover_reason"] != "", claimed.text

@@ -42,3 +42,12 @@ def test_every_read_of_the_reporting_api_is_documented_with_its_query_parameters
     contacts = paths["/api/contacts/paginated"]["get"]
     assert contacts["x-documented"] and contacts["x-error-convention"] == "sentence"
     assert [p["name"] for p in contacts["parameters"]] == ["page", "limit", "search"]
+
+
+def test_the_conversation_schema_allows_null_only_where_the_spec_s_table_says_nullable():
+    schemas = build_document(create_app(None))["components"]["schemas"]
+    conversation = schemas["Conversation"]["properties"]
+    assert conversation["handover_reason"] == {"type": "string"}
+    assert conversation["last_message"] == {"$ref": "#/components/schemas/LastMessage"}
+    assert schemas["LastMessage"]["properties"]["message_id"] == {"type": "string"}
+    assert {"type": "null"} in conversation["assigned_to"]["anyOf"]
