@@ -1,6 +1,6 @@
 """Who held a chat: claims, releases, transfers and resolutions, newest first.
 
-Events the conversation actor records are `source: events`, exact from `detailed_since` (when the workspace
+The answer holds every event of the chat, never a first part. Events the conversation actor records are `source: events`, exact from `detailed_since` (when the workspace
 began recording here). `source: audit` rows are rebuilt from an earlier system's team audit log by
 `inbox-actors import audit-log` (team/audit_import.py), only from before `detailed_since`.
 """
@@ -15,9 +15,6 @@ from inbox_actors.domain.member_ref import MemberRef
 from inbox_actors.reporting.chat_lookup import find_chat
 from persistence.database import Database
 from persistence.queries.reporting import attention as queries
-
-MAX_EVENTS = 1000
-
 
 class AssignmentEvent(msgspec.Struct, frozen=True, rename={"from_": "from"}):
     event: str
@@ -42,7 +39,7 @@ def _ref(member_id: int | None, name: str | None) -> MemberRef | None:
 async def assignment_history(db: Database, workspace_id: int, raw_phone: str,
                              only_assigned_to: int | None) -> AssignmentHistory:
     phone, chat = await find_chat(db, workspace_id, raw_phone, only_assigned_to)
-    rows = await queries.assignment_history(db, chat["id"], MAX_EVENTS)
+    rows = await queries.assignment_history(db, chat["id"])
     return AssignmentHistory(phone, [
         AssignmentEvent(row["event"], row["at"], _ref(row["from_member"], row["from_name"]),
                         _ref(row["to_member"], row["to_name"]), _ref(row["by_member"], row["by_name"]),

@@ -24,7 +24,6 @@ from persistence.queries.reporting import message_reads as queries
 
 SENDER_TYPES = ("agent", "bot", "system")
 DEFAULT_LIMIT = 50
-MAX_CHAT_REPLIES = 1000
 
 
 class ChatReply(msgspec.Struct, frozen=True):
@@ -87,10 +86,11 @@ def _actor(row: Record) -> MemberRef | None:
 
 async def chat_replies(db: Database, workspace_id: int, raw_phone: str, args: Args,
                        only_assigned_to: int | None) -> ChatReplies:
-    """A chat's replies in the window (its whole life by default), oldest first, at most the first 1,000."""
+    """Every reply of the chat in the window (its whole life by default), oldest first: the answer holds them
+    all, never a first part (a chat's replies are bounded by the chat; 2,500 answer in one read)."""
     start, end = optional_window(args)
     phone, chat = await find_chat(db, workspace_id, raw_phone, only_assigned_to)
-    rows = await queries.chat_replies(db, chat["id"], start=start, end=end, limit=MAX_CHAT_REPLIES)
+    rows = await queries.chat_replies(db, chat["id"], start=start, end=end)
     replies = [ChatReply(row["platform_message_id"], row["sent_at"], row["sender_type"], _actor(row),
                          row["sender_label"], row["answers_message_id"], row["status"], response_seconds(row))
                for row in rows]

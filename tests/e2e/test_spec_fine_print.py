@@ -99,3 +99,33 @@ async def test_fields_the_conversation_table_does_not_make_nullable_are_never_nu
         assert last["sent_at"] and last["sender_type"] in ("customer", "bot", "agent", "system")
     claimed = await service.client.post(f"/api/inbox/conversations/{phone}/claim", headers=bearer(key))
     assert claimed.status_code == 200 and claimed.json()["handover_reason"] != "", claimed.text
+
+
+async def test_a_chat_s_replies_and_assignment_history_hold_every_item(service):
+    # GET …/conversations/{phone}/replies: "Response: phone, first_customer_message_at, replies (array of Reply),
+    # …"; GET …/assignment-history: "Response: phone, data (array of assignment events, newest first), …". Neither
+    # has a cursor, so the answer holds every item: 2,500 here, past the 1,000 it used to stop at silently.
+    workspace_id, number, admin, key = await scale_workspace(service.db)
+    phone = "919811600001"
+    await customer_writes(service, number, phone, "hello")
+    chat = await service.db.fetchval("SELECT id FROM conversations WHERE workspace_id = $1 AND phone = $2",
+                                     workspace_id, phone)
+    await service.db.execute(
+        "INSERT INTO messages (workspace_id, conversation_id, platform_message_id, direction, sender_type, text,"
+        " status, sent_at) SELECT $1, $2, 'wamid.bulk' || n, 'outbound', 'system', 'update ' || n, 'delivered',"
+        " now() + n * interval '1 second' FROM generate_series(1, 2500) AS n", workspace_id, chat)
+    await service.db.execute(
+        "INSERT INTO assignment_events (conversation_id, event, at, to_member, by_member)"
+        " SELECT $1, CASE WHEN n % 2 = 1 THEN 'claimed' ELSE 'released' END, now() + n * interval '1 second',"
+        " $2, $2 FROM generate_series(1, 2500) AS n", chat, admin)
+
+    replies = await service.client.get(f"/api/reporting/v1/conversations/{phone}/replies", headers=bearer(key))
+    assert replies.status_code == 200, replies.text
+    sent = [reply for reply in replies.json()["replies"] if reply["message_id"].startswith("wamid.bulk")]
+    assert len(sent) == 2500
+    assert sent[0]["message_id"] == "wamid.bulk1" and sent[-1]["message_id"] == "wamid.bulk2500"  # oldest first
+    history = await service.client.get(f"/api/reporting/v1/conversations/{phone}/assignment-history",
+                                       headers=bearer(key))
+    assert history.status_code == 200, history.text
+    events = history.json()["data"]
+    assert len(events) == 2500 and events[0]["event"] == "released" and events[-1]["event"] == "claimed"

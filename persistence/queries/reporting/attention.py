@@ -40,7 +40,8 @@ async def seen_by(db: Database, conversation_id: int) -> list[Record]:
     )
 
 
-async def assignment_history(db: Database, conversation_id: int, limit: int) -> list[Record]:
+async def assignment_history(db: Database, conversation_id: int) -> list[Record]:
+    """Every assignment event of the chat, newest first."""
     return await db.fetch(
         """SELECT e.event, e.at, e.from_member, fm.name AS from_name, e.to_member, tm.name AS to_name,
                   e.by_member, bm.name AS by_name, e.reason, e.source
@@ -49,6 +50,6 @@ async def assignment_history(db: Database, conversation_id: int, limit: int) -> 
            LEFT JOIN members tm ON tm.id = e.to_member
            LEFT JOIN members bm ON bm.id = e.by_member
            WHERE e.conversation_id = $1
-           ORDER BY e.at DESC, e.id DESC LIMIT $2""",
-        conversation_id, limit,
+           ORDER BY e.at DESC, e.id DESC""",
+        conversation_id,
     )

@@ -83,9 +83,9 @@ m.status, m.waited_from
 """
 
 
-async def chat_replies(db: Database, conversation_id: int, *, start: datetime | None, end: datetime | None,
-                       limit: int) -> list[Record]:
-    """A chat's outbound messages in the window, oldest first, with the customer message each answers."""
+async def chat_replies(db: Database, conversation_id: int, *, start: datetime | None,
+                       end: datetime | None) -> list[Record]:
+    """Every outbound message of the chat in the window, oldest first, with the customer message each answers."""
     q = _chat_messages(conversation_id, start, end, outbound_only=True)
     return await db.fetch(
         f"""SELECT {_REPLY_COLUMNS}, answered.platform_message_id AS answers_message_id
@@ -93,7 +93,7 @@ async def chat_replies(db: Database, conversation_id: int, *, start: datetime | 
             LEFT JOIN members a ON a.id = m.actor_id
             LEFT JOIN messages answered ON answered.id = m.answers_message_id
             WHERE {q.clause()}
-            ORDER BY m.sent_at, m.id LIMIT {q.arg(limit)}""",
+            ORDER BY m.sent_at, m.id""",
         *q.args,
     )
 
