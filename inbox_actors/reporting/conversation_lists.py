@@ -107,12 +107,15 @@ async def conversations(db: Database, workspace_id: int, args: Args, now: dateti
 
 async def unanswered(db: Database, workspace_id: int, args: Args, now: datetime,
                      only_assigned_to: int | None) -> UnansweredPage:
-    """Chats whose customer began waiting inside the window and has waited longer than `older_than`."""
+    """Chats whose customer has waited longer than `older_than`, longest wait first. Without `since` the window
+    reaches back to the longest wait still lasting, so no wait is left out for being old; `since`/`to` narrow the
+    list to chats with activity inside them, as in the conversation list."""
     wait = older_than(args.get("older_than"))
     limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
     # The cursor pins the window and the moment "older than" is measured from, so pages agree.
     position = cursors.decode(args, "unanswered", datetime, datetime, datetime, datetime, int)
-    span = Window(position[0], position[1]) if position else window(args, now, CHAT_LISTS)
+    span = Window(position[0], position[1]) if position else await _unanswered_window(db, workspace_id, args, now,
+                                                                                       only_assigned_to)
     measured_at = position[2] if position else now
     filters = _filters({**args, "unread": None, "needs_reply": None, "sla_breached": None}, workspace_id, span,
                        now, only_assigned_to)
@@ -123,6 +126,15 @@ async def unanswered(db: Database, workspace_id: int, args: Args, now: datetime,
                                  page[-1]["id"]) if more else None
     return UnansweredPage([conversation_from_row(row, now) for row in page], next_cursor, span,
                           int(wait / timedelta(seconds=1)))
+
+
+async def _unanswered_window(db: Database, workspace_id: int, args: Args, now: datetime,
+                             only_assigned_to: int | None) -> Window:
+    span = window(args, now, CHAT_LISTS)
+    if args.get("since") is not None or args.get("from") is not None:
+        return span
+    oldest = await queries.oldest_wait(db, workspace_id, only_assigned_to)
+    return Window(oldest, span.end) if oldest is not None and oldest < span.start else span
 
 
 async def unread_summary(db: Database, workspace_id: int, args: Args, now: datetime,

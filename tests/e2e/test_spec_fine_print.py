@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
 from tests.e2e.chat_helpers import customer_writes, scale_workspace
 from tests.e2e.conftest import bearer
+from tests.e2e.platform_webhooks import customer_message, post_envelope
+from tests.waiting import eventually
 
 # The spec, Plans: "Core API (Growth and Scale):" and the calls it lists (the connectors are checked in
 # test_connectors.py).
@@ -129,3 +133,40 @@ async def test_a_chat_s_replies_and_assignment_history_hold_every_item(service):
     assert history.status_code == 200, history.text
     events = history.json()["data"]
     assert len(events) == 2500 and events[0]["event"] == "released" and events[-1]["event"] == "claimed"
+
+
+async def test_unanswered_returns_every_wait_longer_than_older_than_and_agrees_with_the_conversation_list(service):
+    # GET …/conversations/unanswered: "Chats whose customer has waited longer than older_than, longest wait first.
+    # Params: older_than (…; default 30m; up to 90 days), state, assigned_to, q, since, to, limit (default 50),
+    # cursor." A wait is not left out for having begun before the default window.
+    _, number, _, key = await scale_workspace(service.db)
+    now = datetime.now(timezone.utc)
+    long_wait, wrote_again, recent = "919811700001", "919811700002", "919811700003"
+    await post_envelope(service, number, messages=[
+        customer_message("wamid.old1", long_wait, "still no answer?", now - timedelta(days=60)),
+        customer_message("wamid.old2", wrote_again, "first question", now - timedelta(days=40)),
+        customer_message("wamid.old3", wrote_again, "anyone?", now - timedelta(hours=1)),
+        customer_message("wamid.new1", recent, "hello", now - timedelta(minutes=45)),
+    ])
+    lists = "/api/reporting/v1/conversations"
+
+    async def all_waiting():
+        answer = await service.client.get(f"{lists}/unanswered", headers=bearer(key))
+        return answer.json() if len(answer.json()["data"]) == 3 else None
+
+    default = await eventually(all_waiting)
+    assert [chat["phone"] for chat in default["data"]] == [long_wait, wrote_again, recent]
+    window_from = datetime.fromisoformat(default["window"]["from"].replace("Z", "+00:00"))
+    assert window_from <= now - timedelta(days=60) + timedelta(seconds=1)  # the window reaches the longest wait
+    sixty = (await service.client.get(f"{lists}/unanswered", headers=bearer(key),
+                                      params={"older_than": "59d"})).json()
+    assert [chat["phone"] for chat in sixty["data"]] == [long_wait]
+    # The chat whose customer wrote 40 days ago and again an hour ago: both default lists show it, waiting.
+    listed = (await service.client.get(lists, headers=bearer(key))).json()["data"]
+    again = next(chat for chat in listed if chat["phone"] == wrote_again)
+    assert again["needs_reply"] is True and again["waiting_seconds"] >= 40 * 86400
+    assert wrote_again in {chat["phone"] for chat in default["data"]}
+    # since/to narrow it to chats with activity inside them, as in the conversation list.
+    narrowed = (await service.client.get(f"{lists}/unanswered", headers=bearer(key), params={
+        "since": (now - timedelta(days=2)).isoformat()})).json()
+    assert [chat["phone"] for chat in narrowed["data"]] == [wrote_again, recent]

@@ -161,11 +161,11 @@ async def by_waiting(db: Database, f: ChatFilters, after: tuple[datetime | None,
 
 async def unanswered(db: Database, f: ChatFilters, waiting_before: datetime,
                      after: tuple[datetime, int] | None, limit: int) -> list[Record]:
-    """Chats whose customer began waiting inside the window and before `waiting_before`, longest wait first.
-    A wait's start does not move while it lasts, so a walk is exact."""
+    """Chats in the window (as every chat list has it: activity inside it) whose customer began waiting before
+    `waiting_before`, longest wait first. A wait's start does not move while it lasts, so a walk is exact."""
     q = Statement()
     ws, start, end = q.arg(f.workspace_id), q.arg(f.start), q.arg(f.end)
-    q.where(f"c.waiting_since BETWEEN {start} AND {end}")
+    q.where(_IN_WINDOW.format(start=start, end=end))
     q.where(f"c.waiting_since <= {q.arg(waiting_before)}")
     _filter(q, f)
     if after is not None:
@@ -176,6 +176,13 @@ async def unanswered(db: Database, f: ChatFilters, waiting_before: datetime,
     ORDER BY c.waiting_since, c.id LIMIT {q.arg(limit)}
     """
     return await db.fetch(sql, *q.args)
+
+
+async def oldest_wait(db: Database, workspace_id: int, only_assigned_to: int | None) -> datetime | None:
+    """When the longest wait still lasting began (of the chats the caller may see)."""
+    return await db.fetchval(
+        "SELECT min(waiting_since) FROM conversations WHERE workspace_id = $1 AND waiting_since IS NOT NULL"
+        " AND ($2::bigint IS NULL OR assigned_to = $2)", workspace_id, only_assigned_to)
 
 
 async def unread_summary(db: Database, workspace_id: int, start: datetime, end: datetime,
