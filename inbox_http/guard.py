@@ -27,6 +27,7 @@ from inbox_actors.access import rate_bucket
 from inbox_actors.access.sessions import find_session, has_session_shape
 from inbox_actors.actions.caller import Caller
 from inbox_actors.domain import auth_ladder
+from inbox_actors.domain.api_keys import has_key_shape, hash_key
 from inbox_actors.domain.auth_ladder import NO_TOKEN, AdminRule, Credential, ErrorStyle, RoutePolicy
 from inbox_actors.domain.key_rules import DEFAULT_RATE_LIMIT
 from inbox_actors.domain.plans import ApiTier
@@ -83,9 +84,12 @@ async def _guard(policy: RoutePolicy, handler, args, kwargs):
         admission = await rate_bucket.admit_ip(state.actors, rate_bucket_address(client_ip()),
                                                state.settings.ip_limit_per_minute)
         if not admission.allowed:
-            # Over the ceiling nothing may reach the database; a key already in memory is still recorded.
+            # Over the ceiling nothing may reach the database, yet every call of a key is recorded: by the key in
+            # memory, or by its hash for the activity log's writer to resolve (a token that is no key: nothing).
             if token is not None and not by_session:
                 g.audit_credential = state.credentials.cached(token)
+                if g.audit_credential is None and has_key_shape(token):
+                    g.audit_key_hash = hash_key(token)
             return ip_limited(admission)
 
     credential = None

@@ -39,13 +39,18 @@ ENQUEUE_PATIENCE = 2.0
 
 
 class CallRecord(msgspec.Struct, frozen=True):
-    key_id: int
-    workspace_id: int
+    """One call with a key. A call refused before its key was looked up (the per-IP ceiling answers without
+    asking PostgreSQL) carries the key's hash instead of its id and workspace: the write resolves it, and a token
+    that is no key leaves no record."""
+
+    key_id: int | None
+    workspace_id: int | None
     method: str
     path: str
     status: int
     ip: str
     at: datetime
+    key_hash: bytes | None = None
 
 
 class Flush(msgspec.Struct, frozen=True):
@@ -62,7 +67,7 @@ class ActivityLog(Actor):
         return (await self.receive_batch([message]))[0]
 
     async def receive_batch(self, messages: list[object]) -> list[object]:
-        rows = [(m.key_id, m.workspace_id, m.method, m.path, m.status, m.ip, m.at)
+        rows = [(m.key_id, m.workspace_id, m.key_hash, m.method, m.path, m.status, m.ip, m.at)
                 for m in messages if isinstance(m, CallRecord)]
         if rows:
             await self._write(rows)

@@ -102,22 +102,31 @@ async def revoke_key(tx: UnitOfWork, key_id: int, at: datetime) -> None:
 
 
 async def record_activity(db: Database | UnitOfWork, rows: list[tuple]) -> None:
-    """rows: (key_id, workspace_id, method, path, status, ip, at). One statement, so one round trip and
-    atomic on its own: the rows go in and each key's last-used time moves forward together."""
-    key_ids, workspace_ids, methods, paths, statuses, ips, times = (list(column) for column in zip(*rows, strict=True))
+    """rows: (key_id, workspace_id, key_hash, method, path, status, ip, at); a row with no key id names its key by
+    hash, resolved here (a hash of no key is left out). One statement, so one round trip and atomic on its own:
+    the rows go in and each key's last-used time moves forward together."""
+    key_ids, workspace_ids, hashes, methods, paths, statuses, ips, times = (
+        list(column) for column in zip(*rows, strict=True))
     await db.execute(
         """
-        WITH recorded AS (
+        WITH incoming AS (
+            SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::text[], $5::text[], $6::smallint[],
+                                 $7::text[], $8::timestamptz[]) WITH ORDINALITY
+                AS r(key_id, workspace_id, key_hash, method, path, status, ip, at, position)
+        ), recorded AS (
             INSERT INTO key_activity (key_id, workspace_id, method, path, status, ip, at)
-            SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::smallint[], $6::text[],
-                                 $7::timestamptz[])
+            SELECT coalesce(r.key_id, k.id), coalesce(r.workspace_id, k.workspace_id), r.method, r.path, r.status,
+                   r.ip, r.at
+            FROM incoming r LEFT JOIN api_keys k ON r.key_id IS NULL AND k.key_hash = r.key_hash
+            WHERE r.key_id IS NOT NULL OR k.id IS NOT NULL
+            ORDER BY r.position  -- ids in the order the calls were recorded
             RETURNING key_id, at
         )
         UPDATE api_keys k SET last_used_at = greatest(k.last_used_at, latest.at)
         FROM (SELECT key_id, max(at) AS at FROM recorded GROUP BY key_id) AS latest
         WHERE k.id = latest.key_id
         """,
-        key_ids, workspace_ids, methods, paths, statuses, ips, times,
+        key_ids, workspace_ids, hashes, methods, paths, statuses, ips, times,
     )
 
 

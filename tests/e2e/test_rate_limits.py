@@ -3,6 +3,7 @@
 import pytest
 import trio
 
+from inbox_actors.access.activity_log import wait_recorded
 from tests import builders
 from tests.e2e.conftest import bearer, with_settings
 from tests.waiting import eventually_status
@@ -117,3 +118,24 @@ async def test_refused_calls_show_the_key_state_without_using_it(service):
     assert refused.headers["X-RateLimit-Limit"] == "10"
     assert refused.headers["X-RateLimit-Remaining"] == "9"  # the refusal used none of it
     assert (await service.client.get(WHOAMI, headers=bearer(issued.key))).headers["X-RateLimit-Remaining"] == "8"
+
+
+async def test_a_key_refused_by_the_ip_ceiling_before_any_lookup_is_still_in_its_activity_log(service):
+    # The spec, Authentication 6: "Audit: every call, including refused and rate-limited ones, is logged per key
+    # with method, path, status and IP". Over the per-IP ceiling nothing reaches PostgreSQL, not even the key's
+    # lookup, so the record names the key by its hash and the activity log's writer resolves it.
+    other = await builders.plaintext_key(service.db)
+    never_seen = await builders.plaintext_key(service.db)
+    await hammer(service.client, WHOAMI, other.key, clients=5, each=10)  # the ceiling of 50, spent
+    refused = await service.client.get(WHOAMI, headers=bearer(never_seen.key))
+    assert refused.status_code == 429 and "IP address" in refused.json()["error"]
+    not_a_key = await service.client.get(WHOAMI, headers=bearer("inbox_" + "A" * 43))
+    assert not_a_key.status_code == 429
+    await wait_recorded(service.actors)
+    rows = await service.db.fetch("SELECT workspace_id, method, path, status, ip FROM key_activity"
+                                  " WHERE key_id = $1", never_seen.id)
+    workspace_id = await service.db.fetchval("SELECT workspace_id FROM api_keys WHERE id = $1", never_seen.id)
+    assert [dict(row) for row in rows] == [{"workspace_id": workspace_id, "method": "GET", "path": WHOAMI,
+                                            "status": 429, "ip": "127.0.0.1"}]
+    assert await service.db.fetchval("SELECT count(*) FROM key_activity WHERE key_id NOT IN ($1, $2)",
+                                     other.id, never_seen.id) == 0

@@ -27,7 +27,7 @@ async def test_records_survive_an_outage_in_order(autojump_clock, nursery, monke
         if outage["failures_left"]:
             outage["failures_left"] -= 1
             raise DatabaseUnavailable("connection refused")
-        written.extend(row[3] for row in rows)
+        written.extend(row[4] for row in rows)  # (key_id, workspace_id, key_hash, method, path, ...)
 
     monkeypatch.setattr(activity_log.key_queries, "record_activity", record_activity)
     system = ActorSystem([activity_log_kind(db=None)])
