@@ -5,10 +5,10 @@
     async def whoami(): ...
 
 For every request the guard:
-  1. asks the client IP's rate bucket for admission (1,000/min; sends are exempt)   -> 429 per-IP body;
+  1. asks the client IP's rate bucket for admission (1,000/min; sends and exempt keys skip it) -> 429 per-IP;
   2. identifies the key (so the call is recorded in the key's activity, whatever the outcome);
   3. applies the auth ladder (and, on key management, the admin rules or a session) -> 401/403;
-  4. asks the key's rate bucket for admission (600/min or the key's own limit)      -> 429 rate_limited;
+  4. asks the key's rate bucket for admission (the key's own limit, else 600/min unless exempt) -> 429;
   5. runs the handler; the key's X-RateLimit-* headers go on whatever answers the call.
 
 The policy is also kept on the view function (`route_policy`), so the route list, the OpenAPI document and
@@ -80,7 +80,9 @@ async def _guard(policy: RoutePolicy, handler, args, kwargs):
         token = "invalid"  # never a key; answered as an invalid one
     by_session = token is not None and (policy.admin is not None or policy.dashboard) and has_session_shape(token)
 
-    if not policy.sending:
+    # Sends, and keys exempt from the default limits (long-standing integrations), skip the per-IP ceiling.
+    exempt = token is not None and not by_session and state.credentials.is_exempt(token)
+    if not policy.sending and not exempt:
         admission = await rate_bucket.admit_ip(state.actors, rate_bucket_address(client_ip()),
                                                state.settings.ip_limit_per_minute)
         if not admission.allowed:
@@ -119,7 +121,9 @@ async def _guard(policy: RoutePolicy, handler, args, kwargs):
         refusal = auth_ladder.check_key_admin(credential, policy.admin)
     limit = None
     if credential is not None:
-        limit = credential.rate_limit_per_minute or (None if policy.sending else DEFAULT_RATE_LIMIT)
+        # A limit set on the key binds every call; the default binds neither sends nor an exempt key.
+        limit = credential.rate_limit_per_minute or (
+            None if policy.sending or credential.limits_exempt else DEFAULT_RATE_LIMIT)
     if refusal is not None:
         if limit is not None and auth_ladder.is_live(credential, now):
             # A refused call uses none of the allowance, but still shows where the key stands.

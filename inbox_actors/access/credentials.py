@@ -7,6 +7,9 @@ change to its plan, members or keys (`inbox_access_changed`, sent by triggers, s
 processes count too). Notifications travel asynchronously, so a change made elsewhere applies within
 moments rather than at once; changes made through this process's actors apply before they reply. Without the
 listening connection nothing is cached, and a bounded age is the backstop should a notification be missed.
+
+It also holds the hashes of the keys exempt from the default limits (`limits_exempt`), read again on every
+access change: the per-IP ceiling is checked before any lookup, so an exempt key must be known without one.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ class CredentialCache:
         self._generation = 0
         # Caching is safe only while changes are heard (keep_listening holds the connection).
         self._listening = False
+        self._exempt: frozenset[bytes] = frozenset()
+        self._exempt_changed = trio.Event()
         self.hits = 0
         self.misses = 0
 
@@ -57,10 +62,13 @@ class CredentialCache:
             else:
                 self.forget_all()  # whatever was cached while deaf may be stale
                 self._listening = True
-                task_status.started()
-                task_status = trio.TASK_STATUS_IGNORED
-                delay = _RECONNECT_FIRST_DELAY
-                await lost.wait()
+                async with trio.open_nursery() as nursery:
+                    await nursery.start(self._keep_exemptions_fresh)
+                    task_status.started()
+                    task_status = trio.TASK_STATUS_IGNORED
+                    delay = _RECONNECT_FIRST_DELAY
+                    await lost.wait()
+                    nursery.cancel_scope.cancel()
                 self._listening = False
                 self.forget_all()
                 log.warning("lost the connection that listens for access changes; caching stops until it is back")
@@ -89,6 +97,23 @@ class CredentialCache:
             self._entries[key_hash] = (credential, now)
         return credential
 
+    def is_exempt(self, token: str) -> bool:
+        """Whether the token is a key exempt from the default limits; never asks PostgreSQL."""
+        return bool(self._exempt) and has_key_shape(token) and hash_key(token) in self._exempt
+
+    async def _keep_exemptions_fresh(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+                                     ) -> None:
+        """Read the exempt keys now and again after every access change (one heard while reading: again)."""
+        while True:
+            changed = self._exempt_changed = trio.Event()
+            try:
+                self._exempt = frozenset(await key_queries.exempt_key_hashes(self._db))
+            except DatabaseUnavailable as err:
+                log.warning("cannot read the keys exempt from the default limits (%s); keeping the last ones", err)
+            task_status.started()
+            task_status = trio.TASK_STATUS_IGNORED
+            await changed.wait()
+
     def cached(self, token: str) -> Credential | None:
         """The credential if it is in memory; never asks PostgreSQL (for requests refused before any lookup)."""
         entry = self._entries.get(hash_key(token)) if has_key_shape(token) else None
@@ -107,6 +132,7 @@ class CredentialCache:
         self._entries.clear()
 
     def _on_access_changed(self, payload: str) -> None:
+        self._exempt_changed.set()
         try:
             self.forget_workspace(int(payload))
         except ValueError:
@@ -132,4 +158,5 @@ def credential_from_row(row: Record) -> Credential:
         member_assigned_only=row["member_assigned_only"],
         plan=Plan(row["plan"]),
         cloud_api_enabled=row["cloud_api_enabled"],
+        limits_exempt=row["limits_exempt"],
     )

@@ -52,6 +52,7 @@ class EditKey(msgspec.Struct, frozen=True):
     name: str | msgspec.UnsetType = msgspec.UNSET
     expires_in_days: int | None | msgspec.UnsetType = msgspec.UNSET
     rate_limit_per_minute: int | None | msgspec.UnsetType = msgspec.UNSET
+    limits_exempt: bool | msgspec.UnsetType = msgspec.UNSET
     by_member: int | None = None
     via: str = team_audit.OPERATOR
 
@@ -81,6 +82,9 @@ class KeyView(msgspec.Struct, frozen=True):
     read_only: bool
     status: str
     rate_limit_per_minute: int | None
+    limits_exempt: bool
+    """Exempt from the default per-key limit and the per-IP ceiling (a long-standing integration); a limit set on
+    the key still applies. Only an admin changes it, and the team audit log records each change."""
     expires_at: datetime | None
     created_at: datetime
     created_by: MemberRef
@@ -110,7 +114,8 @@ def key_view(row: Record, now: datetime) -> KeyView:
         id=row["id"], name=row["name"], scopes=list(row["scopes"]), read_only=row["read_only"],
         status=key_rules.key_status(revoked_at=row["revoked_at"], expires_at=row["expires_at"],
                                     replaced_by=row["replaced_by"], grace_until=row["grace_until"], now=now),
-        rate_limit_per_minute=row["rate_limit_per_minute"], expires_at=row["expires_at"],
+        rate_limit_per_minute=row["rate_limit_per_minute"], limits_exempt=row["limits_exempt"],
+        expires_at=row["expires_at"],
         created_at=row["created_at"], created_by=MemberRef(user_id=row["created_by"], name=row["created_by_name"]),
         last_used_at=row["last_used_at"], revoked_at=row["revoked_at"], replaced_by=row["replaced_by"],
         grace_until=row["grace_until"],
@@ -173,11 +178,12 @@ class KeyRing(Actor):
             limit = row["rate_limit_per_minute"]
             if request.rate_limit_per_minute is not msgspec.UNSET:
                 limit = key_rules.rate_limit(request.rate_limit_per_minute)
+            exempt = row["limits_exempt"] if request.limits_exempt is msgspec.UNSET else request.limits_exempt
             await key_queries.update_key(tx, request.key_id, name=name, expires_at=expires_at,
-                                         rate_limit_per_minute=limit)
+                                         rate_limit_per_minute=limit, limits_exempt=exempt)
             await self._audit(tx, now, request.by_member, request.via, team_audit.KEY_EDITED, request.key_id,
                               {"name": name, "expires_at": expires_at.isoformat() if expires_at else None,
-                               "rate_limit_per_minute": limit})
+                               "rate_limit_per_minute": limit, "limits_exempt": exempt})
             updated = await key_queries.find_key(tx, self.workspace_id, request.key_id)
         self._credentials.forget_workspace(self.workspace_id)
         return key_view(updated, now)

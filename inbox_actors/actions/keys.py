@@ -23,11 +23,13 @@ async def create(deps: ActionDeps, caller: Caller, *, name: str, scopes: tuple[s
 
 async def edit(deps: ActionDeps, caller: Caller, key_id: int, *, name: str | UnsetType = UNSET,
                expires_in_days: int | None | UnsetType = UNSET,
-               rate_limit_per_minute: int | None | UnsetType = UNSET) -> key_ring.KeyView | Refused:
-    """Change a key's name, expiry (days from now; None: never) or limit (None: the default); UNSET: unchanged."""
+               rate_limit_per_minute: int | None | UnsetType = UNSET,
+               limits_exempt: bool | UnsetType = UNSET) -> key_ring.KeyView | Refused:
+    """Change a key's name, expiry (days from now; None: never), limit (None: the default) or its exemption from
+    the default limits; UNSET: unchanged."""
     return await _change(deps, caller, key_ring.EditKey(
         key_id=key_id, name=name, expires_in_days=expires_in_days, rate_limit_per_minute=rate_limit_per_minute,
-        by_member=caller.member_id, via=caller.author))
+        limits_exempt=limits_exempt, by_member=caller.member_id, via=caller.author))
 
 
 async def rotate(deps: ActionDeps, caller: Caller, key_id: int, grace_hours: int) -> key_ring.Rotation | Refused:

@@ -78,6 +78,8 @@ class Credential(msgspec.Struct, frozen=True):
     member_assigned_only: bool
     plan: Plan
     cloud_api_enabled: bool
+    limits_exempt: bool = False
+    """Exempt from the default per-key limit and the per-IP ceiling (never from a limit set on the key)."""
 
 
 class Refusal(msgspec.Struct, frozen=True):

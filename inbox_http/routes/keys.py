@@ -61,6 +61,8 @@ class EditKeyBody(msgspec.Struct, forbid_unknown_fields=True):
     name: _Name | msgspec.UnsetType = msgspec.UNSET
     expires_in_days: _ExpiresInDays | None | msgspec.UnsetType = msgspec.UNSET
     rate_limit_per_minute: _RateLimit | None | msgspec.UnsetType = msgspec.UNSET
+    # A long-standing integration: exempt from the default per-key limit and the per-IP ceiling.
+    limits_exempt: bool | msgspec.UnsetType = msgspec.UNSET
     # Accepted only to be refused with a clear reason: scopes are fixed at creation.
     scopes: Annotated[Any, rule(description="refused: scopes are fixed when a key is created",
                                 not_={})] = msgspec.UNSET
@@ -98,8 +100,8 @@ async def create_key():
     """Create a key; its plaintext is in this answer only."""
     body = await read_json_body(CreateKeyBody)
     return answer(await key_actions.create(services().action_deps, current_caller(), name=body.name,
-                                    scopes=tuple(body.scopes), expires_in_days=body.expires_in_days,
-                                    rate_limit_per_minute=body.rate_limit_per_minute), 201)
+                                           scopes=tuple(body.scopes), expires_in_days=body.expires_in_days,
+                                           rate_limit_per_minute=body.rate_limit_per_minute), 201)
 
 
 @blueprint.get("")
@@ -137,13 +139,15 @@ async def show_key(key_id: int):
 @takes(EditKeyBody)
 @answers(404, 409)
 async def edit_key(key_id: int):
-    """Change a key's name, expiry (days from now; null: never) or limit (null: the default); not its scopes."""
+    """Change a key's name, expiry (days from now; null: never), limit (null: the default) or exemption from the
+    default limits (`limits_exempt`); not its scopes."""
     body = await read_json_body(EditKeyBody)
     if body.scopes is not msgspec.UNSET:
         raise ApiError(400, "invalid_scopes", "Scopes are fixed when a key is created; create a new key instead.")
     return answer(await key_actions.edit(services().action_deps, current_caller(), key_id, name=body.name,
-                                  expires_in_days=body.expires_in_days,
-                                  rate_limit_per_minute=body.rate_limit_per_minute))
+                                         expires_in_days=body.expires_in_days,
+                                         rate_limit_per_minute=body.rate_limit_per_minute,
+                                         limits_exempt=body.limits_exempt))
 
 
 @blueprint.post("/<id:key_id>/rotate")

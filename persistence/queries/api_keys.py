@@ -8,7 +8,7 @@ from persistence.database import Database, Record, UnitOfWork
 
 _CREDENTIAL = """
     SELECT k.id AS key_id, k.workspace_id, k.name AS key_name, k.scopes, k.read_only, k.rate_limit_per_minute,
-           k.expires_at, k.revoked_at, k.grace_until,
+           k.limits_exempt, k.expires_at, k.revoked_at, k.grace_until,
            m.id AS member_id, m.role AS member_role, m.permissions AS member_permissions,
            m.status AS member_status, m.assigned_only AS member_assigned_only,
            w.plan, w.cloud_api_enabled
@@ -50,7 +50,8 @@ async def revoke_keys_named(tx: UnitOfWork, workspace_id: int, name: str) -> int
 
 _KEY_COLUMNS = """
     k.id, k.workspace_id, k.name, k.scopes, k.read_only, k.rate_limit_per_minute, k.expires_at, k.revoked_at,
-    k.replaced_by, k.grace_until, k.last_used_at, k.created_at, k.created_by, m.name AS created_by_name
+    k.replaced_by, k.grace_until, k.last_used_at, k.created_at, k.created_by, m.name AS created_by_name,
+    k.limits_exempt
 """
 
 
@@ -82,12 +83,18 @@ async def list_keys(db: Database, workspace_id: int) -> list[Record]:
 
 
 async def update_key(tx: UnitOfWork, key_id: int, *, name: str, expires_at: datetime | None,
-                     rate_limit_per_minute: int | None) -> None:
+                     rate_limit_per_minute: int | None, limits_exempt: bool) -> None:
     await tx.execute(
-        "UPDATE api_keys SET name = $2, expires_at = $3, rate_limit_per_minute = $4, updated_at = now()"
-        " WHERE id = $1",
-        key_id, name, expires_at, rate_limit_per_minute,
+        "UPDATE api_keys SET name = $2, expires_at = $3, rate_limit_per_minute = $4, limits_exempt = $5,"
+        " updated_at = now() WHERE id = $1",
+        key_id, name, expires_at, rate_limit_per_minute, limits_exempt,
     )
+
+
+async def exempt_key_hashes(db: Database) -> list[bytes]:
+    """The hashes of the keys exempt from the default limits that still work (not revoked)."""
+    rows = await db.fetch("SELECT key_hash FROM api_keys WHERE limits_exempt AND revoked_at IS NULL")
+    return [row["key_hash"] for row in rows]
 
 
 async def mark_rotated(tx: UnitOfWork, key_id: int, *, replaced_by: int, grace_until: datetime) -> None:

@@ -26,7 +26,7 @@ INVALID_KEY = {"error": "Forbidden: Invalid or revoked API key"}
 NEW = {"name": "x", "scopes": ["inbox"]}  # a valid create body
 KEY_SHAPE = re.compile(r"^inbox_[A-Za-z0-9_-]{43}$")
 VIEW_FIELDS = {"id", "name", "scopes", "read_only", "status", "rate_limit_per_minute", "expires_at", "created_at",
-               "created_by", "last_used_at", "revoked_at", "replaced_by", "grace_until"}
+               "created_by", "last_used_at", "revoked_at", "replaced_by", "grace_until", "limits_exempt"}
 
 
 @dataclass

@@ -6,7 +6,7 @@ import trio
 from inbox_actors.access.activity_log import wait_recorded
 from tests import builders
 from tests.e2e.conftest import bearer, with_settings
-from tests.waiting import eventually_status
+from tests.waiting import eventually, eventually_status
 
 WHOAMI = "/api/reporting/v1/whoami"
 # The real send route; an empty body is answered by the route itself (400) once the limits let it through.
@@ -139,3 +139,52 @@ async def test_a_key_refused_by_the_ip_ceiling_before_any_lookup_is_still_in_its
                                             "status": 429, "ip": "127.0.0.1"}]
     assert await service.db.fetchval("SELECT count(*) FROM key_activity WHERE key_id NOT IN ($1, $2)",
                                      other.id, never_seen.id) == 0
+
+
+async def test_an_admin_exempts_a_long_standing_integration_from_the_default_limits_but_not_from_its_own(service):
+    # The spec, Rate limits: "Some long-standing integrations are exempt" from the default per-key limit and the
+    # per-IP ceiling; "a limit set explicitly on a key applies to every call including sends".
+    admin = await builders.plaintext_key(service.db)
+    workspace_id = await service.db.fetchval("SELECT workspace_id FROM api_keys WHERE id = $1", admin.id)
+    member_id = await service.db.fetchval("SELECT created_by FROM api_keys WHERE id = $1", admin.id)
+    integration = await builders.key(service.db, workspace_id, member_id)
+    capped = await builders.key(service.db, workspace_id, member_id, rate_limit_per_minute=10)
+    scoped = await builders.key(service.db, workspace_id, member_id, ("inbox",))
+
+    refused = await service.client.patch(f"/api/keys/{integration.id}", headers=bearer(scoped.key),
+                                         json={"limits_exempt": True})
+    assert refused.status_code == 403 and refused.json()["error"] == "scope_denied"  # admins only
+    for key in (integration, capped):
+        marked = await service.client.patch(f"/api/keys/{key.id}", headers=bearer(admin.key),
+                                            json={"limits_exempt": True})
+        assert marked.status_code == 200 and marked.json()["limits_exempt"] is True, marked.text
+    shown = await service.client.get(f"/api/keys/{integration.id}", headers=bearer(admin.key))
+    assert shown.json()["limits_exempt"] is True
+    audit = (await service.client.get("/api/team/audit-log", headers=bearer(admin.key))).json()["data"]
+    assert audit[0]["action"] == "key.edited" and audit[0]["details"]["limits_exempt"] is True
+
+    # The ceiling of 50 per IP, spent; the exempt key goes on, with no default per-key limit either.
+    await hammer(service.client, WHOAMI, admin.key, clients=5, each=10)
+    assert (await service.client.get(WHOAMI, headers=bearer(admin.key))).status_code == 429
+
+    async def passes():
+        response = await service.client.get(WHOAMI, headers=bearer(integration.key))
+        return response if response.status_code == 200 else None
+
+    first = await eventually(passes)  # once every process has heard of the change
+    assert "X-RateLimit-Limit" not in first.headers
+    assert sorted({r.status_code for r in await hammer(service.client, WHOAMI, integration.key, 4, 15)}) == [200]
+    # Its own limit still binds the other exempt key.
+    statuses = [r.status_code for r in await hammer(service.client, WHOAMI, capped.key, 1, 12)]
+    assert statuses == [200] * 10 + [429] * 2
+
+    # The admin's own key is held by the ceiling now; the integration's (full access, made by an admin) is not.
+    unmarked = await service.client.patch(f"/api/keys/{integration.id}", headers=bearer(integration.key),
+                                          json={"limits_exempt": False})
+    assert unmarked.json()["limits_exempt"] is False
+
+    async def ceiling_again():
+        response = await service.client.get(WHOAMI, headers=bearer(integration.key))
+        return response if response.status_code == 429 else None
+
+    assert "IP address" in (await eventually(ceiling_again)).json()["error"]
