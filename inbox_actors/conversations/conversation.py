@@ -173,7 +173,8 @@ class Conversation(Actor):
                 tx, unless_stored=True, workspace_id=self.workspace_id, conversation_id=row["id"],
                 platform_message_id=inbound.message_id, direction="inbound", sender_type="customer",
                 type=storable(inbound.type), text=storable(inbound.text), status=delivery_status.RECEIVED,
-                source="whatsapp", sent_at=inbound.at, status_at=inbound.at)
+                media_id=storable(inbound.media_id), mime_type=storable(inbound.mime_type),
+                filename=storable(inbound.filename), source="whatsapp", sent_at=inbound.at, status_at=inbound.at)
             if message is None:
                 # The platform's retry of a message stored before: nothing of this transaction is kept.
                 existing = await message_queries.find_by_platform_id(tx, self.workspace_id, inbound.message_id)

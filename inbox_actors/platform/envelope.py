@@ -176,24 +176,29 @@ def _batch(value: _Value) -> InboundBatch:
 def _inbound_message(message: _Message, names: dict[str, str | None]) -> InboundMessage:
     if not message.id or not message.from_:
         raise InvalidEnvelope("a message has an empty id or sender")
-    text, media_id = _content(message)
+    text, media = _content(message)
     return InboundMessage(message_id=message.id, from_phone=message.from_, at=_time(message.timestamp),
-                          type=message.type, text=text, media_id=media_id, profile_name=names.get(message.from_))
+                          type=message.type, text=text, media_id=media.id, mime_type=media.mime_type,
+                          filename=media.filename, profile_name=names.get(message.from_))
 
 
-def _content(message: _Message) -> tuple[str | None, str | None]:
-    """(text or caption, media id) of a message; kinds the inbox does not read (location, reaction...) give neither."""
+_NO_MEDIA = _Media()
+
+
+def _content(message: _Message) -> tuple[str | None, _Media]:
+    """(text or caption, media) of a message; kinds the inbox does not read (location, reaction...) give
+    neither."""
     if message.type == "text":
-        return (message.text.body if message.text else None), None
+        return (message.text.body if message.text else None), _NO_MEDIA
     if message.type in MEDIA_KINDS:
         media: _Media | None = getattr(message, message.type)
-        return (media.caption, media.id) if media else (None, None)
+        return (media.caption, media) if media else (None, _NO_MEDIA)
     if message.type == "button" and message.button:
-        return message.button.text, None
+        return message.button.text, _NO_MEDIA
     if message.type == "interactive" and message.interactive:
         reply = message.interactive.button_reply or message.interactive.list_reply
-        return (reply.title if reply else None), None
-    return None, None
+        return (reply.title if reply else None), _NO_MEDIA
+    return None, _NO_MEDIA
 
 
 def _status_update(status: _Status) -> StatusUpdate:
@@ -240,7 +245,8 @@ def _wire_message(message: InboundMessage) -> _Message:
     if message.type == "text":
         content["text"] = _Text(body=message.text or "")
     elif message.type in MEDIA_KINDS:
-        content[message.type] = _Media(id=message.media_id, caption=message.text)
+        content[message.type] = _Media(id=message.media_id, caption=message.text, mime_type=message.mime_type,
+                                       filename=message.filename)
     elif message.type == "button":
         content["button"] = _Button(text=message.text, payload=message.text)
     return _Message(from_=message.from_phone, id=message.message_id, timestamp=_unix(message.at),

@@ -1,4 +1,5 @@
-"""The service's link to the messaging platform: secrets, the send client, and which workspace owns a number.
+"""The service's link to the messaging platform: secrets, the send client, the media fetcher, and which workspace
+owns a number.
 
 With `WHATSAPP_API_URL` unset the built-in simulator is the platform; its address is known only once it
 listens, so the link is made first and the client attached when the simulator is up (`attach`). Sends made
@@ -20,6 +21,7 @@ from inbox_actors.platform.client import (
     UNREACHABLE_MESSAGE,
     CloudApiClient,
 )
+from inbox_actors.platform.media import MediaFetcher
 from inbox_actors.platform.payloads import SendAccepted, SendRefused, SendRequest
 from persistence.database import Database
 from persistence.queries import workspaces as workspace_queries
@@ -32,6 +34,7 @@ class PlatformLink:
     access_token: str
     api_url: str | None = None
     client: CloudApiClient | None = None
+    media: MediaFetcher | None = None        # customers' media, fetched from the platform (platform/media.py)
     simulator_url: str | None = None         # the built-in simulator's address, when it is the platform
     metrics: ServiceMetrics | None = None    # where each send's outcome and time are counted
     # phone_number_id -> workspace id; numbers never move between workspaces, so entries stay true.
@@ -52,10 +55,13 @@ class PlatformLink:
     def attach(self, api_url: str) -> None:
         self.api_url = api_url.rstrip("/")
         self.client = CloudApiClient(self.api_url, self.access_token)
+        self.media = MediaFetcher(self.api_url, self.access_token)
 
     async def aclose(self) -> None:
         if self.client is not None:
             await self.client.aclose()
+        if self.media is not None:
+            await self.media.aclose()
 
     async def send(self, phone_number_id: str, request: SendRequest) -> SendAccepted | SendRefused:
         started = time.perf_counter()

@@ -63,7 +63,9 @@ class InboundMessage(msgspec.Struct, frozen=True):
     at: datetime                             # the platform's timestamp (UTC)
     type: str                                # text, image, ... (anything Meta sends)
     text: str | None = None                  # text body or media caption
-    media_id: str | None = None
+    media_id: str | None = None              # the platform's id of an image, video, audio, document or sticker
+    mime_type: str | None = None             # of the media, as the platform gave it
+    filename: str | None = None              # of a document
     profile_name: str | None = None
 
 

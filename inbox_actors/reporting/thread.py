@@ -24,7 +24,11 @@ class ReceiptEntry(msgspec.Struct, frozen=True):
 
 
 class Message(msgspec.Struct, frozen=True, omit_defaults=True):
-    """The spec's Message; `receipts` only with expand=receipts, on outbound messages."""
+    """The spec's Message; `receipts` only with expand=receipts, on outbound messages.
+
+    A customer's media has a `media_url` on this service (`media_path`), which fetches the file from the platform
+    for a caller allowed to read the chat; sent media keeps the link it was sent with. Ours beside the spec's
+    fields, on media only: `mime_type` and a document's `filename`."""
 
     id: int
     message_id: str | None
@@ -39,6 +43,8 @@ class Message(msgspec.Struct, frozen=True, omit_defaults=True):
     status: str
     source: str
     receipts: list[ReceiptEntry] | msgspec.UnsetType = msgspec.UNSET
+    mime_type: str | None = None
+    filename: str | None = None
 
 
 class MessagePage(msgspec.Struct, frozen=True):
@@ -71,13 +77,19 @@ def _receipts(row: Record) -> list[ReceiptEntry]:
     return [ReceiptEntry(status, at) for status, at in zip(row["receipt_statuses"], row["receipt_times"])]
 
 
-def _message(row: Record, with_receipts: bool) -> Message:
+def media_path(phone: str, message_id: int) -> str:
+    """Where this service serves a customer's media (GET, with a key that may read the chat)."""
+    return f"/api/reporting/v1/conversations/{phone}/messages/{message_id}/media"
+
+
+def _message(phone: str, row: Record, with_receipts: bool) -> Message:
     receipts = _receipts(row) if with_receipts and row["direction"] == "outbound" else msgspec.UNSET
+    media_url = row["media_url"] or (media_path(phone, row["id"]) if row["media_id"] else None)
     return Message(
         id=row["id"], message_id=row["platform_message_id"], sent_at=row["sent_at"],
         sender_type=row["sender_type"], actor=_actor(row), sender_label=row["sender_label"], type=row["type"],
-        text=row["text"], template_name=row["template_name"], media_url=row["media_url"], status=row["status"],
-        source=row["source"], receipts=receipts,
+        text=row["text"], template_name=row["template_name"], media_url=media_url, status=row["status"],
+        source=row["source"], receipts=receipts, mime_type=row["mime_type"], filename=row["filename"],
     )
 
 
@@ -94,7 +106,23 @@ async def messages(db: Database, workspace_id: int, raw_phone: str, args: Args,
                                 limit=limit + 1, with_receipts=expand == "receipts")
     page, more = rows[:limit], len(rows) > limit
     next_cursor = cursors.encode(kind, args, page[-1]["sent_at"], page[-1]["id"]) if more else None
-    return MessagePage(phone, [_message(row, expand == "receipts") for row in page], next_cursor)
+    return MessagePage(phone, [_message(phone, row, expand == "receipts") for row in page], next_cursor)
+
+
+class StoredMedia(msgspec.Struct, frozen=True):
+    media_id: str
+    mime_type: str | None
+    filename: str | None
+
+
+async def media_of(db: Database, workspace_id: int, raw_phone: str, message_id: int,
+                   only_assigned_to: int | None) -> StoredMedia | None:
+    """The platform's media of a customer's message in this chat (None: no such message, or no media)."""
+    _, chat = await find_chat(db, workspace_id, raw_phone, only_assigned_to)
+    row = await queries.message_media(db, chat["id"], message_id)
+    if row is None or row["media_id"] is None:
+        return None
+    return StoredMedia(row["media_id"], row["mime_type"], row["filename"])
 
 
 async def receipts(db: Database, workspace_id: int, raw_phone: str, args: Args,

@@ -7,16 +7,20 @@ opening the chat in the inbox records one.
 
 from __future__ import annotations
 
-from quart import Blueprint, request
+from urllib.parse import quote
+
+from quart import Blueprint, Response, request
 
 from inbox_actors.actions import permissions
 from inbox_actors.domain.auth_ladder import assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging import parameter_catalog as catalog
 from inbox_actors.reporting import assignment_history, attention, conversation_detail, replies, thread
+from inbox_actors.platform.media import MediaGone, MediaUnavailable
 from inbox_actors.reporting.chat_lookup import ChatNotFound
 from inbox_http.contract import answers
 from inbox_http.encoding import json_response
+from inbox_http.errors import ApiError
 from inbox_http.guard import accepts, current_credential, guarded, responds
 from inbox_http.services import services
 
@@ -47,6 +51,34 @@ async def messages(phone: str):
     state, credential = services(), current_credential()
     return json_response(await thread.messages(state.db, credential.workspace_id, phone, request.args,
                                                assigned_only_member(credential)))
+
+
+@blueprint.get("/<phone>/messages/<id:message_id>/media")
+@responds(bytes, media=("application/octet-stream",))
+@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_CONTENT)
+@answers(404, 502)
+async def message_media(phone: str, message_id: int):
+    """A customer's image, video, audio or document (a message's `media_url`), fetched from the platform and
+    streamed; small files are kept in memory a while."""
+    state, credential = services(), current_credential()
+    found = await thread.media_of(state.db, credential.workspace_id, phone, message_id,
+                                  assigned_only_member(credential))
+    if found is None:
+        raise ApiError(404, "not_found", "No media with this message id in this chat.")
+    if state.platform.media is None:
+        raise ApiError(502, "media_unavailable", "The messaging platform is not connected yet; retry shortly.")
+    try:
+        stream = await state.platform.media.open(found.media_id, found.mime_type)
+    except MediaGone:
+        raise ApiError(404, "media_gone", "The platform no longer keeps this media.") from None
+    except MediaUnavailable as err:
+        raise ApiError(502, "media_unavailable", f"The media could not be fetched: {err}.") from None
+    headers = {"Cache-Control": "private, max-age=3600"}
+    if found.filename:
+        headers["Content-Disposition"] = f"inline; filename*=UTF-8''{quote(found.filename)}"
+    if stream.size is not None:
+        headers["Content-Length"] = str(stream.size)
+    return Response(stream.chunks, 200, content_type=stream.mime_type, headers=headers)
 
 
 @blueprint.get("/<phone>/receipts")

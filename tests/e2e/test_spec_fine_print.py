@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 from datetime import datetime, timedelta, timezone
+
+import httpx
 
 from tests.e2e.chat_helpers import customer_writes, scale_workspace
 from tests.e2e.conftest import bearer
@@ -170,3 +173,41 @@ async def test_unanswered_returns_every_wait_longer_than_older_than_and_agrees_w
     narrowed = (await service.client.get(f"{lists}/unanswered", headers=bearer(key), params={
         "since": (now - timedelta(days=2)).isoformat()})).json()
     assert [chat["phone"] for chat in narrowed["data"]] == [wrote_again, recent]
+
+
+async def test_a_customer_s_media_keeps_its_id_type_and_name_and_is_served_by_the_service(service):
+    # Resources, Message: "| media_url | string, nullable |" and "| type | string | text is shown |". A customer's
+    # image or document is the platform's media: its media_url is this service's authenticated route, which
+    # fetches the file from the platform (GET /{media-id}, then the file with the access token).
+    _, number, _, key = await scale_workspace(service.db)
+    phone = "919811800001"
+    picture = bytes(range(256)) * 8
+    async with httpx.AsyncClient(base_url=service.simulator_url, timeout=10) as simulator:
+        sent = await simulator.post(f"/simulator/customers/{phone}/messages", json={
+            "phone_number_id": number, "type": "image", "text": "the broken part", "mime_type": "image/png",
+            "content_base64": base64.b64encode(picture).decode()})
+        document = await simulator.post(f"/simulator/customers/{phone}/messages", json={
+            "phone_number_id": number, "type": "document", "filename": "invoice 42.pdf"})
+        assert sent.status_code == 200 and document.status_code == 200, (sent.text, document.text)
+
+        thread = (await service.client.get(f"/api/reporting/v1/conversations/{phone}/messages",
+                                           headers=bearer(key))).json()["data"]
+        image, pdf = [message for message in thread if message["sender_type"] == "customer"]
+        assert image["type"] == "image" and image["text"] == "the broken part" and image["mime_type"] == "image/png"
+        assert image["media_url"] == f"/api/reporting/v1/conversations/{phone}/messages/{image['id']}/media"
+        assert pdf["type"] == "document" and pdf["filename"] == "invoice 42.pdf"
+        assert pdf["mime_type"] == "application/pdf"
+
+        fetched = await service.client.get(image["media_url"], headers=bearer(key))
+        assert fetched.status_code == 200 and fetched.content == picture
+        assert fetched.headers["content-type"] == "image/png"
+        again = await service.client.get(image["media_url"], headers=bearer(key))
+        assert again.content == picture
+        assert (await simulator.get("/simulator/stats")).json()["media_downloads"] == 1  # the second was cached
+        named = await service.client.get(pdf["media_url"], headers=bearer(key))
+        assert named.status_code == 200 and "invoice%2042.pdf" in named.headers["content-disposition"]
+
+    assert (await service.client.get(image["media_url"])).status_code == 401
+    other = await service.client.get(f"/api/reporting/v1/conversations/{phone}/messages/999999/media",
+                                     headers=bearer(key))
+    assert other.status_code == 404 and other.json()["error"] == "not_found"

@@ -27,7 +27,10 @@ def test_document_carries_the_spec_version_and_the_whoami_shape():
 def test_every_read_of_the_reporting_api_is_documented_with_its_query_parameters():
     document = build_document(create_app(None))
     paths = document["paths"]
-    reads = [path for path in paths if path.startswith("/api/reporting/v1/") and "get" in paths[path]]
+    media = "/api/reporting/v1/conversations/{phone}/messages/{message_id}/media"
+    assert paths[media]["get"]["x-documented"] is False  # ours: the spec has media_url, not its route
+    reads = [path for path in paths if path.startswith("/api/reporting/v1/") and "get" in paths[path]
+             and path != media]
     assert len(reads) == 13
     assert all(paths[path]["get"]["x-documented"] for path in reads)
     names = {path: [p["name"] for p in paths[path]["get"].get("parameters", []) if p["in"] == "query"]

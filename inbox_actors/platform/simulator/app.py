@@ -3,8 +3,11 @@
 Routes:
 - `POST /{phone_number_id}/messages` (also under a version prefix, `/v21.0/{phone_number_id}/messages`, so a
   Graph-style base URL works unchanged): Meta's answers, see `rules`.
-- `POST /simulator/customers/{phone}/messages` `{"phone_number_id", "text", "name"?, "type"?}`: the customer
-  writes; answers `{"message_id", "delivered_to_service", "service_status"}` once the service has answered.
+- `GET /{media-id}` (also versioned) and the URL it answers: a customer's media, as Meta serves it (both need
+  the access token).
+- `POST /simulator/customers/{phone}/messages` `{"phone_number_id", "text", "name"?, "type"?}` (media also
+  `"content_base64"?`, `"mime_type"?`, `"filename"?`): the customer writes; answers `{"message_id",
+  "delivered_to_service", "service_status", "media_id"}` once the service has answered.
 - `PUT /simulator/customers/{phone}` `{"read_receipts": bool}`: the customer's read-receipt setting.
 - `GET /simulator/stats`: the counters.
 - `GET /simulator/numbers/{phone_number_id}/messages?to=PHONE`: the accepted sends kept, oldest first.
@@ -61,6 +64,25 @@ def create_simulator_app(simulator: Simulator) -> QuartTrio:
     @app.post("/<version>/<phone_number_id>/messages")
     async def send_versioned(version: str, phone_number_id: str) -> Response:
         return await send(phone_number_id)
+
+    def media_location(media_id: str) -> Response:
+        outcome = simulator.media_location(media_id, request.headers.get("Authorization"))
+        return _platform_error(outcome) if isinstance(outcome, Refusal) else _json(outcome)
+
+    @app.get("/<media_id>")
+    async def media_unversioned(media_id: str) -> Response:
+        return media_location(media_id)
+
+    @app.get("/<version>/<media_id>")
+    async def media_versioned(version: str, media_id: str) -> Response:
+        return media_location(media_id)
+
+    @app.get("/simulator/media/<media_id>")
+    async def media_file(media_id: str) -> Response:
+        outcome = simulator.media_file(media_id, request.headers.get("Authorization"))
+        if isinstance(outcome, Refusal):
+            return _platform_error(outcome)
+        return Response(outcome.content, content_type=outcome.mime_type)
 
     @app.post("/simulator/customers/<phone>/messages")
     async def customer_writes(phone: str) -> Response:

@@ -24,6 +24,8 @@ after the service has bound its port, which may be after the simulator has bound
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
 import secrets
 from collections.abc import AsyncIterator
@@ -46,15 +48,18 @@ from inbox_actors.platform.simulator.rules import (
     planned_statuses,
     refusal_for,
     throughput_exceeded,
+    unknown_path,
     wa_id,
 )
 from inbox_actors.platform.simulator.state import (
     Customers,
+    MediaShelf,
     QueuedStatus,
     SentLog,
     SentRecord,
     SimulatorStats,
     StatusQueues,
+    StoredMedia,
     StatusSchedule,
     Throughput,
     Timeline,
@@ -102,12 +107,34 @@ class CustomerMessage(msgspec.Struct, frozen=True):
     text: str | None = None                  # the body, or the caption of media
     name: str | None = None                  # the customer's profile name
     type: str = "text"                       # text, image, video, audio, document
+    # Media only: the file (base64; a small made-up file of the kind when left out), its type and a document's
+    # file name.
+    content_base64: str | None = None
+    mime_type: str | None = None
+    filename: str | None = None
 
 
 class CustomerMessageResult(msgspec.Struct, frozen=True):
     message_id: str
     delivered_to_service: bool
     service_status: int                      # the service's HTTP status; 0 when it could not be reached
+    media_id: str | None = None              # of media: what the service downloads it by
+
+
+class MediaLocation(msgspec.Struct, frozen=True):
+    """The Cloud API's answer to `GET /{media-id}`."""
+
+    url: str
+    mime_type: str
+    file_size: int
+    id: str
+    messaging_product: str = "whatsapp"
+
+
+# The type a customer's file has when the control call names none.
+DEFAULT_MIME_TYPES = {"image": "image/jpeg", "video": "video/mp4", "audio": "audio/ogg",
+                      "document": "application/pdf", "sticker": "image/webp"}
+MEDIA_SHELF = 1_000
 
 
 class InvalidCustomerMessage(ValueError):
@@ -151,6 +178,7 @@ class Simulator:
         self.customers = Customers(config.max_customers)
         self.throughput = Throughput(config.throughput_per_second, config.max_numbers)
         self.sent_log = SentLog(config.history_per_number, config.max_numbers)
+        self.media = MediaShelf(MEDIA_SHELF)
         self._status_lane: WebhookLane | None = None
         self._customer_lane: WebhookLane | None = None
         self._timelines: trio.Nursery | None = None      # the schedule and the flushers, while running
@@ -196,8 +224,7 @@ class Simulator:
 
     async def _decide_send(self, phone_number_id: str, authorization: str | None,
                            raw_body: bytes) -> SendAcceptedBySimulator | Refusal:
-        if authorization is None or not secrets.compare_digest(
-                authorization.encode(), f"Bearer {self.config.access_token}".encode()):
+        if not self._authorized(authorization):
             return invalid_token()
         try:
             request = decode_send_request(raw_body)
@@ -377,10 +404,14 @@ class Simulator:
         if message.type == "text" and not message.text:
             raise InvalidCustomerMessage("text is required for a text message")
         now = self.clock.now()
+        media_id = mime_type = None
+        if message.type != "text":
+            media_id = str(secrets.randbelow(10**15))
+            mime_type = message.mime_type or DEFAULT_MIME_TYPES.get(message.type, "application/octet-stream")
+            self.media.put(media_id, StoredMedia(mime_type, _media_content(message, media_id)))
         inbound = InboundMessage(
             message_id=new_message_id(), from_phone=customer, at=now, type=message.type, text=message.text,
-            media_id=str(secrets.randbelow(10**15)) if message.type != "text" else None,
-            profile_name=message.name,
+            media_id=media_id, mime_type=mime_type, filename=message.filename, profile_name=message.name,
         )
         self.customers.wrote(message.phone_number_id, customer, now)
         self.stats.customer_messages += 1
@@ -390,7 +421,34 @@ class Simulator:
         if delivered:
             self.stats.customer_messages_delivered += 1
         return CustomerMessageResult(message_id=inbound.message_id, delivered_to_service=delivered,
-                                     service_status=status)
+                                     service_status=status, media_id=media_id)
+
+    # -- media ------------------------------------------------------------------------------------------------
+
+    def media_location(self, media_id: str, authorization: str | None) -> MediaLocation | Refusal:
+        """`GET /{media-id}`: where the file is (on this simulator), its type and size. A path that names no media
+        is an unknown path, as any other is."""
+        media = self.media.get(media_id)
+        if media is None or self.url is None:
+            return unknown_path(f"/{media_id}")
+        if not self._authorized(authorization):
+            return invalid_token()
+        return MediaLocation(url=f"{self.url}/simulator/media/{media_id}", mime_type=media.mime_type,
+                             file_size=len(media.content), id=media_id)
+
+    def media_file(self, media_id: str, authorization: str | None) -> StoredMedia | Refusal:
+        """The file at a media location; it needs the access token, as the platform's does."""
+        if not self._authorized(authorization):
+            return invalid_token()
+        media = self.media.get(media_id)
+        if media is None:
+            return unknown_path(f"/simulator/media/{media_id}")
+        self.stats.media_downloads += 1
+        return media
+
+    def _authorized(self, authorization: str | None) -> bool:
+        return authorization is not None and secrets.compare_digest(
+            authorization.encode(), f"Bearer {self.config.access_token}".encode())
 
     def set_read_receipts(self, phone: str, enabled: bool) -> str:
         """The customer's read-receipt setting; answers the normalised phone. Raises InvalidCustomerMessage."""
@@ -406,3 +464,12 @@ class Simulator:
     def statistics(self) -> SimulatorStats:
         self.stats.statuses_queued = len(self._queues)
         return self.stats
+
+
+def _media_content(message: CustomerMessage, media_id: str) -> bytes:
+    if message.content_base64 is not None:
+        try:
+            return base64.b64decode(message.content_base64, validate=True)
+        except (binascii.Error, ValueError):
+            raise InvalidCustomerMessage("content_base64 is not base64") from None
+    return f"simulated {message.type} {media_id}\n".encode() * 64

@@ -255,6 +255,27 @@ class StatusQueues:
         return self._count
 
 
+class StoredMedia(msgspec.Struct, frozen=True):
+    mime_type: str
+    content: bytes
+
+
+class MediaShelf:
+    """The media customers sent, by media id, for the service to download; the oldest leave past `capacity`."""
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._items: OrderedDict[str, StoredMedia] = OrderedDict()
+
+    def put(self, media_id: str, media: StoredMedia) -> None:
+        self._items[media_id] = media
+        while len(self._items) > self._capacity:
+            self._items.popitem(last=False)
+
+    def get(self, media_id: str) -> StoredMedia | None:
+        return self._items.get(media_id)
+
+
 class SimulatorStats(msgspec.Struct):
     """Counters, read at `GET /simulator/stats`."""
 
@@ -270,6 +291,7 @@ class SimulatorStats(msgspec.Struct):
     status_queue_dropped: int = 0            # statuses due while their number's queue was full: never posted
     status_timelines_running: int = 0        # accepted messages whose statuses are not all posted or dropped
     status_timelines_dropped: int = 0        # accepted while too many were running: no statuses will come
+    media_downloads: int = 0                 # media files the service downloaded
 
     def refused(self, code: int) -> None:
         key = str(code)

@@ -57,7 +57,7 @@ async def thread(db: Database, conversation_id: int, *, start: datetime | None, 
     return await db.fetch(
         f"""SELECT m.id, m.platform_message_id, m.sent_at, m.sender_type, m.direction, m.actor_id,
                    a.name AS actor_name, m.sender_label, m.type, m.text, m.template_name, m.media_url, m.status,
-                   m.source {receipts}
+                   m.source, m.media_id, m.mime_type, m.filename {receipts}
             FROM messages m LEFT JOIN members a ON a.id = m.actor_id
             WHERE {q.clause()}
             ORDER BY m.sent_at {order}, m.id {order} LIMIT {q.arg(limit)}""",
@@ -96,6 +96,13 @@ async def chat_replies(db: Database, conversation_id: int, *, start: datetime | 
             ORDER BY m.sent_at, m.id""",
         *q.args,
     )
+
+
+async def message_media(db: Database, conversation_id: int, message_id: int) -> Record | None:
+    """The platform's media id, mime type and file name of one of the chat's messages."""
+    return await db.fetchrow(
+        "SELECT media_id, mime_type, filename FROM messages WHERE id = $1 AND conversation_id = $2",
+        message_id, conversation_id)
 
 
 async def first_customer_message_at(db: Database, conversation_id: int, start: datetime | None,
