@@ -300,6 +300,10 @@ class Conversation(Actor):
         assert isinstance(answer, Reply)
         outcome = await self.sender.send(Send(request=SendRequest(to=self.phone, text=answer.text),
                                               sender_type="bot", author="bot", sender_label="bot"))
+        if outcome.failure is not None and states.bot_may_answer(self.chat.state):
+            # The answer failed at the platform (its send is recorded as failed): never leave the customer
+            # without one; a person takes the chat, and the failed answer shows them what the bot meant to say.
+            await self._hand_off(states.BOT_REPLY_NOT_DELIVERED)
         return Recorded(outcome.message_row["id"] if outcome.message_row is not None else None)
 
     async def _hand_off(self, reason: str) -> Recorded:

@@ -16,6 +16,11 @@ consent is read by the very statement that commits the pending message, unless a
 applies (a web-client chat, a closed window, a member's reply that claims the chat): then it is read first.
 A broadcast's send (`Send.broadcast`) claims its recipient in that same statement (nothing is sent to a recipient
 that is no longer queued: 409) and skips the pacer, whose slot the broadcast took before asking.
+
+A throughput refusal (the pacer saturated, or the platform's 130429 all the same) is tried again in a later
+slot: once for a caller waiting on its answer (an API send or a member's reply, which the caller may retry with
+backoff), and for up to BOT_PATIENCE for the bot, whose customer has nobody else to retry for them (the
+conversation then hands the chat to a person, `bot_reply_not_delivered`).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 import msgspec
+import trio
 
 from inbox_actors.conversations import send_pacer
 from inbox_actors.conversations.chat_state import ChatState
@@ -54,6 +60,10 @@ WINDOW_CLOSED = SendRefused(
     http_status=400,
 )
 THROUGHPUT_CODE = 130429
+# How long the bot's answer keeps asking for a slot while the number is saturated, and the pause between asks
+# when the pacer has no slot within its own wait.
+BOT_PATIENCE = 30.0
+SATURATED_PAUSE = 1.0
 SATURATED = SendRefused(
     message="(#130429) Rate limit hit",
     code=130429,
@@ -140,7 +150,8 @@ class Sender:
             # The broadcast took this send's slot from the pacer, and judges a throughput refusal itself.
             result = await self._deps.platform.send(chat.workspace["phone_number_id"], request)
         else:
-            result = await self._send_paced(chat.workspace["phone_number_id"], request)
+            patience = BOT_PATIENCE if order.sender_type == "bot" else 0.0
+            result = await self._send_paced(chat.workspace["phone_number_id"], request, patience)
         if isinstance(result, SendRefused):
             return await self._records.record_failure(order, result, channel, pending.message, charged=charge > 0)
         assert isinstance(result, SendAccepted)
@@ -156,11 +167,18 @@ class Sender:
                                                         request.template_name or "", request.template_language or "")
         return prices.price_of(template["category"] if template is not None else None)
 
-    async def _send_paced(self, phone_number_id: str, request: SendRequest) -> SendAccepted | SendRefused:
-        """Send in a slot under the number's throughput; a throughput refusal all the same (the platform
-        counted differently, or other senders share the number) is retried once, in a later slot."""
+    async def _send_paced(self, phone_number_id: str, request: SendRequest,
+                          patience: float) -> SendAccepted | SendRefused:
+        """Send in a slot under the number's throughput. A throughput refusal all the same (the platform counted
+        differently, or other senders share the number) is retried in a later slot: once, and then again while
+        `patience` seconds have not passed."""
+        give_up_at = trio.current_time() + patience
         result = await self._send_in_slot(phone_number_id, request)
-        if isinstance(result, SendRefused) and result.code == THROUGHPUT_CODE:
+        if _throughput_refused(result):
+            result = await self._send_in_slot(phone_number_id, request)
+        while _throughput_refused(result) and trio.current_time() < give_up_at:
+            if result is SATURATED:
+                await trio.sleep(min(SATURATED_PAUSE, max(0.0, give_up_at - trio.current_time())))
             result = await self._send_in_slot(phone_number_id, request)
         return result
 
@@ -178,3 +196,7 @@ class Sender:
 
     async def _wait_for_slot(self, phone_number_id: str) -> bool:
         return await send_pacer.wait_for_slot(self._actors, phone_number_id, self._deps.sends_per_second)
+
+
+def _throughput_refused(result: SendAccepted | SendRefused) -> bool:
+    return isinstance(result, SendRefused) and result.code == THROUGHPUT_CODE

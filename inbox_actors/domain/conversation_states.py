@@ -33,6 +33,8 @@ class State(str, enum.Enum):
 CUSTOMER_ASKED_FOR_PERSON = "customer_asked_for_person"
 BOT_HAS_NO_ANSWER = "bot_has_no_answer"
 CLAIMED_FROM_BOT = "claimed_from_bot"
+# The bot's answer could not be sent (the platform kept refusing it, e.g. for throughput): a person takes over.
+BOT_REPLY_NOT_DELIVERED = "bot_reply_not_delivered"
 
 
 class IllegalTransition(Exception):
