@@ -7,7 +7,9 @@ decides; this module states the rules around it once, for every front door:
   such chat"), and may claim only a chat assigned to it already;
 - a reason is at most MAX_REASON characters, without control characters but line breaks;
 - after a release, transfer or resolve the caller still sees the chat it acted on, even when the action took the
-  chat out of an assigned-only caller's view.
+  chat out of an assigned-only caller's view;
+- a note is 1 to MAX_TEXT characters of text, without control characters but line breaks and tabs, and is never
+  sent to the customer.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from inbox_actors.conversations.conversation_protocol import KeyReservation, Sen
 from inbox_actors.conversations.send_answers import SendRefusal, SendVerdict, send_answer
 from inbox_actors.domain.phones import InvalidPhone, normalise_phone, phone_or_none
 from inbox_actors.domain.text import has_control_characters
-from inbox_actors.platform.payloads import SendRequest
+from inbox_actors.platform.payloads import MAX_TEXT, SendRequest
 from inbox_actors.reporting.conversation_detail import ConversationDetail, find_detail
+from inbox_actors.reporting.thread import Message, one_message
 
 NO_SUCH_CHAT = "No such chat in this workspace."
 MAX_REASON = 500
@@ -127,6 +130,25 @@ async def resolve(deps: ActionDeps, caller: Caller, raw_phone: str,
                   reason: str | None = None) -> ConversationDetail | Refused:
     return reason_refusal(reason) or await _act(deps, caller, raw_phone, conversation.Resolve(
         by_member=caller.member_id, author=caller.author, reason=reason, only_assigned_to=caller.only_assigned_to))
+
+
+async def add_note(deps: ActionDeps, caller: Caller, raw_phone: str, text: str) -> Message | Refused:
+    """The caller's member writes an internal note in the chat's thread (type `note`; never sent)."""
+    text = text.strip()
+    if not 1 <= len(text) <= MAX_TEXT:
+        return Refused(Reason.INVALID, f"text must be 1 to {MAX_TEXT:,} characters.", 400, "invalid_text")
+    if has_control_characters(text):
+        return Refused(Reason.INVALID, "text may not contain control characters.", 400, "invalid_text")
+    phone = phone_or_none(raw_phone)
+    if phone is None:
+        return _no_such_chat()
+    reply = await conversation.ask_conversation(deps.actors, caller.workspace_id, phone, conversation.AddNote(
+        member_id=caller.member_id, author=caller.author, text=text, only_assigned_to=caller.only_assigned_to))
+    if (refused := _refusal(reply)) is not None:
+        return refused
+    assert isinstance(reply, conversation.NoteAdded)
+    note = await one_message(deps.db, caller.workspace_id, phone, reply.message_id)
+    return _no_such_chat() if note is None else note
 
 
 async def open_chat(deps: ActionDeps, caller: Caller, raw_phone: str) -> ConversationDetail | Refused:

@@ -28,6 +28,7 @@ from inbox_actors.conversations import events as data
 from inbox_actors.conversations.bot import HandOff, Reply, Responder
 from inbox_actors.conversations.chat_state import ChatState, WebhookEvent
 from inbox_actors.conversations.conversation_protocol import (
+    AddNote,
     BotTurn,
     BroadcastRecipient,
     Changed,
@@ -37,6 +38,7 @@ from inbox_actors.conversations.conversation_protocol import (
     Erased,
     GiveUpInDoubt,
     MarkRead,
+    NoteAdded,
     NotVisible,
     Open,
     Recorded,
@@ -68,10 +70,10 @@ from persistence.queries import messages as message_queries
 from persistence.queries import workspaces as workspace_queries
 
 __all__ = [
-    "KIND", "BotTurn", "BroadcastRecipient", "Changed", "Claim", "Conversation", "ConversationDeps", "CustomerWrote",
-    "EraseChat", "Erased", "GiveUpInDoubt", "MarkRead", "NotVisible", "Open", "Recorded", "Refused", "Release",
-    "Resolve", "Send", "SendOutcome", "SlaDue", "StatusReported", "Transfer", "ask_conversation", "conversation_key",
-    "conversation_kind",
+    "KIND", "AddNote", "BotTurn", "BroadcastRecipient", "Changed", "Claim", "Conversation", "ConversationDeps",
+    "CustomerWrote", "EraseChat", "Erased", "GiveUpInDoubt", "MarkRead", "NoteAdded", "NotVisible", "Open",
+    "Recorded", "Refused", "Release", "Resolve", "Send", "SendOutcome", "SlaDue", "StatusReported", "Transfer",
+    "ask_conversation", "conversation_key", "conversation_kind",
 ]
 
 log = logging.getLogger("inbox_actors.conversations.conversation")
@@ -151,6 +153,8 @@ class Conversation(Actor):
                     return await self.team.open(message.member_id, via=message.via, author=message.author)
                 case MarkRead():
                     return await self.team.mark_read()
+                case AddNote():
+                    return await self.team.add_note(message.member_id, message.text, author=message.author)
         except IllegalTransition as refusal:
             return Refused(409, "invalid_transition", str(refusal), refusal.state.value)
         raise TypeError(f"conversation cannot handle {type(message).__name__}")

@@ -107,6 +107,19 @@ class Open(msgspec.Struct, frozen=True):
     only_assigned_to: int | None = None
 
 
+class AddNote(msgspec.Struct, frozen=True):
+    """A member's internal note on the chat (never sent to the customer); answered `NoteAdded`."""
+
+    member_id: int
+    author: str
+    text: str
+    only_assigned_to: int | None = None
+
+
+class NoteAdded(msgspec.Struct, frozen=True):
+    message_id: int
+
+
 class MarkRead(msgspec.Struct, frozen=True):
     """Unread cleared without anyone looking (a key marking read is not a person)."""
 

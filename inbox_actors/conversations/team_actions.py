@@ -1,5 +1,5 @@
 """The team's actions on a chat, for the conversation actor: claim, release, transfer, resolve (through the
-state machine), a member opening the chat, a key marking it read. Each writes through the chat's
+state machine), a member opening the chat, a key marking it read, a member's internal note. Each writes through the chat's
 `ChatState`: the assignment event (and its team audit entry) or the view, then the row (version-checked) and the
 webhook event, in one transaction committed before the actor replies.
 """
@@ -11,11 +11,12 @@ from typing import Any
 
 from inbox_actors.conversations import events as data
 from inbox_actors.conversations.chat_state import ChatState, WebhookEvent
-from inbox_actors.conversations.conversation_protocol import Changed, Refused
+from inbox_actors.conversations.conversation_protocol import Changed, NoteAdded, Refused
 from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain import events, team_audit
 from inbox_actors.domain.conversation_states import State
 from persistence.queries import conversations as conversation_queries
+from persistence.queries import messages as message_queries
 from persistence.queries import team_audit as audit_queries
 from persistence.queries import workspaces as workspace_queries
 
@@ -92,6 +93,21 @@ class TeamActions:
                                          data.seen_data(chat.phone, member_id, names, unread, now)))
             await chat.commit(tx, {"unread_count": 0, "unread_since": None} if unread else {}, seen, now)
         return Changed(chat.row["state"], chat.row["version"])
+
+    async def add_note(self, member_id: int, text: str, *, author: str) -> NoteAdded:
+        """A note in the thread, in the team's audit log; the chat's state, counts and waits are untouched."""
+        chat = self._chat
+        now = chat.clock.now()
+        async with chat.transaction() as tx:
+            note = await message_queries.insert_message(
+                tx, workspace_id=chat.workspace_id, conversation_id=chat.row["id"], direction="note",
+                sender_type="agent", actor_id=member_id, type="note", text=text, status="internal",
+                source="inbox", sent_at=now, status_at=now)
+            await audit_queries.record(tx, workspace_id=chat.workspace_id, at=now, member_id=member_id,
+                                       via=author, action=team_audit.NOTE_ADDED, subject=chat.phone,
+                                       details={"note": note["id"]})
+            await chat.commit(tx, {}, [], now)
+        return NoteAdded(note["id"])
 
     async def mark_read(self) -> Changed:
         chat = self._chat

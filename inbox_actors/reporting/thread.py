@@ -109,6 +109,13 @@ async def messages(db: Database, workspace_id: int, raw_phone: str, args: Args,
     return MessagePage(phone, [_message(phone, row, expand == "receipts") for row in page], next_cursor)
 
 
+async def one_message(db: Database, workspace_id: int, phone: str, message_id: int) -> Message | None:
+    """One message of the chat as the thread shows it (no receipts)."""
+    normalised, chat = await find_chat(db, workspace_id, phone, None)
+    row = await queries.thread_message(db, chat["id"], message_id)
+    return None if row is None else _message(normalised, row, False)
+
+
 class StoredMedia(msgspec.Struct, frozen=True):
     media_id: str
     mime_type: str | None

@@ -2,8 +2,9 @@
 
 The spec says these exist without giving paths; these are ours. Each is a chats action (`actions/chats.py`, where
 the rules about assigned-only keys and reasons are) and answers with the chat as it now is (the
-ConversationDetail). The acting member is the key's creator. An action the chat's state does not allow is 409
-invalid_transition with the current state, and changes nothing.
+ConversationDetail; a reply also with its message id, a note with the note). The acting member is the key's
+creator. An action the chat's state does not allow is 409 invalid_transition with the current state, and changes
+nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from quart import Blueprint, request
 from inbox_actors.actions import chats, permissions
 from inbox_actors.actions.chats import MAX_REASON, ReplySent
 from inbox_actors.domain.plans import ApiTier
+from inbox_actors.platform.payloads import MAX_TEXT
 from inbox_actors.reporting.conversation_detail import ConversationDetail
+from inbox_actors.reporting.thread import Message
 from inbox_http.contract import NO_CONTROL_EXCEPT_LINES, answers, rule, takes
 from inbox_http.converters import BIGINT_MAX
 from inbox_http.errors import ApiError, SentenceError
@@ -34,6 +37,11 @@ _Reason = Annotated[str, rule(max_length=MAX_REASON, pattern=NO_CONTROL_EXCEPT_L
 
 class ReasonBody(msgspec.Struct, forbid_unknown_fields=True):
     reason: _Reason | None = None
+
+
+class NoteBody(msgspec.Struct, forbid_unknown_fields=True):
+    # Checked by the action after decoding (400 invalid_text).
+    text: Annotated[str, rule(min_length=1, max_length=MAX_TEXT, pattern=NO_CONTROL_EXCEPT_LINES)]
 
 
 class TransferBody(msgspec.Struct, forbid_unknown_fields=True):
@@ -110,6 +118,18 @@ async def open_chat(phone: str):
 async def mark_read(phone: str):
     """Mark the chat read without recording a view (a key is not a person looking)."""
     return answer(await chats.mark_read(services().action_deps, current_caller(), phone))
+
+
+@blueprint.post("/<phone>/notes")
+@responds(Message, 201)
+@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_ACTIONS)
+@takes(NoteBody)
+@answers(404)
+async def add_note(phone: str):
+    """Write an internal note in the chat's thread ({text}); never sent to the customer. Answers the note as the
+    thread shows it (type `note`, sender_type `agent`, status `internal`)."""
+    body = await read_json_body(NoteBody)
+    return answer(await chats.add_note(services().action_deps, current_caller(), phone, body.text), 201)
 
 
 @blueprint.post("/<phone>/reply")

@@ -7,7 +7,7 @@ from datetime import datetime
 from persistence.database import Database, Record
 
 # A reply is an agent's outbound message whose outcome is known and not a failure (as the Reporting API counts).
-_REPLY = "m.sender_type = 'agent' AND m.status NOT IN ('failed', 'pending')"
+_REPLY = "m.direction = 'outbound' AND m.sender_type = 'agent' AND m.status NOT IN ('failed', 'pending')"
 
 _PERFORMANCE = f"""
 WITH assignments AS (
@@ -31,7 +31,8 @@ WITH assignments AS (
     WHERE m.workspace_id = $1 AND {_REPLY} AND m.sent_at >= $2 AND m.sent_at < $3 AND m.waited_from IS NOT NULL
       AND m.actor_id IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM messages p WHERE p.conversation_id = m.conversation_id
-                      AND p.sender_type = 'agent' AND p.status NOT IN ('failed', 'pending')
+                      AND p.direction = 'outbound' AND p.sender_type = 'agent'
+                      AND p.status NOT IN ('failed', 'pending')
                       AND p.waited_from = m.waited_from AND (p.sent_at, p.id) < (m.sent_at, m.id))
 ), first_response AS (
     SELECT member_id, count(*) AS responses,

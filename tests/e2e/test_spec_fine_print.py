@@ -7,6 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import httpx
 
+from tests import builders
 from tests.e2e.chat_helpers import customer_writes, scale_workspace
 from tests.e2e.conftest import bearer
 from tests.e2e.platform_webhooks import customer_message, post_envelope
@@ -211,3 +212,44 @@ async def test_a_customer_s_media_keeps_its_id_type_and_name_and_is_served_by_th
     other = await service.client.get(f"/api/reporting/v1/conversations/{phone}/messages/999999/media",
                                      headers=bearer(key))
     assert other.status_code == 404 and other.json()["error"] == "not_found"
+
+
+async def test_a_member_notes_a_chat_for_the_team_and_the_customer_never_sees_it(service):
+    # Scopes: "| inbox | inbox:read | read chats and messages; claim, release, transfer, snooze, label, note
+    # conversations |". A note is in the thread with its author, never sent, and counts as no message of the chat.
+    workspace_id, number, admin, key = await scale_workspace(service.db)
+    phone = "919811900001"
+    await customer_writes(service, number, phone, "my order is late")
+    path = f"/api/inbox/conversations/{phone}/notes"
+
+    async def handed_off():  # the bot has no answer: the chat waits for a person
+        chat = (await service.client.get(f"/api/inbox/conversations/{phone}", headers=bearer(key))).json()
+        return chat if chat["state"] == "HANDOFF_PENDING" else None
+
+    before = await eventually(handed_off)
+
+    noted = await service.client.post(path, headers=bearer(key), json={"text": "Courier says Friday.\nCall back."})
+    assert noted.status_code == 201, noted.text
+    note = noted.json()
+    assert note["type"] == "note" and note["sender_type"] == "agent" and note["status"] == "internal"
+    assert note["actor"]["user_id"] == admin and note["text"] == "Courier says Friday.\nCall back."
+    thread = (await service.client.get(f"/api/reporting/v1/conversations/{phone}/messages",
+                                       headers=bearer(key))).json()["data"]
+    assert [m["type"] for m in thread][-1] == "note"
+    after = (await service.client.get(f"/api/inbox/conversations/{phone}", headers=bearer(key))).json()
+    for field in ("counts", "last_message", "needs_reply", "waiting_since", "unread_count", "state"):
+        assert after[field] == before[field], field
+    async with httpx.AsyncClient(base_url=service.simulator_url, timeout=10) as simulator:
+        sent = (await simulator.get(f"/simulator/numbers/{number}/messages", params={"to": phone})).json()["data"]
+    assert all("Courier" not in (message.get("text") or "") for message in sent)
+    audit = (await service.client.get("/api/team/audit-log", headers=bearer(key))).json()["data"]
+    assert audit[0]["action"] == "chat.note_added" and audit[0]["subject"] == phone
+
+    read_only = (await builders.key(service.db, workspace_id, admin, ("inbox:read",))).key
+    refused = await service.client.post(path, headers=bearer(read_only), json={"text": "x"})
+    assert refused.status_code == 403 and refused.json()["error"] == "read_only_key"
+    for bad in ({"text": ""}, {"text": "a\x00b"}, {"text": "x" * 4097}, {}):
+        assert (await service.client.post(path, headers=bearer(key), json=bad)).status_code == 400, bad
+    missing = await service.client.post("/api/inbox/conversations/919811900009/notes", headers=bearer(key),
+                                        json={"text": "hello"})
+    assert missing.status_code == 404

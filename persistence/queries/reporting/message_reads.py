@@ -55,14 +55,23 @@ async def thread(db: Database, conversation_id: int, *, start: datetime | None, 
     order = "DESC" if descending else "ASC"
     receipts = f", {_RECEIPTS}" if with_receipts else ""
     return await db.fetch(
-        f"""SELECT m.id, m.platform_message_id, m.sent_at, m.sender_type, m.direction, m.actor_id,
-                   a.name AS actor_name, m.sender_label, m.type, m.text, m.template_name, m.media_url, m.status,
-                   m.source, m.media_id, m.mime_type, m.filename {receipts}
+        f"""SELECT {_THREAD_COLUMNS} {receipts}
             FROM messages m LEFT JOIN members a ON a.id = m.actor_id
             WHERE {q.clause()}
             ORDER BY m.sent_at {order}, m.id {order} LIMIT {q.arg(limit)}""",
         *q.args,
     )
+
+
+_THREAD_COLUMNS = """m.id, m.platform_message_id, m.sent_at, m.sender_type, m.direction, m.actor_id,
+                   a.name AS actor_name, m.sender_label, m.type, m.text, m.template_name, m.media_url, m.status,
+                   m.source, m.media_id, m.mime_type, m.filename"""
+
+
+async def thread_message(db: Database, conversation_id: int, message_id: int) -> Record | None:
+    """One message of the chat, as the thread shows it."""
+    return await db.fetchrow(f"SELECT {_THREAD_COLUMNS} FROM messages m LEFT JOIN members a ON a.id = m.actor_id"
+                             " WHERE m.id = $1 AND m.conversation_id = $2", message_id, conversation_id)
 
 
 async def receipts(db: Database, conversation_id: int, *, start: datetime | None, end: datetime | None,
