@@ -21,6 +21,7 @@ from inbox_http.routes import (
     health,
     inbox,
     keys,
+    labels,
     mcp,
     metrics,
     ops,
@@ -52,8 +53,8 @@ def create_app(services: Services | None) -> QuartTrio:
     if services is not None:
         app.extensions["inbox"] = services
     for module in (reporting, reporting_chat, keys, send_message, contact_reads, contact_removal, contacts,
-                   templates, inbox, team, credits, broadcasts, mcp, webhooks, whatsapp_webhook, health, ops, docs,
-                   metrics):
+                   templates, inbox, labels, team, credits, broadcasts, mcp, webhooks, whatsapp_webhook, health, ops,
+                   docs, metrics):
         app.register_blueprint(module.blueprint)
     for blueprint in connectors.blueprints:  # /api/zapier and /api/make: the same handlers
         app.register_blueprint(blueprint)

@@ -151,6 +151,15 @@ async def add_note(deps: ActionDeps, caller: Caller, raw_phone: str, text: str) 
     return _no_such_chat() if note is None else note
 
 
+async def label(deps: ActionDeps, caller: Caller, raw_phone: str, name: str,
+                add: bool) -> ConversationDetail | Refused:
+    """Put a label of the workspace's set on the chat, or take one off (taking off one it lacks changes
+    nothing)."""
+    return await _act(deps, caller, raw_phone, conversation.Label(
+        name=name.strip(), add=add, by_member=caller.member_id, author=caller.author,
+        only_assigned_to=caller.only_assigned_to))
+
+
 async def open_chat(deps: ActionDeps, caller: Caller, raw_phone: str) -> ConversationDetail | Refused:
     """A person opened the chat: a view is recorded and its unread messages count as read."""
     return await _act(deps, caller, raw_phone, conversation.Open(

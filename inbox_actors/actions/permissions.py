@@ -41,7 +41,7 @@ AUDIT_LOG = ("audit_view",)
 
 # -- the workspace's settings and money ----------------------------------------------------------------------
 SETTINGS = ("settings",)
-"""Webhook settings and MCP's settings (tokens, exposed actions)."""
+"""Webhook settings, MCP's settings (tokens, exposed actions) and the workspace's label set."""
 BILLING_VIEW = ("billing_view",)
 BILLING_MANAGE = ("billing_manage",)
 AUTOMATIONS = ("automations",)

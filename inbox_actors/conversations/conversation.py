@@ -37,6 +37,7 @@ from inbox_actors.conversations.conversation_protocol import (
     EraseChat,
     Erased,
     GiveUpInDoubt,
+    Label,
     MarkRead,
     NoteAdded,
     NotVisible,
@@ -71,7 +72,7 @@ from persistence.queries import workspaces as workspace_queries
 
 __all__ = [
     "KIND", "AddNote", "BotTurn", "BroadcastRecipient", "Changed", "Claim", "Conversation", "ConversationDeps",
-    "CustomerWrote", "EraseChat", "Erased", "GiveUpInDoubt", "MarkRead", "NoteAdded", "NotVisible", "Open",
+    "CustomerWrote", "EraseChat", "Erased", "GiveUpInDoubt", "Label", "MarkRead", "NoteAdded", "NotVisible", "Open",
     "Recorded", "Refused", "Release", "Resolve", "Send", "SendOutcome", "SlaDue", "StatusReported", "Transfer",
     "ask_conversation", "conversation_key", "conversation_kind",
 ]
@@ -155,6 +156,9 @@ class Conversation(Actor):
                     return await self.team.mark_read()
                 case AddNote():
                     return await self.team.add_note(message.member_id, message.text, author=message.author)
+                case Label():
+                    return await self.team.label(message.name, message.add, by=message.by_member,
+                                                 author=message.author)
         except IllegalTransition as refusal:
             return Refused(409, "invalid_transition", str(refusal), refusal.state.value)
         raise TypeError(f"conversation cannot handle {type(message).__name__}")

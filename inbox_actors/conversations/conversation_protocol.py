@@ -116,6 +116,16 @@ class AddNote(msgspec.Struct, frozen=True):
     only_assigned_to: int | None = None
 
 
+class Label(msgspec.Struct, frozen=True):
+    """Put a label of the workspace's set on the chat (`add`), or take one off; answered `Changed`."""
+
+    name: str
+    add: bool
+    by_member: int
+    author: str
+    only_assigned_to: int | None = None
+
+
 class NoteAdded(msgspec.Struct, frozen=True):
     message_id: int
 

@@ -1,5 +1,6 @@
 """The team's actions on a chat, for the conversation actor: claim, release, transfer, resolve (through the
-state machine), a member opening the chat, a key marking it read, a member's internal note. Each writes through the chat's
+state machine), a member opening the chat, a key marking it read, a member's internal note, a label put on or
+taken off. Each writes through the chat's
 `ChatState`: the assignment event (and its team audit entry) or the view, then the row (version-checked) and the
 webhook event, in one transaction committed before the actor replies.
 """
@@ -16,6 +17,7 @@ from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain import events, team_audit
 from inbox_actors.domain.conversation_states import State
 from persistence.queries import conversations as conversation_queries
+from persistence.queries import labels as label_queries
 from persistence.queries import messages as message_queries
 from persistence.queries import team_audit as audit_queries
 from persistence.queries import workspaces as workspace_queries
@@ -108,6 +110,28 @@ class TeamActions:
                                        details={"note": note["id"]})
             await chat.commit(tx, {}, [], now)
         return NoteAdded(note["id"])
+
+    async def label(self, name: str, add: bool, *, by: int, author: str) -> Changed | Refused:
+        """Put on a label of the workspace's set (by its name, whatever its case) or take one off. The chat's
+        labels are read under the row's lock, so a rename of the label set lands before or after, never lost."""
+        chat = self._chat
+        now = chat.clock.now()
+        async with chat.transaction() as tx:
+            current = await label_queries.chat_labels(tx, chat.row["id"])
+            if add:
+                found = await label_queries.find_label_named(tx, chat.workspace_id, name)
+                if found is None:
+                    return Refused(400, "unknown_label", f"No label named {name!r} in this workspace; create it "
+                                                         "first.")
+                labels = current if found["name"] in current else [*current, found["name"]]
+            else:
+                labels = [label for label in current if label.lower() != name.lower()]
+            if labels != current:
+                await audit_queries.record(tx, workspace_id=chat.workspace_id, at=now, member_id=by, via=author,
+                                           action=team_audit.LABELED if add else team_audit.UNLABELED,
+                                           subject=chat.phone, details={"label": name, "labels": labels})
+                await chat.commit(tx, {"labels": labels}, [], now)
+        return Changed(chat.row["state"], chat.row["version"])
 
     async def mark_read(self) -> Changed:
         chat = self._chat

@@ -79,6 +79,7 @@ def _filters(args: Args, workspace_id: int, span: Window, now: datetime,
         assigned_to=parameters.member_id(args.get("assigned_to"), "assigned_to"),
         sla_breached=parameters.boolean(args.get("sla_breached"), "sla_breached"),
         search=parameters.search(args.get("q"), "q"),
+        label=parameters.search(args.get("label"), "label"),
         only_assigned_to=only_assigned_to,
     )
 

@@ -20,6 +20,7 @@ from inbox_actors.domain.plans import ApiTier
 from inbox_actors.platform.payloads import MAX_TEXT
 from inbox_actors.reporting.conversation_detail import ConversationDetail
 from inbox_actors.reporting.thread import Message
+from inbox_actors.team.labels import MAX_NAME as MAX_LABEL_NAME
 from inbox_http.contract import NO_CONTROL_EXCEPT_LINES, answers, rule, takes
 from inbox_http.converters import BIGINT_MAX
 from inbox_http.errors import ApiError, SentenceError
@@ -42,6 +43,10 @@ class ReasonBody(msgspec.Struct, forbid_unknown_fields=True):
 class NoteBody(msgspec.Struct, forbid_unknown_fields=True):
     # Checked by the action after decoding (400 invalid_text).
     text: Annotated[str, rule(min_length=1, max_length=MAX_TEXT, pattern=NO_CONTROL_EXCEPT_LINES)]
+
+
+class LabelBody(msgspec.Struct, forbid_unknown_fields=True):
+    label: Annotated[str, rule(min_length=1, max_length=MAX_LABEL_NAME)]
 
 
 class TransferBody(msgspec.Struct, forbid_unknown_fields=True):
@@ -130,6 +135,26 @@ async def add_note(phone: str):
     thread shows it (type `note`, sender_type `agent`, status `internal`)."""
     body = await read_json_body(NoteBody)
     return answer(await chats.add_note(services().action_deps, current_caller(), phone, body.text), 201)
+
+
+@blueprint.post("/<phone>/labels")
+@responds(ConversationDetail)
+@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_ACTIONS)
+@takes(LabelBody)
+@answers(404)
+async def add_label(phone: str):
+    """Put a label of the workspace's set on the chat: {label} (its name; 400 unknown_label otherwise)."""
+    body = await read_json_body(LabelBody)
+    return answer(await chats.label(services().action_deps, current_caller(), phone, body.label, add=True))
+
+
+@blueprint.delete("/<phone>/labels/<name>")
+@responds(ConversationDetail)
+@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_ACTIONS)
+@answers(404)
+async def remove_label(phone: str, name: str):
+    """Take a label off the chat (one it does not have: nothing changes)."""
+    return answer(await chats.label(services().action_deps, current_caller(), phone, name, add=False))
 
 
 @blueprint.post("/<phone>/reply")

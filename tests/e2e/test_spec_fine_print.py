@@ -253,3 +253,49 @@ async def test_a_member_notes_a_chat_for_the_team_and_the_customer_never_sees_it
     missing = await service.client.post("/api/inbox/conversations/919811900009/notes", headers=bearer(key),
                                         json={"text": "hello"})
     assert missing.status_code == 404
+
+
+async def test_labels_from_the_workspace_s_set_go_on_chats_and_filter_the_lists(service):
+    # Scopes: "inbox … label … conversations"; Conversation: "| labels | array of string | |".
+    workspace_id, number, admin, key = await scale_workspace(service.db)
+    vip, late = "919812000001", "919812000002"
+    for phone in (vip, late):
+        await customer_writes(service, number, phone, "hello")
+    made = await service.client.post("/api/labels", headers=bearer(key), json={"name": "VIP", "colour": "#2563EB"})
+    assert made.status_code == 201 and made.json()["colour"] == "#2563eb", made.text
+    assert (await service.client.post("/api/labels", headers=bearer(key), json={"name": "vip"})).status_code == 409
+    await service.client.post("/api/labels", headers=bearer(key), json={"name": "Late delivery"})
+
+    chats = "/api/inbox/conversations"
+    labelled = await service.client.post(f"{chats}/{vip}/labels", headers=bearer(key), json={"label": "vip"})
+    assert labelled.status_code == 200 and labelled.json()["labels"] == ["VIP"], labelled.text
+    await service.client.post(f"{chats}/{late}/labels", headers=bearer(key), json={"label": "Late delivery"})
+    unknown = await service.client.post(f"{chats}/{vip}/labels", headers=bearer(key), json={"label": "nope"})
+    assert unknown.status_code == 400 and unknown.json()["error"] == "unknown_label"
+
+    lists = "/api/reporting/v1/conversations"
+    only_vip = (await service.client.get(lists, headers=bearer(key), params={"label": "VIP"})).json()["data"]
+    assert [chat["phone"] for chat in only_vip] == [vip] and only_vip[0]["labels"] == ["VIP"]
+    waiting = (await service.client.get(f"{lists}/unanswered", headers=bearer(key),
+                                        params={"label": "late delivery", "older_than": "0s"})).json()["data"]
+    assert [chat["phone"] for chat in waiting] == [late]
+
+    # A rename reaches every chat; a deletion takes the label off them.
+    renamed = await service.client.patch(f"/api/labels/{made.json()['id']}", headers=bearer(key),
+                                         json={"name": "Gold"})
+    assert renamed.status_code == 200 and renamed.json()["name"] == "Gold"
+    detail = (await service.client.get(f"{chats}/{vip}", headers=bearer(key))).json()
+    assert detail["labels"] == ["Gold"]
+    deleted = await service.client.delete(f"/api/labels/{made.json()['id']}", headers=bearer(key))
+    assert deleted.json() == {"id": made.json()["id"], "name": "Gold", "removed_from_chats": 1}
+    assert (await service.client.get(f"{chats}/{vip}", headers=bearer(key))).json()["labels"] == []
+    off = await service.client.delete(f"{chats}/{late}/labels/late%20delivery", headers=bearer(key))
+    assert off.status_code == 200 and off.json()["labels"] == []
+    audit = [entry["action"] for entry in
+             (await service.client.get("/api/team/audit-log", headers=bearer(key))).json()["data"]]
+    assert {"label.created", "label.changed", "label.deleted", "chat.labeled", "chat.unlabeled"} <= set(audit)
+
+    read_only = (await builders.key(service.db, workspace_id, admin, ("inbox:read",))).key
+    assert (await service.client.get("/api/labels", headers=bearer(read_only))).status_code == 200
+    assert (await service.client.post(f"{chats}/{vip}/labels", headers=bearer(read_only),
+                                      json={"label": "x"})).status_code == 403

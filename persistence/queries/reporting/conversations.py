@@ -73,6 +73,7 @@ class ChatFilters:
     assigned_to: int | None = None
     sla_breached: bool | None = None
     search: str | None = None
+    label: str | None = None
     only_assigned_to: int | None = None
 
 
@@ -84,6 +85,9 @@ def _filter(q: Statement, f: ChatFilters) -> None:
         q.where("c.waiting_since IS NOT NULL" if f.needs_reply else "c.waiting_since IS NULL")
     if f.state is not None:
         q.where(f"c.state = {q.arg(f.state)}")
+    if f.label is not None:
+        # The chat's label of that name, whatever its case (labels are unique in a workspace that way).
+        q.where(f"EXISTS (SELECT 1 FROM unnest(c.labels) AS l(name) WHERE lower(l.name) = lower({q.arg(f.label)}))")
     if f.assigned_to is not None:
         q.where(f"c.assigned_to = {q.arg(f.assigned_to)}")
     if f.only_assigned_to is not None:
