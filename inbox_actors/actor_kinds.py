@@ -22,6 +22,7 @@ from inbox_actors.conversations.conversation import ConversationDeps, conversati
 from inbox_actors.conversations.in_doubt_sweeper import in_doubt_job
 from inbox_actors.conversations.send_pacer import send_pacer_kind
 from inbox_actors.conversations.sla_clock import SlaClockDeps, sla_clock_kind, start_sla_clock
+from inbox_actors.conversations.snooze_clock import SnoozeClockDeps, snooze_clock_kind, start_snooze_clock
 from inbox_actors.conversations.status_writer import status_writer_kind
 from inbox_actors.monitoring.metrics import ServiceMetrics
 from inbox_actors.runtime import ActorKind, Directory, Job, start_timers, timer_kind
@@ -80,6 +81,7 @@ def actor_kinds(deps: ServiceDeps) -> list[ActorKind]:
         conversation_kind(deps.conversations, idle_timeout=idle),
         status_writer_kind(deps.db, deps.clock),
         sla_clock_kind(SlaClockDeps(db=deps.db, clock=deps.clock)),
+        snooze_clock_kind(SnoozeClockDeps(db=deps.db, clock=deps.clock)),
         broadcast_kind(BroadcastDeps(db=deps.db, clock=deps.clock, sends_per_second=deps.conversations.sends_per_second,
                                      concurrency=deps.broadcast_concurrency), idle_timeout=idle),
         broadcast_schedule_kind(ScheduleDeps(db=deps.db, clock=deps.clock)),
@@ -89,8 +91,9 @@ def actor_kinds(deps: ServiceDeps) -> list[ActorKind]:
 
 
 async def start_standing_actors(actors: Directory, deps: ServiceDeps) -> None:
-    """Start the actors that run from the start rather than on demand: the SLA clock, the broadcast schedule (which
-    resumes broadcasts a stop interrupted) and the timers."""
+    """Start the actors that run from the start rather than on demand: the SLA and snooze clocks, the broadcast
+    schedule (which resumes broadcasts a stop interrupted) and the timers."""
     await start_sla_clock(actors)
+    await start_snooze_clock(actors)
     await start_broadcast_schedule(actors)
     await start_timers(actors, list(deps.timer_jobs()))

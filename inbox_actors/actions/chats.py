@@ -14,6 +14,8 @@ decides; this module states the rules around it once, for every front door:
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import msgspec
 
 from inbox_actors.actions.caller import Caller
@@ -158,6 +160,18 @@ async def label(deps: ActionDeps, caller: Caller, raw_phone: str, name: str,
     return await _act(deps, caller, raw_phone, conversation.Label(
         name=name.strip(), add=add, by_member=caller.member_id, author=caller.author,
         only_assigned_to=caller.only_assigned_to))
+
+
+async def snooze(deps: ActionDeps, caller: Caller, raw_phone: str,
+                 until: datetime | None) -> ConversationDetail | Refused:
+    """Snooze the chat until `until` (None: until the customer writes); it leaves the open views meanwhile."""
+    return await _act(deps, caller, raw_phone, conversation.Snooze(
+        until=until, by_member=caller.member_id, author=caller.author, only_assigned_to=caller.only_assigned_to))
+
+
+async def unsnooze(deps: ActionDeps, caller: Caller, raw_phone: str) -> ConversationDetail | Refused:
+    return await _act(deps, caller, raw_phone, conversation.Unsnooze(
+        by_member=caller.member_id, author=caller.author, only_assigned_to=caller.only_assigned_to))
 
 
 async def open_chat(deps: ActionDeps, caller: Caller, raw_phone: str) -> ConversationDetail | Refused:

@@ -48,9 +48,14 @@ from inbox_actors.conversations.conversation_protocol import (
     Resolve,
     Send,
     SendOutcome,
+    SNOOZE_CLOCK,
+    SNOOZE_CLOCK_KEY,
     SlaDue,
+    Snooze,
+    SnoozeDue,
     StatusReported,
     Transfer,
+    Unsnooze,
 )
 from inbox_actors.conversations.send_records import SendRecords
 from inbox_actors.conversations.sending import Sender
@@ -62,7 +67,8 @@ from inbox_actors.domain.credit_prices import TemplatePrices
 from inbox_actors.domain.text import storable
 from inbox_actors.platform.client import PlatformClient
 from inbox_actors.platform.payloads import InboundMessage, SendRequest, StatusUpdate
-from inbox_actors.runtime import Actor, ActorKind, Directory, MailboxFull
+from inbox_actors.runtime import Actor, ActorError, ActorKind, Directory, MailboxFull
+from inbox_actors.runtime.alarm import DueAt
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import conversations as conversation_queries
@@ -73,7 +79,8 @@ from persistence.queries import workspaces as workspace_queries
 __all__ = [
     "KIND", "AddNote", "BotTurn", "BroadcastRecipient", "Changed", "Claim", "Conversation", "ConversationDeps",
     "CustomerWrote", "EraseChat", "Erased", "GiveUpInDoubt", "Label", "MarkRead", "NoteAdded", "NotVisible", "Open",
-    "Recorded", "Refused", "Release", "Resolve", "Send", "SendOutcome", "SlaDue", "StatusReported", "Transfer",
+    "Recorded", "Refused", "Release", "Resolve", "Send", "SendOutcome", "SlaDue", "Snooze", "SnoozeDue", "StatusReported",
+    "Transfer", "Unsnooze",
     "ask_conversation", "conversation_key", "conversation_kind",
 ]
 
@@ -129,6 +136,8 @@ class Conversation(Actor):
                 return await self._send(message)
             case SlaDue():
                 return await self._sla_due(message.deadline)
+            case SnoozeDue():
+                return await self._snooze_due(message.until)
             case GiveUpInDoubt():
                 return await self.sends.give_up(message.message_id)
             case EraseChat():
@@ -159,6 +168,13 @@ class Conversation(Actor):
                 case Label():
                     return await self.team.label(message.name, message.add, by=message.by_member,
                                                  author=message.author)
+                case Snooze():
+                    changed = await self.team.snooze(message.until, by=message.by_member, author=message.author)
+                    if message.until is not None and isinstance(changed, Changed):
+                        self._tell_snooze_clock(message.until)
+                    return changed
+                case Unsnooze():
+                    return await self.team.unsnooze(by=message.by_member, author=message.author)
         except IllegalTransition as refusal:
             return Refused(409, "invalid_transition", str(refusal), refusal.state.value)
         raise TypeError(f"conversation cannot handle {type(message).__name__}")
@@ -196,6 +212,8 @@ class Conversation(Actor):
                 "count_messages": row["count_messages"] + 1,
                 "count_from_customer": row["count_from_customer"] + 1,
             }
+            if row["snoozed"]:
+                changes.update(snoozed=False, snoozed_until=None)  # the customer writing ends any snooze
             if latest_word:
                 changes.update(last_customer_message_at=inbound.at, last_message_id=message["id"],
                                last_activity_at=max(inbound.at, row["last_activity_at"]))
@@ -278,6 +296,19 @@ class Conversation(Actor):
                 self.phone, row, policy["sla_seconds"], names, now))
             await self.chat.commit(tx, {"sla_breach_announced_for": deadline}, [breached], now)
         return Recorded(None)
+
+    async def _snooze_due(self, until: datetime) -> Recorded:
+        row = self.chat.row
+        if row is not None and row["snoozed"] and row["snoozed_until"] == until and self.clock.now() >= until:
+            await self.team.unsnooze(by=None, author="system")
+        return Recorded(None)
+
+    def _tell_snooze_clock(self, until: datetime) -> None:
+        """The snooze clock must not oversleep this end; a full mailbox means it is about to look anyway."""
+        try:
+            self.actors.ref(SNOOZE_CLOCK, SNOOZE_CLOCK_KEY).tell_nowait(DueAt(until))
+        except (MailboxFull, ActorError):
+            pass
 
     async def _erase(self) -> Erased:
         """Delete the chat and everything of it (the contact's deletion, contact_erasure.py)."""

@@ -25,6 +25,34 @@ class BotTurn(msgspec.Struct, frozen=True):
     """Let the bot answer the customer's latest message, if the chat is still the bot's to answer."""
 
 
+class Snooze(msgspec.Struct, frozen=True):
+    """A member snoozes the chat until `until` (None: until the customer writes); answered `Changed`."""
+
+    until: datetime | None
+    by_member: int
+    author: str
+    only_assigned_to: int | None = None
+
+
+class Unsnooze(msgspec.Struct, frozen=True):
+    """A member ends the chat's snooze now; answered `Changed`."""
+
+    by_member: int
+    author: str
+    only_assigned_to: int | None = None
+
+
+class SnoozeDue(msgspec.Struct, frozen=True):
+    """The snooze clock: the chat's snooze until `until` has come; it ends if the chat is still snoozed so."""
+
+    until: datetime
+
+
+# The snooze clock's actor kind: a chat tells it of a snooze that ends at a time (`DueAt`).
+SNOOZE_CLOCK = "snooze_clock"
+SNOOZE_CLOCK_KEY = "service"
+
+
 class SlaDue(msgspec.Struct, frozen=True):
     """The SLA clock: this deadline of the chat has passed. Announced (sla_breached) once, if the customer still
     waits for a person under that same deadline."""

@@ -1,13 +1,13 @@
 """The team's actions on a chat, for the conversation actor: claim, release, transfer, resolve (through the
 state machine), a member opening the chat, a key marking it read, a member's internal note, a label put on or
-taken off. Each writes through the chat's
+taken off, a snooze begun or ended. Each writes through the chat's
 `ChatState`: the assignment event (and its team audit entry) or the view, then the row (version-checked) and the
 webhook event, in one transaction committed before the actor replies.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from inbox_actors.conversations import events as data
@@ -131,6 +131,31 @@ class TeamActions:
                                            action=team_audit.LABELED if add else team_audit.UNLABELED,
                                            subject=chat.phone, details={"label": name, "labels": labels})
                 await chat.commit(tx, {"labels": labels}, [], now)
+        return Changed(chat.row["state"], chat.row["version"])
+
+    async def snooze(self, until: datetime | None, *, by: int, author: str) -> Changed | Refused:
+        """Snooze until `until` (None: until the customer writes): the chat leaves the open views meanwhile."""
+        chat = self._chat
+        now = chat.clock.now()
+        if until is not None and until <= now:
+            return Refused(400, "invalid_until", "until must be in the future.")
+        async with chat.transaction() as tx:
+            await audit_queries.record(tx, workspace_id=chat.workspace_id, at=now, member_id=by, via=author,
+                                       action=team_audit.SNOOZED, subject=chat.phone,
+                                       details={"until": until.isoformat() if until else None})
+            await chat.commit(tx, {"snoozed": True, "snoozed_until": until}, [], now)
+        return Changed(chat.row["state"], chat.row["version"])
+
+    async def unsnooze(self, *, by: int | None, author: str) -> Changed:
+        """End the snooze now (a member, the snooze clock when its time came); a chat not snoozed: nothing."""
+        chat = self._chat
+        if not chat.row["snoozed"]:
+            return Changed(chat.row["state"], chat.row["version"])
+        now = chat.clock.now()
+        async with chat.transaction() as tx:
+            await audit_queries.record(tx, workspace_id=chat.workspace_id, at=now, member_id=by, via=author,
+                                       action=team_audit.UNSNOOZED, subject=chat.phone, details={})
+            await chat.commit(tx, {"snoozed": False, "snoozed_until": None}, [], now)
         return Changed(chat.row["state"], chat.row["version"])
 
     async def mark_read(self) -> Changed:

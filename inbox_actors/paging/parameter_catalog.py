@@ -52,20 +52,21 @@ STATE = _p("state", "string", "conversation state", "AI_ONLY", "HANDOFF_PENDING"
 ASSIGNED_TO = _p("assigned_to", "integer", "user id of the assignee", **_MEMBER_ID)
 Q = _p("q", "string", "part of the contact's name or phone", **_SEARCH)
 LABEL = _p("label", "string", "only chats with this label (its name, whatever its case)", **_SEARCH)
+SNOOZED = _p("snoozed", "boolean", "only snoozed chats (true), or the others (false: the open views)")
 
 CONVERSATIONS = (
     _p("unread", "boolean", "chats with unopened customer messages inside the window"),
     _p("needs_reply", "boolean", "the customer spoke last and no delivered reply followed"),
     STATE, ASSIGNED_TO,
     _p("sla_breached", "boolean", "waiting for a person past the SLA deadline"),
-    Q, LABEL, SINCE, TO,
+    Q, LABEL, SNOOZED, SINCE, TO,
     _p("sort", "string", "newest activity first (default), or longest waiting first", "last_activity",
        "waiting_longest"),
     LIMIT_50, CURSOR,
 )
 UNANSWERED = (
     _p("older_than", "string", "<number><s|m|h|d>, default 30m, at most 90d", pattern=windows.OLDER_THAN_PATTERN),
-    STATE, ASSIGNED_TO, Q, LABEL, SINCE, TO, LIMIT_50, CURSOR,
+    STATE, ASSIGNED_TO, Q, LABEL, SNOOZED, SINCE, TO, LIMIT_50, CURSOR,
 )
 WINDOW_ONLY = (SINCE, TO)
 HANDOFF_QUEUE = (LIMIT_50, CURSOR)

@@ -62,6 +62,9 @@ class Conversation(msgspec.Struct, frozen=True):
     sla_breached: bool
     labels: list[str]
     counts: Counts
+    # Ours: a snoozed chat has left the team's open views until `snoozed_until` (null: until the customer writes).
+    snoozed: bool
+    snoozed_until: datetime | None
 
 
 class ConversationDetail(Conversation, frozen=True):
@@ -102,6 +105,7 @@ def conversation_fields(row: Record, now: datetime, unread_count: int) -> dict:
         sla_breached=row["waiting_for_person_since"] is not None and deadline is not None and now > deadline,
         labels=list(row["labels"]),
         counts=Counts(row["count_messages"], row["count_from_customer"], row["count_from_bot"]),
+        snoozed=row["snoozed"], snoozed_until=row["snoozed_until"],
     )
 
 

@@ -80,6 +80,7 @@ def _filters(args: Args, workspace_id: int, span: Window, now: datetime,
         sla_breached=parameters.boolean(args.get("sla_breached"), "sla_breached"),
         search=parameters.search(args.get("q"), "q"),
         label=parameters.search(args.get("label"), "label"),
+        snoozed=parameters.boolean(args.get("snoozed"), "snoozed"),
         only_assigned_to=only_assigned_to,
     )
 

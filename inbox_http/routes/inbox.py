@@ -9,6 +9,7 @@ nothing.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 import msgspec
@@ -47,6 +48,11 @@ class NoteBody(msgspec.Struct, forbid_unknown_fields=True):
 
 class LabelBody(msgspec.Struct, forbid_unknown_fields=True):
     label: Annotated[str, rule(min_length=1, max_length=MAX_LABEL_NAME)]
+
+
+class SnoozeBody(msgspec.Struct, forbid_unknown_fields=True):
+    # A time with its zone, in the future; null or left out: until the customer writes.
+    until: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
 
 
 class TransferBody(msgspec.Struct, forbid_unknown_fields=True):
@@ -155,6 +161,27 @@ async def add_label(phone: str):
 async def remove_label(phone: str, name: str):
     """Take a label off the chat (one it does not have: nothing changes)."""
     return answer(await chats.label(services().action_deps, current_caller(), phone, name, add=False))
+
+
+@blueprint.post("/<phone>/snooze")
+@responds(ConversationDetail)
+@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_ACTIONS)
+@takes(SnoozeBody, optional=True)
+@answers(404)
+async def snooze(phone: str):
+    """Snooze the chat: {until?} (ISO 8601 with a zone; left out: until the customer writes). It leaves the open
+    views (`snoozed=false` lists, the hand-off queue) and comes back by itself then."""
+    body = await read_json_body(SnoozeBody, empty_ok=True)
+    return answer(await chats.snooze(services().action_deps, current_caller(), phone, body.until))
+
+
+@blueprint.post("/<phone>/unsnooze")
+@responds(ConversationDetail)
+@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_ACTIONS)
+@answers(404)
+async def unsnooze(phone: str):
+    """End the chat's snooze now."""
+    return answer(await chats.unsnooze(services().action_deps, current_caller(), phone))
 
 
 @blueprint.post("/<phone>/reply")

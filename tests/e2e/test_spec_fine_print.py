@@ -299,3 +299,37 @@ async def test_labels_from_the_workspace_s_set_go_on_chats_and_filter_the_lists(
     assert (await service.client.get("/api/labels", headers=bearer(read_only))).status_code == 200
     assert (await service.client.post(f"{chats}/{vip}/labels", headers=bearer(read_only),
                                       json={"label": "x"})).status_code == 403
+
+
+async def test_a_snoozed_chat_leaves_the_open_views_until_the_customer_writes(service):
+    # Scopes: "inbox … snooze … conversations". Snoozed, a chat leaves the hand-off queue and the `snoozed=false`
+    # lists; the customer writing brings it back (a timed snooze's end is tested with the snooze clock).
+    _, number, _, key = await scale_workspace(service.db)
+    phone = "919812100001"
+    await customer_writes(service, number, phone, "my order")
+
+    async def queued():
+        queue = (await service.client.get("/api/team/handoff-queue", headers=bearer(key))).json()["data"]
+        return queue if [chat["phone"] for chat in queue] == [phone] else None
+
+    await eventually(queued)  # the bot has no answer: handed off
+    later = (datetime.now(timezone.utc) + timedelta(hours=2)).isoformat()
+    snoozed = await service.client.post(f"/api/inbox/conversations/{phone}/snooze", headers=bearer(key),
+                                        json={"until": later})
+    assert snoozed.status_code == 200 and snoozed.json()["snoozed"] is True, snoozed.text
+    assert snoozed.json()["snoozed_until"] is not None
+    assert (await service.client.get("/api/team/handoff-queue", headers=bearer(key))).json()["data"] == []
+    open_view = (await service.client.get("/api/reporting/v1/conversations", headers=bearer(key),
+                                          params={"snoozed": "false"})).json()["data"]
+    assert open_view == []
+    past = await service.client.post(f"/api/inbox/conversations/{phone}/snooze", headers=bearer(key),
+                                     json={"until": "2020-01-01T00:00:00Z"})
+    assert past.status_code == 400 and past.json()["error"] == "invalid_until"
+
+    until_reply = await service.client.post(f"/api/inbox/conversations/{phone}/snooze", headers=bearer(key))
+    assert until_reply.json()["snoozed"] is True and until_reply.json()["snoozed_until"] is None
+    await customer_writes(service, number, phone, "any news?")
+    back = await eventually(queued)
+    assert back[0]["snoozed"] is False
+    unsnoozed = await service.client.post(f"/api/inbox/conversations/{phone}/unsnooze", headers=bearer(key))
+    assert unsnoozed.status_code == 200 and unsnoozed.json()["snoozed"] is False

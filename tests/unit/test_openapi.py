@@ -36,8 +36,8 @@ def test_every_read_of_the_reporting_api_is_documented_with_its_query_parameters
     names = {path: [p["name"] for p in paths[path]["get"].get("parameters", []) if p["in"] == "query"]
              for path in reads}
     assert names["/api/reporting/v1/conversations"] == [
-        "unread", "needs_reply", "state", "assigned_to", "sla_breached", "q", "label", "since", "to", "sort",
-        "limit", "cursor"]
+        "unread", "needs_reply", "state", "assigned_to", "sla_breached", "q", "label", "snoozed", "since", "to",
+        "sort", "limit", "cursor"]
     assert names["/api/reporting/v1/conversations/unanswered"][0] == "older_than"
     assert names["/api/reporting/v1/conversations/{phone}/messages"] == [
         "since", "to", "order", "expand", "limit", "cursor"]

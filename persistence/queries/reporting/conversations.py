@@ -46,7 +46,7 @@ _COLUMNS = """
 c.id, c.phone, c.state, c.handover_reason, c.assigned_to, c.claimed_by, c.unread_count, c.waiting_since,
 c.waiting_for_person_since, c.sla_deadline_at, c.labels, c.count_messages, c.count_from_customer,
 c.count_from_bot, c.last_message_id, c.last_activity_at, c.handover_at, c.claimed_at, c.resolved_at, c.channel,
-c.version, c.created_at, k.name AS contact_name, a.name AS assigned_to_name, cb.name AS claimed_by_name,
+c.version, c.created_at, c.snoozed, c.snoozed_until, k.name AS contact_name, a.name AS assigned_to_name, cb.name AS claimed_by_name,
 m.platform_message_id AS last_platform_message_id, m.sender_type AS last_sender_type, m.sent_at AS last_sent_at,
 left(m.text, 200) AS last_text, m.type AS last_type, m.template_name AS last_template_name,
 wu.window_unread, wu.oldest_unread_at
@@ -74,6 +74,7 @@ class ChatFilters:
     sla_breached: bool | None = None
     search: str | None = None
     label: str | None = None
+    snoozed: bool | None = None
     only_assigned_to: int | None = None
 
 
@@ -85,6 +86,8 @@ def _filter(q: Statement, f: ChatFilters) -> None:
         q.where("c.waiting_since IS NOT NULL" if f.needs_reply else "c.waiting_since IS NULL")
     if f.state is not None:
         q.where(f"c.state = {q.arg(f.state)}")
+    if f.snoozed is not None:
+        q.where("c.snoozed" if f.snoozed else "NOT c.snoozed")
     if f.label is not None:
         # The chat's label of that name, whatever its case (labels are unique in a workspace that way).
         q.where(f"EXISTS (SELECT 1 FROM unnest(c.labels) AS l(name) WHERE lower(l.name) = lower({q.arg(f.label)}))")
@@ -230,12 +233,13 @@ _QUEUED_SINCE = "coalesce(c.waiting_for_person_since, c.handover_at)"
 
 async def handoff_queue(db: Database, workspace_id: int, only_assigned_to: int | None,
                         after: tuple[datetime, int] | None, limit: int) -> list[Record]:
-    """Chats handed off and not yet taken (HANDOFF_PENDING), longest waiting for a person first (since the wait
-    for a person began, else since the hand-off); the index conversations_handoff_queue walks it. Every row also
+    """Chats handed off and not yet taken (HANDOFF_PENDING) and not snoozed, longest waiting for a person first
+    (since the wait for a person began, else since the hand-off); the index conversations_handoff_queue walks it.
+    Every row also
     carries the whole queue's `queue_total` and `queue_oldest`, counted in the same snapshot; an empty page is one
     row of those two with the chat's columns NULL."""
     q = Statement()
-    queued = [f"c.workspace_id = {q.arg(workspace_id)}", "c.state = 'HANDOFF_PENDING'"]
+    queued = [f"c.workspace_id = {q.arg(workspace_id)}", "c.state = 'HANDOFF_PENDING'", "NOT c.snoozed"]
     if only_assigned_to is not None:
         queued.append(f"c.assigned_to = {q.arg(only_assigned_to)}")
     in_queue = " AND ".join(queued)
