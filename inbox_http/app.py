@@ -11,6 +11,7 @@ from inbox_http.errors import install_error_handlers, stable_error
 from inbox_http.guard import install_guard
 from inbox_http.request_metrics import install_route_label
 from inbox_http.routes import (
+    bot,
     broadcasts,
     connectors,
     contact_reads,
@@ -53,8 +54,8 @@ def create_app(services: Services | None) -> QuartTrio:
     if services is not None:
         app.extensions["inbox"] = services
     for module in (reporting, reporting_chat, keys, send_message, contact_reads, contact_removal, contacts,
-                   templates, inbox, labels, team, credits, broadcasts, mcp, webhooks, whatsapp_webhook, health, ops,
-                   docs, metrics):
+                   templates, inbox, labels, bot, team, credits, broadcasts, mcp, webhooks, whatsapp_webhook, health,
+                   ops, docs, metrics):
         app.register_blueprint(module.blueprint)
     for blueprint in connectors.blueprints:  # /api/zapier and /api/make: the same handlers
         app.register_blueprint(blueprint)

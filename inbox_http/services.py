@@ -55,7 +55,10 @@ class Services:
 
     @cached_property
     def action_deps(self) -> ActionDeps:
-        return ActionDeps(self.db, self.actors, self.clock, self.webhooks.guard, self.webhooks.transport)
+        responder = self.actor_deps.conversations.responder
+        forget = getattr(responder, "forget", None)  # a bot of a test's own may keep no cache
+        return ActionDeps(self.db, self.actors, self.clock, self.webhooks.guard, self.webhooks.transport,
+                          **({"forget_bot": forget} if forget is not None else {}))
 
 
 def services() -> Services:

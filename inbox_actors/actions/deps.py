@@ -3,6 +3,7 @@ rules and connections webhook deliveries use (a settings change checks its URL, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from inbox_actors.runtime.actor import Directory
@@ -19,3 +20,5 @@ class ActionDeps:
     clock: Clock
     webhook_guard: AddressGuard
     webhook_transport: WebhookTransport
+    forget_bot: Callable[[int], None] = lambda workspace_id: None
+    """Drop this process's cached copy of a workspace's bot (its answers and settings changed)."""

@@ -39,6 +39,18 @@ TEAM_SETTINGS = ("team_management",)
 REMOVE_MEMBERS = ("team_remove_member",)
 AUDIT_LOG = ("audit_view",)
 
+# -- the bot ------------------------------------------------------------------------------------------------
+BOT = ("ai_agent",)
+"""Reading the bot's settings and answers."""
+BOT_KNOWLEDGE = ("ai_kb_edit",)
+"""Adding and removing the bot's FAQ answers."""
+BOT_BEHAVIOUR = ("ai_behavior_edit",)
+"""The bot's persona and hand-off words."""
+BOT_PROVISION = ("ai_provision",)
+"""Switching the bot on or off."""
+BOT_AUDIT = ("ai_audit_view",)
+"""The trail of chats the bot handed to a person."""
+
 # -- the workspace's settings and money ----------------------------------------------------------------------
 SETTINGS = ("settings",)
 """Webhook settings, MCP's settings (tokens, exposed actions) and the workspace's label set."""

@@ -13,11 +13,15 @@ The default responder, `FaqBot`, answers from the workspace's stored answers (`i
    (the more specific), then to the oldest answer (lowest id).
 3. Otherwise hand off with `bot_has_no_answer`.
 
+Each workspace's bot settings (`bot_settings`; none stored: on, no persona, no hand-off words) shape it: switched
+off, every message hands off (`bot_off`); a persona is the name its answers are labelled with (`sender_label`;
+"bot" otherwise); hand-off words are sent to the customer as the bot hands a chat to a person.
+
 Keywords are stored normalised (lowercase words separated by one space); a keyword that contains a hand-off
 phrase is refused, since that answer could never be given.
 
-A workspace's answers are cached in memory for `cache_seconds` (default 10): a busy chat does not read
-PostgreSQL per message, and an edit made by the CLI (another process) shows within that time. `forget()`
+A workspace's answers and settings are cached in memory for `cache_seconds` (default 10): a busy chat does not
+read PostgreSQL per message, and an edit made elsewhere (the CLI, the API in another node) shows within that time. `forget()`
 drops a workspace's copy at once (edits made in this process).
 """
 
@@ -30,9 +34,10 @@ import msgspec
 import trio
 
 from inbox_actors.access.accounts import AccountError
-from inbox_actors.domain.conversation_states import BOT_HAS_NO_ANSWER, CUSTOMER_ASKED_FOR_PERSON
+from inbox_actors.domain.conversation_states import BOT_HAS_NO_ANSWER, BOT_OFF, CUSTOMER_ASKED_FOR_PERSON
 from persistence.database import Database
 from persistence.queries import bot_answers as answer_queries
+from persistence.queries import bot_settings as settings_queries
 from persistence.queries import workspaces as workspace_queries
 
 HANDOFF_PHRASES: tuple[str, ...] = (
@@ -48,16 +53,34 @@ MAX_ANSWER_LENGTH = 4096  # the platform's limit on a text message
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 
 
+DEFAULT_LABEL = "bot"
+
+
 class Reply(msgspec.Struct, frozen=True, tag=True):
-    """Send this text to the customer."""
+    """Send this text to the customer, labelled `label` (the persona)."""
 
     text: str
+    label: str = DEFAULT_LABEL
 
 
 class HandOff(msgspec.Struct, frozen=True, tag=True):
-    """Hand the chat to a person; `reason` is recorded as the chat's handover reason."""
+    """Hand the chat to a person; `reason` is recorded as the chat's handover reason; `message`, when given, is
+    sent to the customer first, labelled `label`."""
 
     reason: str
+    message: str | None = None
+    label: str = DEFAULT_LABEL
+
+
+class BotProfile(msgspec.Struct, frozen=True):
+    """A workspace's bot settings as the bot uses them."""
+
+    enabled: bool = True
+    persona: str = ""
+    handoff_message: str = ""
+
+
+NO_PROFILE = BotProfile()
 
 
 BotAnswer = Reply | HandOff
@@ -78,7 +101,7 @@ class AnswerSource(Protocol):
 
 
 class DatabaseAnswers:
-    """The answers stored in PostgreSQL."""
+    """The answers and settings stored in PostgreSQL."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -86,6 +109,12 @@ class DatabaseAnswers:
     async def load_answers(self, workspace_id: int) -> Sequence[StoredAnswer]:
         rows = await answer_queries.list_answers(self._db, workspace_id)
         return [StoredAnswer(id=r["id"], keywords=tuple(r["keywords"]), answer=r["answer"]) for r in rows]
+
+    async def load_profile(self, workspace_id: int) -> BotProfile:
+        row = await settings_queries.find_settings(self._db, workspace_id)
+        if row is None:
+            return NO_PROFILE
+        return BotProfile(enabled=row["enabled"], persona=row["persona"], handoff_message=row["handoff_message"])
 
 
 class BotStatistics(msgspec.Struct, frozen=True):
@@ -147,22 +176,28 @@ class FaqBot:
         self._source: AnswerSource = DatabaseAnswers(source) if isinstance(source, Database) else source
         self._cache_seconds = cache_seconds
         self._clock = clock
-        self._cache: dict[int, tuple[float, Sequence[StoredAnswer]]] = {}
+        self._cache: dict[int, tuple[float, Sequence[StoredAnswer], BotProfile]] = {}
         self._loading: dict[int, trio.Event] = {}
         self._hits = self._loads = 0
 
     async def answer(self, workspace_id: int, text: str) -> BotAnswer:
-        if asks_for_person(text):  # needs no answers at all
-            return HandOff(CUSTOMER_ASKED_FOR_PERSON)
-        return respond(await self.answers_of(workspace_id), text)
+        answers, profile = await self._knowledge(workspace_id)
+        label = profile.persona or DEFAULT_LABEL
+        decided = HandOff(BOT_OFF) if not profile.enabled else respond(answers, text)
+        if isinstance(decided, Reply):
+            return Reply(decided.text, label=label)
+        return HandOff(decided.reason, message=profile.handoff_message or None, label=label)
 
     async def answers_of(self, workspace_id: int) -> Sequence[StoredAnswer]:
-        """The workspace's answers, from the cache while fresh; concurrent misses share one load."""
+        return (await self._knowledge(workspace_id))[0]
+
+    async def _knowledge(self, workspace_id: int) -> tuple[Sequence[StoredAnswer], BotProfile]:
+        """The workspace's answers and settings, from the cache while fresh; concurrent misses share one load."""
         while True:
             cached = self._cache.get(workspace_id)
             if cached is not None and self._clock() - cached[0] < self._cache_seconds:
                 self._hits += 1
-                return cached[1]
+                return cached[1], cached[2]
             loading = self._loading.get(workspace_id)
             if loading is None:
                 break
@@ -171,10 +206,12 @@ class FaqBot:
         try:
             started = self._clock()
             answers = tuple(await self._source.load_answers(workspace_id))
+            load_profile = getattr(self._source, "load_profile", None)  # a source of answers alone: the defaults
+            profile = await load_profile(workspace_id) if load_profile is not None else NO_PROFILE
             self._loads += 1
             self._drop_stale()
-            self._cache[workspace_id] = (started, answers)
-            return answers
+            self._cache[workspace_id] = (started, answers, profile)
+            return answers, profile
         finally:
             del self._loading[workspace_id]
             done.set()
@@ -188,7 +225,7 @@ class FaqBot:
 
     def _drop_stale(self) -> None:
         now = self._clock()
-        for workspace_id in [w for w, (at, _) in self._cache.items() if now - at >= self._cache_seconds]:
+        for workspace_id in [w for w, (at, _, _) in self._cache.items() if now - at >= self._cache_seconds]:
             del self._cache[workspace_id]
 
 

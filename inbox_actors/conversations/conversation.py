@@ -71,6 +71,7 @@ from inbox_actors.runtime import Actor, ActorError, ActorKind, Directory, Mailbo
 from inbox_actors.runtime.alarm import DueAt
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
+from persistence.queries import bot_settings as bot_settings_queries
 from persistence.queries import conversations as conversation_queries
 from persistence.queries import erasure as erasure_queries
 from persistence.queries import messages as message_queries
@@ -335,10 +336,14 @@ class Conversation(Actor):
             return None  # someone already answered, or the customer's message was not the last word
         answer = await self.deps.responder.answer(self.workspace_id, latest["text"] or "")
         if isinstance(answer, HandOff):
+            if answer.message:
+                # The customer is told a person is coming; the hand-off happens whatever became of the words.
+                await self.sender.send(Send(request=SendRequest(to=self.phone, text=answer.message),
+                                            sender_type="bot", author="bot", sender_label=answer.label))
             return await self._hand_off(answer.reason)
         assert isinstance(answer, Reply)
         outcome = await self.sender.send(Send(request=SendRequest(to=self.phone, text=answer.text),
-                                              sender_type="bot", author="bot", sender_label="bot"))
+                                              sender_type="bot", author="bot", sender_label=answer.label))
         if outcome.failure is not None and states.bot_may_answer(self.chat.state):
             # The answer failed at the platform (its send is recorded as failed): never leave the customer
             # without one; a person takes the chat, and the failed answer shows them what the bot meant to say.
@@ -355,6 +360,7 @@ class Conversation(Actor):
             changes.update(await chat.waiting_for_person(chat.db, now))
         handed_off = WebhookEvent(events.HANDOFF, "bot", data.handoff_data(self.phone, reason, now))
         async with chat.transaction() as tx:
+            await bot_settings_queries.record_handoff(tx, self.workspace_id, chat.row["id"], reason, now)
             await chat.commit(tx, changes, [handed_off], now)
         return Recorded(None)
 

@@ -35,6 +35,8 @@ BOT_HAS_NO_ANSWER = "bot_has_no_answer"
 CLAIMED_FROM_BOT = "claimed_from_bot"
 # The bot's answer could not be sent (the platform kept refusing it, e.g. for throughput): a person takes over.
 BOT_REPLY_NOT_DELIVERED = "bot_reply_not_delivered"
+# The workspace switched its bot off: every customer message goes to a person.
+BOT_OFF = "bot_off"
 
 
 class IllegalTransition(Exception):

@@ -333,3 +333,66 @@ async def test_a_snoozed_chat_leaves_the_open_views_until_the_customer_writes(se
     assert back[0]["snoozed"] is False
     unsnoozed = await service.client.post(f"/api/inbox/conversations/{phone}/unsnooze", headers=bearer(key))
     assert unsnoozed.status_code == 200 and unsnoozed.json()["snoozed"] is False
+
+
+async def test_admins_run_the_bot_under_the_ai_scopes(service):
+    # Scopes: ai_agent, ai_kb_edit, ai_behavior_edit, ai_provision and ai_audit_view, each under its own name: the
+    # FAQ answers, the persona and hand-off words, on or off, and the trail of hand-offs.
+    workspace_id, number, admin, key = await scale_workspace(service.db)
+
+    def scoped(*scopes):
+        return builders.key(service.db, workspace_id, admin, scopes)
+
+    reader, knowledge, behaviour, provision, audit = [
+        (await scoped(scope)).key for scope in ("ai_agent:read", "ai_kb_edit", "ai_behavior_edit", "ai_provision",
+                                               "ai_audit_view")]
+    added = await service.client.post("/api/bot/answers", headers=bearer(knowledge),
+                                      json={"keywords": ["opening hours", "open"], "answer": "9 to 5, Monday to Friday."})
+    assert added.status_code == 201, added.text
+    assert (await service.client.post("/api/bot/answers", headers=bearer(reader),
+                                      json={"keywords": ["x"], "answer": "y"})).status_code == 403
+    listed = (await service.client.get("/api/bot/answers", headers=bearer(reader))).json()["data"]
+    assert [a["answer"] for a in listed] == ["9 to 5, Monday to Friday."]
+    changed = await service.client.patch("/api/bot/settings", headers=bearer(behaviour), json={
+        "persona": "Ada", "handoff_message": "A person from our team will answer you shortly."})
+    assert changed.status_code == 200 and changed.json()["persona"] == "Ada", changed.text
+    assert (await service.client.patch("/api/bot/settings", headers=bearer(provision),
+                                       json={"persona": "x"})).status_code == 403
+
+    # The bot answers as Ada, and its hand-off words reach the customer as it hands off.
+    phone = "919812200001"
+    await customer_writes(service, number, phone, "When are you open?")
+    await customer_writes(service, number, phone, "Can I talk to a person?")
+    messages = "/api/reporting/v1/conversations/{}/messages".format(phone)
+
+    async def both_answered():
+        thread = (await service.client.get(messages, headers=bearer(key))).json()["data"]
+        bot = [m for m in thread if m["sender_type"] == "bot"]
+        return bot if len(bot) == 2 else None
+
+    answered = await eventually(both_answered)
+    assert [m["text"] for m in answered] == ["9 to 5, Monday to Friday.",
+                                              "A person from our team will answer you shortly."]
+    assert {m["sender_label"] for m in answered} == {"Ada"}
+
+    # Switched off, every customer message goes to a person.
+    off = await service.client.put("/api/bot/enabled", headers=bearer(provision), json={"enabled": False})
+    assert off.status_code == 200 and off.json()["enabled"] is False
+    other = "919812200002"
+    await customer_writes(service, number, other, "When are you open?")
+
+    async def handed_off():
+        detail = (await service.client.get(f"/api/inbox/conversations/{other}", headers=bearer(key))).json()
+        return detail if detail["state"] == "HANDOFF_PENDING" else None
+
+    assert (await eventually(handed_off))["handover_reason"] == "bot_off"
+    trail = await service.client.get("/api/bot/handoffs", headers=bearer(audit))
+    assert trail.status_code == 200, trail.text
+    assert [(h["phone"], h["reason"]) for h in trail.json()["data"]] == [
+        (other, "bot_off"), (phone, "customer_asked_for_person")]
+    assert (await service.client.get("/api/bot/handoffs", headers=bearer(reader))).status_code == 403
+    removed = await service.client.delete(f"/api/bot/answers/{added.json()['answer_id']}", headers=bearer(knowledge))
+    assert removed.status_code == 204
+    actions = {entry["action"] for entry in
+               (await service.client.get("/api/team/audit-log", headers=bearer(key))).json()["data"]}
+    assert {"bot.changed", "bot_answer.added", "bot_answer.removed"} <= actions
