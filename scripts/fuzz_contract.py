@@ -48,6 +48,7 @@ from harness.run import run_on_postgres
 from inbox_actors.access import accounts
 from inbox_actors.access.sessions import create_session
 from inbox_actors.platform import templates
+from inbox_actors.team import labels
 from inbox_actors.platform.envelope import SIGNATURE_HEADER, build_envelope, sign
 from inbox_actors.platform.payloads import InboundMessage
 from inbox_actors.webhooks.address_guard import AddressGuard, EndpointUrl, UnresolvedHost
@@ -106,8 +107,12 @@ class Access:
     session: str
 
 
+# The fuzzing workspace's one label, which the hooks put on chats (FUZZ_LABEL in their environment).
+FUZZ_LABEL = "Fuzz"
+
+
 async def seed(db: Database) -> tuple[Access, str]:
-    """A Scale workspace, its admin's full-access key (the highest limit) and session, a template; (access,
+    """A Scale workspace, its admin's full-access key (the highest limit) and session, a template, a label; (access,
     the workspace's phone_number_id)."""
     created = await accounts.create_workspace(db, name="Contract fuzzing", plan="scale")
     admin = await accounts.add_member(db, workspace_id=created.workspace_id, name="Fuzz admin", role="admin",
@@ -118,6 +123,8 @@ async def seed(db: Database) -> tuple[Access, str]:
     session, _ = await create_session(db, member_id=admin, hours=12, now=datetime.now(timezone.utc))
     await templates.add_template(db, workspace_id=created.workspace_id, name="order_update", language="en",
                                  body="Hello {{1}}, your order {{2}} is on its way.")
+    await labels.create(db, created.workspace_id, admin, "operator", labels.CreateLabel(name=FUZZ_LABEL),
+                        datetime.now(timezone.utc))
     return Access(member_id=admin, key=key.key, management_key=management_key.key, session=session), \
         created.phone_number_id
 
@@ -291,7 +298,7 @@ async def run(args: argparse.Namespace, server_url: str, _postgres_pid: int | No
                 await open_example_chat(service_url, app.extensions["inbox"].platform.app_secret, phone_number_id)
                 env = {**os.environ, "SCHEMATHESIS_HOOKS": "fuzz_contract_hooks",
                        "PYTHONPATH": os.pathsep.join([str(ROOT / "scripts"), str(ROOT)]),
-                       "FUZZ_MEMBER_ID": str(access.member_id),
+                       "FUZZ_MEMBER_ID": str(access.member_id), "FUZZ_LABEL": FUZZ_LABEL,
                        "FUZZ_RECEIVER_URL": f"http://127.0.0.1:{receiver_port}/hook"}
                 for number, each in enumerate(passes(access), 1):
                     started = time.monotonic()

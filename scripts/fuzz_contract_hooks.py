@@ -10,6 +10,10 @@ what the contract does promise; negative cases are left as generated:
 - the roster never touches the fuzzing admin (whose key every call uses): a member id naming it is replaced by
   one nobody has;
 - custom attributes' names must stay distinct once trimmed (" a" and "a" are given twice): one is dropped;
+- a bot answer's keywords must hold a word and no hand-off phrase, its answer more than blanks: replaced by a
+  usable answer when they do not;
+- a snooze's `until` must be in the future: dropped (until the customer writes) when it is not;
+- a label put on a chat must be one of the workspace's: the fuzzing workspace's (FUZZ_LABEL in the environment);
 - ids and addresses that must exist: a transfer goes to the workspace's member (FUZZ_MEMBER_ID), a webhook
   endpoint and a connector's hook target are the local receiver (FUZZ_RECEIVER_URL: host names do not resolve
   while fuzzing).
@@ -32,6 +36,7 @@ import requests
 import schemathesis
 from schemathesis import GenerationMode
 
+from inbox_actors.conversations.bot import BotAnswerError, keyword_list
 from inbox_actors.domain.business_hours import InvalidBusinessHours, parse_business_hours
 from inbox_actors.domain.phones import phone_or_none
 from inbox_actors.paging import windows
@@ -45,6 +50,10 @@ NOBODY = 2**62
 SEND_ROUTES = {("POST", "/api/send-message"), ("POST", "/api/inbox/conversations/{phone}/reply")}
 _WINDOW_NAMES = ("since", "from", "to", "until")
 BULK_SEND = ("POST", "/api/bulk-send")
+BOT_ANSWERS = ("POST", "/api/bot/answers")
+SNOOZE = ("POST", "/api/inbox/conversations/{phone}/snooze")
+CHAT_LABELS = ("POST", "/api/inbox/conversations/{phone}/labels")
+USABLE_ANSWER = {"keywords": ["shipping"], "answer": "Orders ship within two days."}
 # The fuzzing workspace's template (scripts/fuzz_contract.py), as a broadcast must name it.
 USABLE_TEMPLATE = {"name": "order_update", "language": "en", "parameters": ["Asha", "A-1"]}
 
@@ -61,8 +70,15 @@ def map_case(context, case):
         if any(name in case.query for name in _WINDOW_NAMES) and not _window_allowed(case.query):
             for name in _WINDOW_NAMES:
                 case.query.pop(name, None)
-    if isinstance(case.body, dict) and (case.method.upper(), case.operation.path) == BULK_SEND:
+    route = (case.method.upper(), case.operation.path)
+    if isinstance(case.body, dict) and route == BULK_SEND:
         _usable_broadcast(case.body)
+    if isinstance(case.body, dict) and route == BOT_ANSWERS and not _usable_answer(case.body):
+        case.body = dict(USABLE_ANSWER)
+    if isinstance(case.body, dict) and route == SNOOZE and not _in_future(case.body.get("until")):
+        case.body.pop("until", None)
+    if isinstance(case.body, dict) and route == CHAT_LABELS and os.environ.get("FUZZ_LABEL"):
+        case.body["label"] = os.environ["FUZZ_LABEL"]
     if isinstance(case.body, dict):
         if "to_user_id" in case.body and os.environ.get("FUZZ_MEMBER_ID"):
             case.body["to_user_id"] = int(os.environ["FUZZ_MEMBER_ID"])
@@ -74,6 +90,24 @@ def map_case(context, case):
         if isinstance(case.body.get("business_hours"), dict) and not _usable_hours(case.body["business_hours"]):
             case.body["business_hours"] = USABLE_HOURS
     return case
+
+
+def _usable_answer(body: dict) -> bool:
+    try:
+        keyword_list(body.get("keywords") or [])
+    except BotAnswerError:
+        return False
+    return bool(str(body.get("answer") or "").strip())
+
+
+def _in_future(raw: object) -> bool:
+    if raw is None:
+        return True
+    try:
+        at = datetime.fromisoformat(str(raw).replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return at.tzinfo is not None and at > datetime.now(timezone.utc) + timedelta(minutes=1)
 
 
 def _distinct_attributes(attributes: dict) -> dict:

@@ -36,7 +36,8 @@ async def add_answer(deps: ActionDeps, caller: Caller, body: bot_settings.NewAns
         deps.db, caller.workspace_id, caller.member_id, caller.author, body, deps.clock.now()))
 
 
-async def remove_answer(deps: ActionDeps, caller: Caller, answer_id: int) -> None | Refused:
+async def remove_answer(deps: ActionDeps, caller: Caller,
+                        answer_id: int) -> bot_settings.AnswerRemoved | Refused:
     return await _changed(deps, caller, bot_settings.remove_answer(
         deps.db, caller.workspace_id, caller.member_id, caller.author, answer_id, deps.clock.now()))
 

@@ -121,8 +121,8 @@ class TeamActions:
             if add:
                 found = await label_queries.find_label_named(tx, chat.workspace_id, name)
                 if found is None:
-                    return Refused(400, "unknown_label", f"No label named {name!r} in this workspace; create it "
-                                                         "first.")
+                    return Refused(404, "label_not_found", f"No label named {name!r} in this workspace; create it "
+                                                           "first.")
                 labels = current if found["name"] in current else [*current, found["name"]]
             else:
                 labels = [label for label in current if label.lower() != name.lower()]

@@ -59,6 +59,11 @@ class AnswerList(msgspec.Struct, frozen=True):
     data: list[bot.AnswerView]
 
 
+class AnswerRemoved(msgspec.Struct, frozen=True):
+    answer_id: int
+    removed: bool
+
+
 class Handoff(msgspec.Struct, frozen=True):
     phone: str
     reason: str
@@ -123,12 +128,13 @@ async def add_answer(db: Database, workspace_id: int, member_id: int, via: str, 
 
 
 async def remove_answer(db: Database, workspace_id: int, member_id: int, via: str, answer_id: int,
-                        now: datetime) -> None:
+                        now: datetime) -> AnswerRemoved:
     async with db.transaction() as tx:
         if not await answer_queries.delete_answer(tx, workspace_id, answer_id):
             raise BotRefusal(404, "not_found", "No such bot answer in this workspace.")
         await audit_queries.record(tx, workspace_id=workspace_id, at=now, member_id=member_id, via=via,
                                    action=team_audit.BOT_ANSWER_REMOVED, subject=f"bot_answer:{answer_id}")
+    return AnswerRemoved(answer_id, True)
 
 
 async def handoffs(db: Database, workspace_id: int, args: Mapping[str, str | None], now: datetime) -> HandoffPage:

@@ -7,7 +7,7 @@ set with `ai_behavior_edit`, the bot switched on or off with `ai_provision`; the
 
 from __future__ import annotations
 
-from quart import Blueprint, Response, request
+from quart import Blueprint, request
 
 from inbox_actors.actions import bot as bot_actions
 from inbox_actors.actions import permissions
@@ -72,12 +72,12 @@ async def add_answer():
 
 
 @blueprint.delete("/answers/<id:answer_id>")
+@responds(bot_settings.AnswerRemoved)
 @guarded(tier=ApiTier.FULL, scopes=permissions.BOT_KNOWLEDGE, dashboard=True)
 @answers(404)
 async def remove_answer(answer_id: int):
-    """Remove an answer (204)."""
-    outcome = await bot_actions.remove_answer(services().action_deps, current_caller(), answer_id)
-    return answer(outcome) if outcome is not None else Response(b"", status=204)
+    """Remove an answer."""
+    return answer(await bot_actions.remove_answer(services().action_deps, current_caller(), answer_id))
 
 
 @blueprint.get("/handoffs")

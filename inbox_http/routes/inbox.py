@@ -149,7 +149,7 @@ async def add_note(phone: str):
 @takes(LabelBody)
 @answers(404)
 async def add_label(phone: str):
-    """Put a label of the workspace's set on the chat: {label} (its name; 400 unknown_label otherwise)."""
+    """Put a label of the workspace's set on the chat: {label} (its name; 404 label_not_found otherwise)."""
     body = await read_json_body(LabelBody)
     return answer(await chats.label(services().action_deps, current_caller(), phone, body.label, add=True))
 
