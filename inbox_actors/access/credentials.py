@@ -29,6 +29,7 @@ log = logging.getLogger("inbox_actors.access.credentials")
 ACCESS_CHANGED_CHANNEL = "inbox_access_changed"
 _RECONNECT_FIRST_DELAY = 0.5
 _RECONNECT_MAX_DELAY = 10.0
+_EXEMPT_READ_SECONDS = 5.0
 
 
 class CredentialCache:
@@ -106,10 +107,14 @@ class CredentialCache:
         """Read the exempt keys now and again after every access change (one heard while reading: again)."""
         while True:
             changed = self._exempt_changed = trio.Event()
-            try:
-                self._exempt = frozenset(await key_queries.exempt_key_hashes(self._db))
-            except DatabaseUnavailable as err:
-                log.warning("cannot read the keys exempt from the default limits (%s); keeping the last ones", err)
+            # Shielded (and bounded): a read cut off by the listener's cancellation would leave its connection
+            # mid-query for whoever closes the pool.
+            with trio.CancelScope(shield=True, deadline=trio.current_time() + _EXEMPT_READ_SECONDS):
+                try:
+                    self._exempt = frozenset(await key_queries.exempt_key_hashes(self._db))
+                except DatabaseUnavailable as err:
+                    log.warning("cannot read the keys exempt from the default limits (%s); keeping the last ones",
+                                err)
             task_status.started()
             task_status = trio.TASK_STATUS_IGNORED
             await changed.wait()
