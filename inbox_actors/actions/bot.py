@@ -11,7 +11,7 @@ import msgspec
 
 from inbox_actors.actions.caller import Caller
 from inbox_actors.actions.deps import ActionDeps
-from inbox_actors.actions.outcomes import Refused, reason_of_status
+from inbox_actors.actions.outcomes import Refused, judged
 from inbox_actors.conversations.bot import AnswerView
 from inbox_actors.team import bot_settings
 from inbox_actors.team.bot_settings import BotSettings
@@ -47,9 +47,7 @@ def _given(value: str | msgspec.UnsetType) -> str | None:
 
 
 async def _changed(deps: ActionDeps, caller: Caller, change: Awaitable[T]) -> T | Refused:
-    try:
-        result = await change
-    except bot_settings.BotRefusal as refusal:
-        return Refused(reason_of_status(refusal.status), refusal.message, refusal.status, refusal.code)
-    deps.forget_bot(caller.workspace_id)
+    result = await judged(change, bot_settings.BotRefusal)
+    if not isinstance(result, Refused):
+        deps.forget_bot(caller.workspace_id)
     return result

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import enum
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -40,6 +41,19 @@ class Done(msgspec.Struct, frozen=True):
 
 
 Outcome = Done | Refused
+
+
+T = TypeVar("T")
+
+
+async def judged(work: Awaitable[T], refusal: type[Exception]) -> T | Refused:
+    """`work`'s value, or the `Refused` of a rule that refused it: an area's refusal exception, which carries the
+    answer's `status`, `code` and `message` (the roster's, the label set's, the bot's settings')."""
+    try:
+        return await work
+    except refusal as refused:
+        status, code, message = refused.status, refused.code, refused.message  # type: ignore[attr-defined]
+        return Refused(reason_of_status(status), message, status, code)
 
 
 def reason_of_status(status: int) -> Reason:

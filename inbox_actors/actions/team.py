@@ -8,47 +8,42 @@ that answers the change or a `Refused` with the rule's status, code and sentence
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
-from typing import TypeVar
-
 from inbox_actors.actions.caller import Caller
 from inbox_actors.actions.deps import ActionDeps
-from inbox_actors.actions.outcomes import Reason, Refused, reason_of_status
+from inbox_actors.actions.outcomes import Reason, Refused, judged
 from inbox_actors.team import roster, sla
-
-T = TypeVar("T")
 
 
 async def add_member(deps: ActionDeps, caller: Caller, body: roster.AddMember) -> roster.Member | Refused:
-    return await _judged(roster.add(deps.db, caller.workspace_id, caller.member_id, caller.author, body,
-                                    deps.clock.now()))
+    return await judged(roster.add(deps.db, caller.workspace_id, caller.member_id, caller.author, body,
+                                   deps.clock.now()), roster.RosterRefusal)
 
 
 async def change_member(deps: ActionDeps, caller: Caller, member_id: int,
                         body: roster.ChangeMember) -> roster.Member | Refused:
-    return await _judged(roster.change(deps.db, caller.workspace_id, caller.member_id, caller.author, member_id,
-                                       body, deps.clock.now()))
+    return await judged(roster.change(deps.db, caller.workspace_id, caller.member_id, caller.author, member_id,
+                                      body, deps.clock.now()), roster.RosterRefusal)
 
 
 async def suspend_member(deps: ActionDeps, caller: Caller, member_id: int) -> roster.Member | Refused:
     """Their keys and sessions are refused (account_suspended) until reactivated."""
-    return await _judged(roster.set_status(deps.db, caller.workspace_id, caller.member_id, caller.author,
-                                           member_id, "suspended", deps.clock.now()))
+    return await judged(roster.set_status(deps.db, caller.workspace_id, caller.member_id, caller.author,
+                                          member_id, "suspended", deps.clock.now()), roster.RosterRefusal)
 
 
 async def reactivate_member(deps: ActionDeps, caller: Caller, member_id: int) -> roster.Member | Refused:
-    return await _judged(roster.set_status(deps.db, caller.workspace_id, caller.member_id, caller.author,
-                                           member_id, "active", deps.clock.now()))
+    return await judged(roster.set_status(deps.db, caller.workspace_id, caller.member_id, caller.author,
+                                          member_id, "active", deps.clock.now()), roster.RosterRefusal)
 
 
 async def remove_member(deps: ActionDeps, caller: Caller, member_id: int) -> roster.Removed | Refused:
     """For good: signed out, keys refused (membership_revoked), open chats back to the hand-off queue."""
-    return await _judged(roster.remove(deps.db, deps.actors, caller.workspace_id, caller.member_id, caller.author,
-                                       member_id, deps.clock.now()))
+    return await judged(roster.remove(deps.db, deps.actors, caller.workspace_id, caller.member_id, caller.author,
+                                      member_id, deps.clock.now()), roster.RosterRefusal)
 
 
 async def member(deps: ActionDeps, caller: Caller, member_id: int) -> roster.Member | Refused:
-    return await _judged(roster.one(deps.db, caller.workspace_id, member_id, deps.clock.now()))
+    return await judged(roster.one(deps.db, caller.workspace_id, member_id, deps.clock.now()), roster.RosterRefusal)
 
 
 async def save_sla(deps: ActionDeps, caller: Caller, body: sla.SaveSla) -> sla.SlaPolicy | Refused:
@@ -59,9 +54,3 @@ async def save_sla(deps: ActionDeps, caller: Caller, body: sla.SaveSla) -> sla.S
     except sla.InvalidSlaPolicy as err:
         return Refused(Reason.INVALID, str(err), 400, "invalid_business_hours")
 
-
-async def _judged(change: Awaitable[T]) -> T | Refused:
-    try:
-        return await change
-    except roster.RosterRefusal as refusal:
-        return Refused(reason_of_status(refusal.status), refusal.message, refusal.status, refusal.code)
