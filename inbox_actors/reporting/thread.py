@@ -116,20 +116,20 @@ async def one_message(db: Database, workspace_id: int, phone: str, message_id: i
     return None if row is None else _message(normalised, row, False)
 
 
-class StoredMedia(msgspec.Struct, frozen=True):
+class MessageMedia(msgspec.Struct, frozen=True):
     media_id: str
     mime_type: str | None
     filename: str | None
 
 
 async def media_of(db: Database, workspace_id: int, raw_phone: str, message_id: int,
-                   only_assigned_to: int | None) -> StoredMedia | None:
+                   only_assigned_to: int | None) -> MessageMedia | None:
     """The platform's media of a customer's message in this chat (None: no such message, or no media)."""
     _, chat = await find_chat(db, workspace_id, raw_phone, only_assigned_to)
     row = await queries.message_media(db, chat["id"], message_id)
     if row is None or row["media_id"] is None:
         return None
-    return StoredMedia(row["media_id"], row["mime_type"], row["filename"])
+    return MessageMedia(row["media_id"], row["mime_type"], row["filename"])
 
 
 async def receipts(db: Database, workspace_id: int, raw_phone: str, args: Args,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from inbox_actors.platform.simulator.model import CustomerMessage, Simulator, SimulatorConfig
+from inbox_actors.platform.simulator.customers import CustomerMessage
+from inbox_actors.platform.simulator.model import Simulator, SimulatorConfig
 from inbox_actors.platform.simulator.rules import StatusDelays
 from inbox_actors.platform.simulator.server import serve_simulator
 from tests.e2e.chat_helpers import chat, scale_workspace

@@ -25,7 +25,8 @@ from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
 from inbox_actors.platform.cloud_api import encode_accepted, encode_error
-from inbox_actors.platform.simulator.model import CustomerMessage, InvalidCustomerMessage, Simulator
+from inbox_actors.platform.simulator.customers import CustomerMessage, InvalidCustomerMessage
+from inbox_actors.platform.simulator.model import Simulator
 from inbox_actors.platform.simulator.rules import Refusal, unknown_path
 
 MAX_BODY_BYTES = 1024 * 1024

@@ -24,21 +24,25 @@ after the service has bound its port, which may be after the simulator has bound
 
 from __future__ import annotations
 
-import base64
-import binascii
 import logging
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Self
 
-import httpx
 import msgspec
 import trio
 
 from inbox_actors.platform.cloud_api import InvalidSendRequest, decode_send_request
-from inbox_actors.platform.envelope import SIGNATURE_HEADER, build_envelope, sign
-from inbox_actors.platform.payloads import MEDIA_TYPES, InboundMessage, StatusUpdate
+from inbox_actors.platform.envelope import build_envelope
+from inbox_actors.platform.payloads import InboundMessage, StatusUpdate
+from inbox_actors.platform.simulator.customers import (
+    CUSTOMER_MESSAGE_TYPES,
+    CustomerMessage,
+    CustomerMessageResult,
+    InvalidCustomerMessage,
+)
+from inbox_actors.platform.simulator.media import InvalidMedia, MediaLocation, MediaShelf, StoredMedia
 from inbox_actors.platform.simulator.rules import (
     Refusal,
     StatusDelays,
@@ -53,23 +57,21 @@ from inbox_actors.platform.simulator.rules import (
 )
 from inbox_actors.platform.simulator.state import (
     Customers,
-    MediaShelf,
     QueuedStatus,
     SentLog,
     SentRecord,
     SimulatorStats,
     StatusQueues,
-    StoredMedia,
     StatusSchedule,
     Throughput,
     Timeline,
 )
+from inbox_actors.platform.simulator.webhook_lane import WebhookLane
 from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateCatalog
 from inbox_actors.runtime.clock import Clock, WallClock
 
 log = logging.getLogger("inbox_actors.platform.simulator.model")
 
-CUSTOMER_MESSAGE_TYPES = ("text", *MEDIA_TYPES)
 DEFAULT_DELAYS = StatusDelays()
 
 
@@ -100,68 +102,8 @@ class SendAcceptedBySimulator(msgspec.Struct, frozen=True):
     wa_id: str
 
 
-class CustomerMessage(msgspec.Struct, frozen=True):
-    """The body of `POST /simulator/customers/{phone}/messages`."""
-
-    phone_number_id: str
-    text: str | None = None                  # the body, or the caption of media
-    name: str | None = None                  # the customer's profile name
-    type: str = "text"                       # text, image, video, audio, document
-    # Media only: the file (base64; a small made-up file of the kind when left out), its type and a document's
-    # file name.
-    content_base64: str | None = None
-    mime_type: str | None = None
-    filename: str | None = None
-
-
-class CustomerMessageResult(msgspec.Struct, frozen=True):
-    message_id: str
-    delivered_to_service: bool
-    service_status: int                      # the service's HTTP status; 0 when it could not be reached
-    media_id: str | None = None              # of media: what the service downloads it by
-
-
-class MediaLocation(msgspec.Struct, frozen=True):
-    """The Cloud API's answer to `GET /{media-id}`."""
-
-    url: str
-    mime_type: str
-    file_size: int
-    id: str
-    messaging_product: str = "whatsapp"
-
-
-# The type a customer's file has when the control call names none.
-DEFAULT_MIME_TYPES = {"image": "image/jpeg", "video": "video/mp4", "audio": "audio/ogg",
-                      "document": "application/pdf", "sticker": "image/webp"}
-MEDIA_SHELF = 1_000
-
-
-class InvalidCustomerMessage(ValueError):
-    """A simulated customer's message the simulator cannot write (bad phone, missing text)."""
-
-
 def new_message_id() -> str:
     return "wamid." + secrets.token_urlsafe(24)
-
-
-class WebhookLane:
-    """One kind of webhook post: its own connection pool and at most `concurrency` posts in flight.
-
-    The limiter and the pool are the same size, so a post that holds a slot always finds a connection: the
-    waiting happens in the limiter (FIFO, untimed), and the client's timeout measures only the service.
-    """
-
-    def __init__(self, concurrency: int, timeout: float) -> None:
-        self.slots = trio.CapacityLimiter(concurrency)
-        self.http = httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(
-            max_connections=concurrency, max_keepalive_connections=concurrency))
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.http.aclose()
 
 
 class Simulator:
@@ -178,7 +120,7 @@ class Simulator:
         self.customers = Customers(config.max_customers)
         self.throughput = Throughput(config.throughput_per_second, config.max_numbers)
         self.sent_log = SentLog(config.history_per_number, config.max_numbers)
-        self.media = MediaShelf(MEDIA_SHELF)
+        self.media = MediaShelf()
         self._status_lane: WebhookLane | None = None
         self._customer_lane: WebhookLane | None = None
         self._timelines: trio.Nursery | None = None      # the schedule and the flushers, while running
@@ -365,26 +307,13 @@ class Simulator:
 
     async def _post_webhook(self, body: bytes, lane: WebhookLane | None) -> int:
         """One signed POST to the webhook URL; the HTTP status, or 0 when the service could not be reached."""
-        headers = {"Content-Type": "application/json", SIGNATURE_HEADER: sign(self.config.app_secret, body),
-                   "User-Agent": "facebookexternalua"}
         url = self.webhook_url
-        if lane is None or url is None:
-            self.stats.webhooks_failed += 1
-            return 0
-        async with lane.slots:
-            try:
-                response = await lane.http.post(url, content=body, headers=headers)
-            except trio.Cancelled:
-                raise
-            except httpx.HTTPError as err:
-                log.info("webhook to %s failed: %s", url, err)
-                self.stats.webhooks_failed += 1
-                return 0
-        if 200 <= response.status_code < 300:
+        status = 0 if lane is None or url is None else await lane.post(url, body, self.config.app_secret)
+        if 200 <= status < 300:
             self.stats.webhooks_posted += 1
         else:
             self.stats.webhooks_failed += 1
-        return response.status_code
+        return status
 
     # -- customers --------------------------------------------------------------------------------------------
 
@@ -406,9 +335,11 @@ class Simulator:
         now = self.clock.now()
         media_id = mime_type = None
         if message.type != "text":
-            media_id = str(secrets.randbelow(10**15))
-            mime_type = message.mime_type or DEFAULT_MIME_TYPES.get(message.type, "application/octet-stream")
-            self.media.put(media_id, StoredMedia(mime_type, _media_content(message, media_id)))
+            try:
+                media_id, media = self.media.keep(message.type, message.mime_type, message.content_base64)
+            except InvalidMedia as err:
+                raise InvalidCustomerMessage(str(err)) from None
+            mime_type = media.mime_type
         inbound = InboundMessage(
             message_id=new_message_id(), from_phone=customer, at=now, type=message.type, text=message.text,
             media_id=media_id, mime_type=mime_type, filename=message.filename, profile_name=message.name,
@@ -428,13 +359,12 @@ class Simulator:
     def media_location(self, media_id: str, authorization: str | None) -> MediaLocation | Refusal:
         """`GET /{media-id}`: where the file is (on this simulator), its type and size. A path that names no media
         is an unknown path, as any other is."""
-        media = self.media.get(media_id)
-        if media is None or self.url is None:
+        location = self.media.location(media_id, self.url or "")
+        if location is None or self.url is None:
             return unknown_path(f"/{media_id}")
         if not self._authorized(authorization):
             return invalid_token()
-        return MediaLocation(url=f"{self.url}/simulator/media/{media_id}", mime_type=media.mime_type,
-                             file_size=len(media.content), id=media_id)
+        return location
 
     def media_file(self, media_id: str, authorization: str | None) -> StoredMedia | Refusal:
         """The file at a media location; it needs the access token, as the platform's does."""
@@ -465,11 +395,3 @@ class Simulator:
         self.stats.statuses_queued = len(self._queues)
         return self.stats
 
-
-def _media_content(message: CustomerMessage, media_id: str) -> bytes:
-    if message.content_base64 is not None:
-        try:
-            return base64.b64decode(message.content_base64, validate=True)
-        except (binascii.Error, ValueError):
-            raise InvalidCustomerMessage("content_base64 is not base64") from None
-    return f"simulated {message.type} {media_id}\n".encode() * 64

@@ -255,27 +255,6 @@ class StatusQueues:
         return self._count
 
 
-class StoredMedia(msgspec.Struct, frozen=True):
-    mime_type: str
-    content: bytes
-
-
-class MediaShelf:
-    """The media customers sent, by media id, for the service to download; the oldest leave past `capacity`."""
-
-    def __init__(self, capacity: int) -> None:
-        self._capacity = capacity
-        self._items: OrderedDict[str, StoredMedia] = OrderedDict()
-
-    def put(self, media_id: str, media: StoredMedia) -> None:
-        self._items[media_id] = media
-        while len(self._items) > self._capacity:
-            self._items.popitem(last=False)
-
-    def get(self, media_id: str) -> StoredMedia | None:
-        return self._items.get(media_id)
-
-
 class SimulatorStats(msgspec.Struct):
     """Counters, read at `GET /simulator/stats`."""
 
