@@ -188,9 +188,6 @@ class FaqBot:
             return Reply(decided.text, label=label)
         return HandOff(decided.reason, message=profile.handoff_message or None, label=label)
 
-    async def answers_of(self, workspace_id: int) -> Sequence[StoredAnswer]:
-        return (await self._knowledge(workspace_id))[0]
-
     async def _knowledge(self, workspace_id: int) -> tuple[Sequence[StoredAnswer], BotProfile]:
         """The workspace's answers and settings, from the cache while fresh; concurrent misses share one load."""
         while True:

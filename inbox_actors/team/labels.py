@@ -75,7 +75,7 @@ async def create(db: Database, workspace_id: int, member_id: int | None, via: st
                  now: datetime) -> LabelView:
     name = _name(body.name)
     async with db.transaction() as tx:
-        if len(await queries.list_labels(tx, workspace_id)) >= MAX_LABELS:
+        if await queries.count_labels(tx, workspace_id) >= MAX_LABELS:
             raise LabelRefusal(409, "too_many_labels", f"A workspace has at most {MAX_LABELS} labels.")
         row = await queries.insert_label(tx, workspace_id, name, body.colour.lower())
         if row is None:

@@ -12,6 +12,10 @@ async def list_labels(db: Database, workspace_id: int) -> list[Record]:
                           workspace_id)
 
 
+async def count_labels(q: Database | UnitOfWork, workspace_id: int) -> int:
+    return await q.fetchval("SELECT count(*) FROM labels WHERE workspace_id = $1", workspace_id)
+
+
 async def find_label(q: Database | UnitOfWork, workspace_id: int, label_id: int, *,
                      for_update: bool = False) -> Record | None:
     lock = " FOR UPDATE" if for_update else ""
