@@ -10,12 +10,14 @@ from __future__ import annotations
 import logging
 import time
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Callable, Mapping, NamedTuple
+from typing import Any, AsyncIterator, Callable, Mapping
 
 import asyncpg
 import trio
 import trio_asyncio
 from trio_asyncio import aio_as_trio
+
+from persistence.connections import ConnectionPool, PoolStatistics
 
 log = logging.getLogger("persistence.database")
 
@@ -29,56 +31,11 @@ def open_database_loop():
 
 
 _ACQUIRE_TIMEOUT_SECONDS = 30.0
-
-
-async def _keep_session(connection: asyncpg.Connection) -> None:
-    """The pool's reset on release, instead of asyncpg's default (advisory unlock, CLOSE ALL, UNLISTEN, RESET
-    ALL: a round trip after every pooled statement). Nothing here leaves session state behind: no SET, no
-    session advisory locks (migrations take transaction-scoped ones), no cursors, and LISTEN runs on
-    connections of its own. An open transaction is still rolled back by asyncpg before this is called."""
 _CLOSE_GRACE_SECONDS = 10.0
 
 
-async def _begin(pool: asyncpg.Pool) -> tuple[asyncpg.Connection, Any]:
-    """(asyncio side) A pooled connection with its transaction begun."""
-    connection = await pool.acquire()
-    begun = False
-    try:
-        tx = connection.transaction()
-        await tx.start()
-        begun = True
-    finally:
-        if not begun:
-            await pool.release(connection)
-    return connection, tx
-
-
-async def _end(pool: asyncpg.Pool, connection: asyncpg.Connection, tx: Any, commit: bool) -> None:
-    """(asyncio side) COMMIT, or ROLLBACK, then the connection back to the pool whatever happened."""
-    try:
-        if commit:
-            await tx.commit()
-        else:
-            try:
-                await tx.rollback()
-            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as err:
-                log.warning("rollback failed (the connection is reset on release): %s", err)
-    finally:
-        await pool.release(connection)
-
-
-POOL_OPTIONS: dict[str, Any] = {
-    "reset": _keep_session,
-    # No asyncio timer per statement, per connection given back or per cached statement: trio-asyncio keeps a
-    # cancelled timer (and the contextvars of the request that made it) until it comes due, so asyncpg's
-    # command_timeout (60 s) and idle checks (300 s) kept hundreds of thousands alive under load, and full
-    # garbage collections grew into pauses of most of a second. The server bounds statements instead; idle
-    # connections and prepared statements simply stay.
-    "max_inactive_connection_lifetime": 0,
-    "max_cached_statement_lifetime": 0,
-    "server_settings": {"application_name": "inbox-actors", "timezone": "UTC", "statement_timeout": "60s"},
-}
-"""How the service's pool is made (scripts/bench_database.py makes its asyncio floor the same way)."""
+__all__ = ["Database", "DatabaseUnavailable", "PlannedFault", "PoolStatistics", "Record", "UnitOfWork",
+           "open_database_loop"]
 
 
 class DatabaseUnavailable(RuntimeError):
@@ -90,6 +47,21 @@ _CONNECTION_FAILURES = (
     OSError, asyncpg.InterfaceError, asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError,
     asyncpg.AdminShutdownError,
 )
+
+
+async def _end(connection: asyncpg.Connection, commit: bool) -> None:
+    """COMMIT, or ROLLBACK. A ROLLBACK that fails is only logged: the connection, still in its transaction or
+    closed, is then not lent again (connections.py)."""
+    if commit:
+        try:
+            await aio_as_trio(connection.execute)("COMMIT")
+        except _CONNECTION_FAILURES as err:
+            raise DatabaseUnavailable(f"COMMIT failed: {type(err).__name__}: {err}") from err
+        return
+    try:
+        await aio_as_trio(connection.execute)("ROLLBACK")
+    except (asyncpg.PostgresError, *_CONNECTION_FAILURES) as err:
+        log.warning("rollback failed (the connection is not reused): %s", err)
 
 
 QueryObserver = Callable[[float], None]
@@ -127,13 +99,6 @@ def _planned_failure(faults: list[PlannedFault], sql: str) -> BaseException | No
     return None
 
 
-class PoolStatistics(NamedTuple):
-    in_use: int
-    """Connections lent to a statement or a transaction."""
-    idle: int
-    max_size: int
-
-
 class _Queries:
     """Statement methods shared by the pool and a unit of work (one connection inside a transaction).
 
@@ -141,52 +106,70 @@ class _Queries:
     "try again later" from a bad statement without knowing asyncpg.
     """
 
-    _target: Any
     _observer: QueryObserver | None = None
     # Faults planned by tests (`Database.fail_next`), shared by the pool and its transactions; empty in service.
     _faults: list[PlannedFault] | tuple[()] = ()
 
     async def fetch(self, sql: str, *args: Any) -> list[Record]:
-        return await self._call(self._target.fetch, sql, *args)
+        return await self._call(asyncpg.Connection.fetch, sql, args)
 
     async def fetchrow(self, sql: str, *args: Any) -> Record | None:
-        return await self._call(self._target.fetchrow, sql, *args)
+        return await self._call(asyncpg.Connection.fetchrow, sql, args)
 
     async def fetchval(self, sql: str, *args: Any) -> Any:
-        return await self._call(self._target.fetchval, sql, *args)
+        return await self._call(asyncpg.Connection.fetchval, sql, args)
 
     async def execute(self, sql: str, *args: Any) -> str:
-        return await self._call(self._target.execute, sql, *args)
+        return await self._call(asyncpg.Connection.execute, sql, args)
 
-    async def _call(self, method: Callable[..., Any], *args: Any) -> Any:
+    async def _call(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...]) -> Any:
         if self._faults:
-            planned = _planned_failure(self._faults, args[0])
+            planned = _planned_failure(self._faults, sql)
             if planned is not None:
                 raise planned
         observer = self._observer
         started = time.perf_counter()
         try:
-            return await aio_as_trio(method)(*args)
+            return await self._run(method, sql, args)
         except _CONNECTION_FAILURES as err:
             raise DatabaseUnavailable(f"{type(err).__name__}: {err}") from err
         finally:
             if observer is not None:
                 observer(time.perf_counter() - started)
 
+    async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...]) -> Any:
+        raise NotImplementedError
+
 
 class UnitOfWork(_Queries):
-    """One transaction on one connection. It commits only if the block finishes without an exception."""
+    """One transaction on one connection. It commits only if the block finishes without an exception.
+
+    BEGIN goes with the block's first statement, in one crossing into asyncio (a crossing costs about as much
+    as the statement's own work in asyncpg); a block that runs no statement sends neither BEGIN nor COMMIT."""
 
     def __init__(self, connection: asyncpg.Connection, observer: QueryObserver | None = None,
                  faults: list[PlannedFault] | tuple[()] = ()) -> None:
-        self._target = connection
+        self._connection = connection
         self._observer = observer
         self._faults = faults
+        self.begun = False
+
+    async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...]) -> Any:
+        if self.begun:
+            return await aio_as_trio(method)(self._connection, sql, *args)
+        self.begun = True
+        return await aio_as_trio(_begin_with)(self._connection, method, sql, args)
+
+
+async def _begin_with(connection: asyncpg.Connection, method: Callable[..., Any], sql: str,
+                      args: tuple[Any, ...]) -> Any:
+    """(asyncio side) BEGIN, then a transaction's first statement."""
+    await connection.execute("BEGIN")
+    return await method(connection, sql, *args)
 
 
 class Database(_Queries):
-    def __init__(self, pool: asyncpg.Pool, url: str, acquire_timeout: float = _ACQUIRE_TIMEOUT_SECONDS) -> None:
-        self._target = pool
+    def __init__(self, pool: ConnectionPool, url: str, acquire_timeout: float = _ACQUIRE_TIMEOUT_SECONDS) -> None:
         self._pool = pool
         self.url = url
         self._acquire_timeout = acquire_timeout
@@ -213,15 +196,16 @@ class Database(_Queries):
         return fault
 
     def pool_statistics(self) -> PoolStatistics:
-        idle = self._pool.get_idle_size()
-        return PoolStatistics(in_use=self._pool.get_size() - idle, idle=idle, max_size=self._pool.get_max_size())
+        return self._pool.statistics()
 
     @classmethod
     async def connect(cls, url: str, *, min_size: int = 1, max_size: int = 10,
                       acquire_timeout: float = _ACQUIRE_TIMEOUT_SECONDS) -> "Database":
+        pool = ConnectionPool(url, min_size=min_size, max_size=max_size)
         try:
-            pool = await aio_as_trio(asyncpg.create_pool)(url, min_size=min_size, max_size=max_size, **POOL_OPTIONS)
+            await pool.open()
         except (OSError, asyncpg.PostgresError) as err:
+            await pool.close(grace=0)
             raise DatabaseUnavailable(f"cannot connect to PostgreSQL: {err}") from err
         return cls(pool, url, acquire_timeout)
 
@@ -234,35 +218,43 @@ class Database(_Queries):
             finally:
                 # A graceful close waits for every connection to come back; one lost to a bug would make that
                 # wait forever, so it is bounded and the rest is cut.
-                with trio.move_on_after(_CLOSE_GRACE_SECONDS) as graceful:
-                    await aio_as_trio(self._pool.close)()
-                if graceful.cancelled_caught:
-                    log.warning("PostgreSQL pool did not close within %gs; terminating its connections",
-                                _CLOSE_GRACE_SECONDS)
-                    self._pool.terminate()
+                await self._pool.close(grace=_CLOSE_GRACE_SECONDS)
+
+    async def _lend(self) -> asyncpg.Connection:
+        """A connection of the pool, waited for at most the acquire timeout (a Trio deadline: it costs nothing
+        once met, where an asyncio timeout would leave a timer behind)."""
+        with trio.move_on_after(self._acquire_timeout):
+            try:
+                return await self._pool.lend()
+            except _CONNECTION_FAILURES as err:
+                raise DatabaseUnavailable(f"no connection: {type(err).__name__}: {err}") from err
+        raise DatabaseUnavailable(f"no connection within {self._acquire_timeout:g}s")
+
+    async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...]) -> Any:
+        connection = await self._lend()
+        try:
+            return await aio_as_trio(method)(connection, sql, *args)
+        finally:
+            self._pool.give_back(connection)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[UnitOfWork]:
-        # Each crossing into asyncio costs about as much as a statement, so taking a connection and BEGIN are
-        # one crossing, and COMMIT (or ROLLBACK) and giving it back another. Both are shielded (and bounded):
-        # a cancellation landing as the pool hands the connection over would otherwise drop it unreleased,
-        # and the pool's close would wait for it forever; an interrupted block still rolls back.
-        # The wait for a connection is bounded on Trio's side (a trio deadline costs nothing once met; an asyncio
-        # timeout would leave a timer behind for 30 s).
-        try:
-            with trio.CancelScope(shield=True, deadline=trio.current_time() + self._acquire_timeout) as waiting:
-                connection, tx = await aio_as_trio(_begin)(self._pool)
-        except _CONNECTION_FAILURES as err:
-            raise DatabaseUnavailable(f"no connection: {type(err).__name__}: {err}") from err
-        if waiting.cancelled_caught:
-            raise DatabaseUnavailable(f"no connection within {self._acquire_timeout:g}s")
+        # Taking the connection is shielded (the wait bounded), and so is COMMIT or ROLLBACK: an interrupted block
+        # still rolls back, and its connection always comes back.
+        with trio.CancelScope(shield=True):
+            connection = await self._lend()
+        unit = UnitOfWork(connection, self._observer, self._faults)
         commit = False
         try:
-            yield UnitOfWork(connection, self._observer, self._faults)
+            yield unit
             commit = True
         finally:
             with trio.CancelScope(shield=True):
-                await aio_as_trio(_end)(self._pool, connection, tx, commit)
+                try:
+                    if unit.begun:
+                        await _end(connection, commit)
+                finally:
+                    self._pool.give_back(connection)
 
     async def listen(self, handlers: Mapping[str, Callable[[str], None]], on_lost: Callable[[], None], *,
                      name: str) -> None:

@@ -7,8 +7,9 @@ Three shapes, each timed as CPU of this process per operation (steadier than wal
 and wall time:
 - a pooled statement (`db.fetchrow`, a primary-key read);
 - a transaction of two statements (read, then update one row), as an actor's write is;
-- the same on plain asyncio with asyncpg's own pool, made as the service makes its own: the floor; what the
-  trio-asyncio bridge (and Database's wrapping) adds is the rest.
+- the same on plain asyncio with one asyncpg connection, made as the service makes its own: the floor; what the
+  trio-asyncio bridge (and Database's wrapping) adds is the rest; and through asyncpg's own pool on asyncio,
+  for reference (the service lends its connections on Trio's side instead: persistence/connections.py).
 
 The embedded PostgreSQL is started in a temporary directory unless --database-url names a server (its role
 needs CREATEDB).
@@ -28,7 +29,8 @@ import asyncpg
 import trio
 
 from harness.postgres import postgres_server
-from persistence.database import POOL_OPTIONS, Database, open_database_loop
+from persistence.connections import CONNECT_OPTIONS
+from persistence.database import Database, open_database_loop
 
 SETUP = ("CREATE TABLE IF NOT EXISTS bench_rows (id int PRIMARY KEY, v bigint NOT NULL)",
          "INSERT INTO bench_rows VALUES (1, 0) ON CONFLICT DO NOTHING")
@@ -68,19 +70,35 @@ async def through_database(url: str, rounds: int, timer: Timer) -> None:
             await db.close()
 
 
+async def _no_reset(connection: asyncpg.Connection) -> None:
+    """asyncpg's pool resets nothing on release, as the service's pool does (connections.py)."""
+
+
 async def on_asyncio(url: str, rounds: int, timer: Timer) -> None:
-    pool = await asyncpg.create_pool(url, min_size=4, max_size=4, **POOL_OPTIONS)
+    pool = await asyncpg.create_pool(url, min_size=4, max_size=4, reset=_no_reset,
+                                     max_inactive_connection_lifetime=0, **CONNECT_OPTIONS)
+    connection = await asyncpg.connect(url, **CONNECT_OPTIONS)
     try:
         for _ in range(2):
             with timer.timing("asyncio floor: pooled statement"):
                 for _ in range(rounds):
-                    await pool.fetchrow(READ)
+                    await connection.fetchrow(READ)
             with timer.timing("asyncio floor: transaction of 2 statements"):
                 for _ in range(rounds):
-                    async with pool.acquire() as connection, connection.transaction():
-                        await connection.fetchrow(READ)
-                        await connection.execute(WRITE)
+                    await connection.execute("BEGIN")
+                    await connection.fetchrow(READ)
+                    await connection.execute(WRITE)
+                    await connection.execute("COMMIT")
+            with timer.timing("asyncpg's pool: pooled statement"):
+                for _ in range(rounds):
+                    await pool.fetchrow(READ)
+            with timer.timing("asyncpg's pool: transaction of 2 statements"):
+                for _ in range(rounds):
+                    async with pool.acquire() as pooled, pooled.transaction():
+                        await pooled.fetchrow(READ)
+                        await pooled.execute(WRITE)
     finally:
+        await connection.close()
         await pool.close()
 
 
@@ -100,7 +118,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\n{'':44} {'CPU us':>8} {'wall us':>8}   CPU over the asyncio floor")
     for shape in ("pooled statement", "transaction of 2 statements"):
         floor = timer.figures[f"asyncio floor: {shape}"][0]
-        for side in ("Database", "asyncio floor"):
+        for side in ("Database", "asyncio floor", "asyncpg's pool"):
             cpu, wall = timer.figures[f"{side}: {shape}"]
             print(f"{side + ': ' + shape:44} {cpu:8.0f} {wall:8.0f}   {cpu / floor:5.2f}x")
 
