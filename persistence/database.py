@@ -144,8 +144,9 @@ class _Queries:
 class UnitOfWork(_Queries):
     """One transaction on one connection. It commits only if the block finishes without an exception.
 
-    BEGIN goes with the block's first statement, in one crossing into asyncio (a crossing costs about as much
-    as the statement's own work in asyncpg); a block that runs no statement sends neither BEGIN nor COMMIT."""
+    A crossing into asyncio costs about as much as a statement's own work in asyncpg, so the unit saves them:
+    BEGIN goes with the block's first statement, in one crossing; a block that runs no statement sends neither
+    BEGIN nor COMMIT; and a block's last write may carry the COMMIT with it (`fetchrow_then_commit`)."""
 
     def __init__(self, connection: asyncpg.Connection, observer: QueryObserver | None = None,
                  faults: list[PlannedFault] | tuple[()] = ()) -> None:
@@ -153,12 +154,33 @@ class UnitOfWork(_Queries):
         self._observer = observer
         self._faults = faults
         self.begun = False
+        self.committed = False
+
+    async def fetchrow_then_commit(self, sql: str, *args: Any) -> Record | None:
+        """The block's last statement, and COMMIT in the same crossing when it answers a row; alone (no BEGIN,
+        no COMMIT: one statement is atomic by itself) when it is the block's only statement. When it answers no
+        row nothing is committed: the caller raises, and the block rolls back. So the statement must change
+        nothing when it answers no row (data-modifying CTEs guarded by the row's own). Nothing runs after it."""
+        return await self._call(_FINAL, sql, args)
 
     async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...]) -> Any:
+        if self.committed:
+            raise RuntimeError("a statement after the unit of work committed")
+        if method is _FINAL:
+            if not self.begun:
+                self.begun = self.committed = True   # nothing to end: the statement committed itself
+                return await aio_as_trio(self._connection.fetchrow)(sql, *args)
+            row = await aio_as_trio(_fetchrow_then_commit)(self._connection, sql, args)
+            self.committed = row is not None
+            return row
         if self.begun:
             return await aio_as_trio(method)(self._connection, sql, *args)
         self.begun = True
         return await aio_as_trio(_begin_with)(self._connection, method, sql, args)
+
+
+# Stands for the method of `fetchrow_then_commit`'s statement, which `UnitOfWork._run` tells apart.
+_FINAL = object()
 
 
 async def _begin_with(connection: asyncpg.Connection, method: Callable[..., Any], sql: str,
@@ -166,6 +188,14 @@ async def _begin_with(connection: asyncpg.Connection, method: Callable[..., Any]
     """(asyncio side) BEGIN, then a transaction's first statement."""
     await connection.execute("BEGIN")
     return await method(connection, sql, *args)
+
+
+async def _fetchrow_then_commit(connection: asyncpg.Connection, sql: str, args: tuple[Any, ...]) -> Record | None:
+    """(asyncio side) A transaction's last statement, then COMMIT if it answered a row."""
+    row = await connection.fetchrow(sql, *args)
+    if row is not None:
+        await connection.execute("COMMIT")
+    return row
 
 
 class Database(_Queries):
@@ -251,7 +281,7 @@ class Database(_Queries):
         finally:
             with trio.CancelScope(shield=True):
                 try:
-                    if unit.begun:
+                    if unit.begun and not unit.committed:
                         await _end(connection, commit)
                 finally:
                     self._pool.give_back(connection)

@@ -9,10 +9,10 @@ unit of work:
         await chat.commit(tx, changes, [WebhookEvent(...)], now)
 
 `commit` writes the changes only if the row is still at the version it was read at
-(`update_conversation`; a `VersionConflict` crashes the actor, whose restart reloads the row), then appends
-the webhook events to the outbox in the same transaction. The written row becomes the chat's row only once
-the transaction has committed, so a write that rolled back (a crash, a lost connection the sender retries)
-leaves the chat as PostgreSQL has it.
+(`update_conversation`; a `VersionConflict` crashes the actor, whose restart reloads the row), and appends
+the webhook events to the outbox, in one statement that commits the transaction: it is the block's last. The
+written row becomes the chat's row only once the transaction has committed, so a write that rolled back (a
+crash, a lost connection the sender retries) leaves the chat as PostgreSQL has it.
 """
 
 from __future__ import annotations
@@ -111,23 +111,33 @@ class ChatState:
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[UnitOfWork]:
         """One unit of work on the chat; the row `ensure_chat` or `commit` wrote in it replaces the chat's row
-        once it has committed, and not before."""
+        once it has committed, and not before (`commit` commits: a block that fails after it keeps its write)."""
         if self._open is not None:
             raise RuntimeError(f"chat {self.key}: a transaction is already under way")
         try:
             async with self.db.transaction() as tx:
                 self._open, self._written, self._unsent = tx, None, []
-                yield tx
-                await self._flush(tx, ())  # events of a block that ended without commit()
-            if self._written is not None:
-                before, self._row = self._row, self._written
-                deadline = self._row["sla_deadline_at"]
-                if deadline is not None and self._on_new_deadline is not None \
-                        and (before is None or before["sla_deadline_at"] != deadline):
-                    self._on_new_deadline(deadline)
+                try:
+                    yield tx
+                    await self._flush(tx, ())  # events of a block that ended without commit()
+                except BaseException:
+                    if tx.committed:
+                        self._adopt_written()
+                    raise
+            self._adopt_written()
         finally:
             self._open = self._written = None
             self._unsent = ()
+
+    def _adopt_written(self) -> None:
+        """The unit of work committed: the row it wrote is the chat's (and a new SLA deadline is told)."""
+        if self._written is None:
+            return
+        before, self._row = self._row, self._written
+        deadline = self._row["sla_deadline_at"]
+        if deadline is not None and self._on_new_deadline is not None \
+                and (before is None or before["sla_deadline_at"] != deadline):
+            self._on_new_deadline(deadline)
 
     async def ensure_chat(self, tx: UnitOfWork, *, profile_name: str, at: datetime, author: str) -> Record:
         """The chat's row, creating the contact (first contact) and the conversation as needed; `author` is
@@ -146,14 +156,17 @@ class ChatState:
 
     async def commit(self, tx: UnitOfWork, changes: dict[str, Any], emitted: Sequence[WebhookEvent],
                      now: datetime) -> None:
-        """Write `changes` to the row, version-checked (no changes: the row and its version stay), then append
-        `emitted` to the outbox, all in `tx`; the new row is the chat's once `tx` commits."""
+        """Write `changes` to the row, version-checked, and append `emitted` to the outbox, in one statement that
+        commits `tx` (so it is the block's last; no changes: the events alone, the row and its version stay and
+        the block commits as it ends); the new row is the chat's once `tx` has committed."""
         row = self._current(tx)
-        if changes:
-            if row is None:
-                raise LookupError(f"chat {self.key}: no conversation to change (ensure_chat first)")
-            self._written = await conversation_queries.update_conversation(tx, row, changes, now)
-        await self._flush(tx, emitted)
+        if not changes:
+            await self._flush(tx, emitted)
+            return
+        if row is None:
+            raise LookupError(f"chat {self.key}: no conversation to change (ensure_chat first)")
+        self._written = await conversation_queries.update_conversation(tx, row, changes, now,
+                                                                       self._outbox_events(emitted))
 
     def _current(self, tx: UnitOfWork) -> Record | None:
         if tx is not self._open:
@@ -162,7 +175,10 @@ class ChatState:
 
     async def _flush(self, tx: UnitOfWork, emitted: Sequence[WebhookEvent]) -> None:
         """Append what the block left unsent, then `emitted`, to the outbox in one statement."""
+        await outbox.append_events(tx, workspace_id=self.workspace_id, events=self._outbox_events(emitted))
+
+    def _outbox_events(self, emitted: Sequence[WebhookEvent]) -> list[outbox.Event]:
+        """What the block left unsent, then `emitted`, as the outbox takes them (and none unsent any more)."""
         pending = [*self._unsent, *emitted]
         self._unsent = []
-        await outbox.append_events(tx, workspace_id=self.workspace_id, events=[
-            (event.name, event.author, event.data, events.new_correlation_id()) for event in pending])
+        return [(event.name, event.author, event.data, events.new_correlation_id()) for event in pending]

@@ -4,7 +4,7 @@ A send draws about three statuses (sent, delivered, read), and the platform post
 by one through each chat's actor they cost a transaction each; here every envelope queued for the workspace is
 written in one transaction (group commit): the messages they name are locked and read, each status is judged by
 the rule that statuses only move forwards (`delivery_status.advances`), and the receipts, the messages' new
-statuses and the `message_status` events are written with a statement each.
+statuses and the `message_status` events are written in one statement, which commits.
 
 Only a status that cannot touch a conversation row is written here. A status is left to its chat's actor
 (`StatusReported`, answered in `Written.for_chats`) when
@@ -36,7 +36,6 @@ from inbox_actors.runtime import Actor, ActorKind, Directory
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record
 from persistence.queries import messages as message_queries
-from persistence.queries import outbox
 
 log = logging.getLogger("inbox_actors.conversations.status_writer")
 
@@ -98,8 +97,8 @@ class StatusWriter(Actor):
             answers = [self._judge(message.statuses, by_platform_id, by_id, current, left_to_chat, plan, now)
                        for message in messages]
             if plan.receipts:
-                await message_queries.record_statuses(tx, plan.receipts, [(i, *move) for i, move in plan.moves.items()])
-            await outbox.append_events(tx, workspace_id=self.workspace_id, events=plan.emitted)
+                await message_queries.record_statuses(tx, plan.receipts, [(i, *move) for i, move in plan.moves.items()],
+                                                      workspace_id=self.workspace_id, events=plan.emitted)
         return answers
 
     def _judge(self, statuses: Sequence[StatusUpdate], by_platform_id: dict[str, Record], by_id: dict[int, Record],

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from persistence.database import Database, Record, UnitOfWork
+from persistence.queries import outbox
 
 # Columns a conversation actor may change; anything else in `changes` is a programming error.
 _WRITABLE = frozenset({
@@ -34,19 +35,25 @@ async def insert_conversation(tx: UnitOfWork, *, workspace_id: int, phone: str, 
     )
 
 
-async def update_conversation(tx: UnitOfWork, row: Record, changes: dict[str, Any], at: datetime) -> Record:
-    """Write `changes` if the row is still at the version `row` was read at; bump the version.
-    Raises VersionConflict otherwise (nothing written)."""
+async def update_conversation(tx: UnitOfWork, row: Record, changes: dict[str, Any], at: datetime,
+                              events: list[outbox.Event] | None = None) -> Record:
+    """Write `changes` if the row is still at the version `row` was read at; bump the version; and queue `events`
+    for the outbox. One statement, the unit of work's last, which commits it (`fetchrow_then_commit`).
+    Raises VersionConflict otherwise (nothing written, nothing committed)."""
     unknown = set(changes) - _WRITABLE
     if unknown:
         raise ValueError(f"not writable: {sorted(unknown)}")
     names = list(changes)
     assignments = ", ".join(f"{name} = ${index}" for index, name in enumerate(names, start=4))
-    updated = await tx.fetchrow(
-        f"UPDATE conversations SET {assignments}{', ' if names else ''}version = version + 1, updated_at = $3"
-        " WHERE id = $1 AND version = $2 RETURNING *",
-        row["id"], row["version"], at, *changes.values(),
-    )
+    sql = (f"UPDATE conversations SET {assignments}{', ' if names else ''}version = version + 1, updated_at = $3"
+           " WHERE id = $1 AND version = $2 RETURNING *")
+    args = [row["id"], row["version"], at, *changes.values()]
+    if events:
+        queue, queued_args = outbox.events_insert(row["workspace_id"], events, first=len(args) + 1,
+                                                  when="EXISTS (SELECT 1 FROM chat)")
+        sql = f"WITH chat AS ({sql}), queued AS ({queue}) SELECT * FROM chat"
+        args += queued_args
+    updated = await tx.fetchrow_then_commit(sql, *args)
     if updated is None:
         raise VersionConflict(f"conversation {row['id']} is no longer at version {row['version']}")
     return updated

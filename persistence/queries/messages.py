@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from persistence.database import Database, Record, UnitOfWork
+from persistence.queries import outbox
 
 _MESSAGE_COLUMNS = (
     "workspace_id", "conversation_id", "platform_message_id", "direction", "sender_type", "actor_id",
@@ -225,21 +226,30 @@ async def lock_for_statuses(tx: UnitOfWork, workspace_id: int, platform_message_
 
 
 async def record_statuses(tx: UnitOfWork, receipts: list[tuple[int, str, datetime]],
-                          moves: list[tuple[int, str, datetime, int | None, str | None]]) -> None:
-    """Receipts (message id, status, at; a platform retry's is kept once) and the messages' new statuses (message id,
-    status, status_at, error code and text, kept when None): one statement."""
-    await tx.execute(
+                          moves: list[tuple[int, str, datetime, int | None, str | None]], *,
+                          workspace_id: int, events: list[outbox.Event]) -> None:
+    """Receipts (message id, status, at; a platform retry's is kept once), the messages' new statuses (message id,
+    status, status_at, error code and text, kept when None) and the workspace's `events` for the outbox: one
+    statement, the unit of work's last, which commits it (`fetchrow_then_commit`)."""
+    args: list = [[r[0] for r in receipts], [r[1] for r in receipts], [r[2] for r in receipts],
+                  [m[0] for m in moves], [m[1] for m in moves], [m[2] for m in moves], [m[3] for m in moves],
+                  [m[4] for m in moves]]
+    queued = ""
+    if events:
+        queue, queued_args = outbox.events_insert(workspace_id, events, first=len(args) + 1)
+        queued = f", queued AS ({queue})"
+        args += queued_args
+    await tx.fetchrow_then_commit(
         "WITH receipt AS (INSERT INTO receipts (message_id, status, at)"
         "  SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[])"
-        "  ON CONFLICT (message_id, status) DO NOTHING)"
-        " UPDATE messages m SET status = u.status, status_at = u.at, error_code = coalesce(u.error_code, m.error_code),"
-        "  error_text = coalesce(u.error_text, m.error_text)"
-        " FROM unnest($4::bigint[], $5::text[], $6::timestamptz[], $7::integer[], $8::text[])"
+        "  ON CONFLICT (message_id, status) DO NOTHING),"
+        " moved AS (UPDATE messages m SET status = u.status, status_at = u.at,"
+        "  error_code = coalesce(u.error_code, m.error_code), error_text = coalesce(u.error_text, m.error_text)"
+        "  FROM unnest($4::bigint[], $5::text[], $6::timestamptz[], $7::integer[], $8::text[])"
         "  AS u(id, status, at, error_code, error_text)"
-        " WHERE m.id = u.id",
-        [r[0] for r in receipts], [r[1] for r in receipts], [r[2] for r in receipts],
-        [m[0] for m in moves], [m[1] for m in moves], [m[2] for m in moves], [m[3] for m in moves],
-        [m[4] for m in moves],
+        f"  WHERE m.id = u.id RETURNING 1){queued}"
+        " SELECT count(*) FROM moved",
+        *args,
     )
 
 

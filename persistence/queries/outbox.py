@@ -20,10 +20,12 @@ async def append_event(tx: UnitOfWork, *, workspace_id: int, event: str, actor: 
     )
 
 
-async def append_events(tx: UnitOfWork, *, workspace_id: int,
-                        events: list[tuple[str, str, dict[str, Any], str]]) -> None:
-    """Queue several (event, actor, data, correlation_id) in one statement, in the order given (which is the
-    order they are delivered in)."""
+Event = tuple[str, str, dict[str, Any], str]
+"""(event, actor, data, correlation_id)"""
+
+
+async def append_events(tx: UnitOfWork, *, workspace_id: int, events: list[Event]) -> None:
+    """Queue several events in one statement, in the order given (which is the order they are delivered in)."""
     if len(events) == 1:
         event, actor, data, correlation_id = events[0]
         await append_event(tx, workspace_id=workspace_id, event=event, actor=actor, data=data,
@@ -31,11 +33,18 @@ async def append_events(tx: UnitOfWork, *, workspace_id: int,
         return
     if not events:
         return
-    await tx.execute(
-        "INSERT INTO webhook_outbox (workspace_id, event, correlation_id, actor, data)"
-        " SELECT $1, e.event, e.correlation_id, e.actor, e.data"
-        " FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[]) WITH ORDINALITY"
-        " AS e(event, correlation_id, actor, data, n) ORDER BY e.n",
-        workspace_id, [e[0] for e in events], [e[3] for e in events], [e[1] for e in events],
-        [msgspec.json.encode(e[2]).decode() for e in events],
-    )
+    sql, args = events_insert(workspace_id, events, first=1)
+    await tx.execute(sql, *args)
+
+
+def events_insert(workspace_id: int, events: list[Event], *, first: int, when: str = "") -> tuple[str, list[Any]]:
+    """The INSERT that queues `events` in the order given, as SQL whose parameters are numbered from $`first`,
+    and its arguments: a part of a larger statement (a data-modifying CTE), which appends the events in the
+    same statement as the change they describe. `when`: a condition that must hold for any to be queued."""
+    n = first
+    sql = ("INSERT INTO webhook_outbox (workspace_id, event, correlation_id, actor, data)"
+           f" SELECT ${n}, e.event, e.correlation_id, e.actor, e.data"
+           f" FROM unnest(${n + 1}::text[], ${n + 2}::text[], ${n + 3}::text[], ${n + 4}::jsonb[]) WITH ORDINALITY"
+           f" AS e(event, correlation_id, actor, data, n){f' WHERE {when}' if when else ''} ORDER BY e.n")
+    return sql, [workspace_id, [e[0] for e in events], [e[3] for e in events], [e[1] for e in events],
+                 [msgspec.json.encode(e[2]).decode() for e in events]]

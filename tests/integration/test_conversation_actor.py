@@ -181,22 +181,35 @@ async def test_a_chat_change_that_rolls_back_leaves_the_chat_as_committed(db):
     chat = ChatState(f"{workspace_id}:919800000020", db, WallClock())
     await chat.load()
     now = datetime.now(timezone.utc)
+    with pytest.raises(RuntimeError, match="crash before commit"):
+        async with chat.transaction() as tx:
+            await chat.ensure_chat(tx, profile_name="", at=now, author="test")
+            raise RuntimeError("crash before commit")
+    assert chat.row is None
+    assert await db.fetchval("SELECT count(*) FROM conversations WHERE workspace_id = $1", workspace_id) == 0
+    assert await db.fetchval("SELECT count(*) FROM webhook_outbox WHERE workspace_id = $1", workspace_id) == 0
+
     async with chat.transaction() as tx:
         await chat.ensure_chat(tx, profile_name="", at=now, author="test")
     created = chat.row
     assert created is not None
 
-    with pytest.raises(RuntimeError, match="crash before commit"):
+    # commit() commits the block: a failure after it keeps the change, and the chat knows the row it wrote.
+    with pytest.raises(RuntimeError, match="crash after commit"):
         async with chat.transaction() as tx:
             await chat.commit(tx, {"unread_count": 3}, [WebhookEvent("conversation_seen", "test", {})], now)
-            raise RuntimeError("crash before commit")
-    assert chat.row == created
+            raise RuntimeError("crash after commit")
+    assert (chat.row["unread_count"], chat.row["version"]) == (3, created["version"] + 1)
     assert await db.fetchval("SELECT count(*) FROM webhook_outbox WHERE workspace_id = $1 AND event = $2",
-                             workspace_id, "conversation_seen") == 0
+                             workspace_id, "conversation_seen") == 1
+    with pytest.raises(RuntimeError, match="after the unit of work committed"):
+        async with chat.transaction() as tx:
+            await chat.commit(tx, {"unread_count": 4}, [], now)
+            await tx.execute("SELECT 1")
 
     async with chat.transaction() as tx:
-        await chat.commit(tx, {"unread_count": 3}, [], now)
-    assert (chat.row["unread_count"], chat.row["version"]) == (3, created["version"] + 1)
+        await chat.commit(tx, {"unread_count": 5}, [], now)
+    assert (chat.row["unread_count"], chat.row["version"]) == (5, created["version"] + 3)
     assert await db.fetchval("SELECT version FROM conversations WHERE id = $1", created["id"]) == chat.row["version"]
 
 

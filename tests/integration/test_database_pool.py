@@ -123,3 +123,25 @@ async def test_a_planned_fault_fails_only_the_statements_it_picks_as_often_as_pl
     assert crash.raised == 1 and await db.fetchval("SELECT count(*) FROM fault_probe") == 1
     with pytest.raises(ValueError):
         db.fail_next(lambda sql: True, times=0)
+
+
+async def test_a_blocks_last_write_commits_it_in_the_same_crossing_and_only_when_it_answers_a_row(db):
+    """`fetchrow_then_commit`: alone it is the whole transaction; after other statements it commits them with it;
+    answering no row it commits nothing and the block rolls back as it fails."""
+    await db.execute("CREATE TABLE final_probe (id int PRIMARY KEY, v int)")
+    await db.execute("INSERT INTO final_probe VALUES (1, 0)")
+    async with db.transaction() as tx:
+        assert (await tx.fetchrow_then_commit("UPDATE final_probe SET v = 1 WHERE id = 1 RETURNING v"))["v"] == 1
+        assert tx.committed
+    async with db.transaction() as tx:
+        await tx.execute("INSERT INTO final_probe VALUES (2, 0)")
+        await tx.fetchrow_then_commit("UPDATE final_probe SET v = 2 WHERE id = 1 RETURNING v")
+    assert await db.fetch("SELECT id, v FROM final_probe ORDER BY id") == [(1, 2), (2, 0)]
+
+    with pytest.raises(LookupError):
+        async with db.transaction() as tx:
+            await tx.execute("INSERT INTO final_probe VALUES (3, 0)")
+            if await tx.fetchrow_then_commit("UPDATE final_probe SET v = 3 WHERE id = 99 RETURNING v") is None:
+                raise LookupError("no such row")
+    assert await db.fetchval("SELECT count(*) FROM final_probe") == 2
+    assert db.pool_statistics().in_use == 0
