@@ -5,10 +5,17 @@ Drives a RUNNING service through its WhatsApp simulator (the built-in one of `se
 The built-in simulator shares the service's process, and so its CPU core: `--spawn --separate-simulator` runs
 it as `inbox-actors simulator` in a process of its own instead, as the real platform would be (two free local
 ports, made-up secrets; the service gets WHATSAPP_API_URL and its secrets, and its CPU is then its own). The
-report names the mode, and with --spawn shows the CPU time of each process started.
+report names the mode, and with --spawn shows the CPU time of each process started. With --spawn,
+`--sends-per-second N` (default 80, the platform's default tier) is the business number's send pace: the service's
+WHATSAPP_SENDS_PER_SECOND and the simulator's throughput (`--throughput` of a separate one, INBOX_SIMULATOR_THROUGHPUT
+of the built-in one). With the one business number of the demo every bot answer goes through that pace: at 80/s and
+4 FAQ answers per 5 messages, a run of 200x5 cannot exceed about 100 customer messages per second whatever the
+service's speed; `--sends-per-second 1000` (the platform's top tier) takes that bound away. A running service keeps
+its own pace (the option is then an error, unless left at 80).
 
     .venv/bin/python scripts/load_chats.py --spawn [--customers 200] [--messages-per-customer 5]
     .venv/bin/python scripts/load_chats.py --spawn --separate-simulator [--customers 200] ...
+    .venv/bin/python scripts/load_chats.py --spawn --separate-simulator --sends-per-second 1000 [--rate 100] ...
     .venv/bin/python scripts/load_chats.py --ready-file serve.out        # holding the ready line of scripts/serve
     .venv/bin/python scripts/load_chats.py --simulator URL --phone-number-id ID [--service URL --key KEY]
 
@@ -22,6 +29,14 @@ message is an FAQ question). The answer is seen by one poller for all customers,
 from the send to that read; "bot answer sent" runs to the simulator's own `accepted_at` (same-machine clocks),
 free of polling granularity. An answer must be the demo's text for the question (`--any-answer`: any send).
 
+That load is closed-loop: each customer goes on as soon as it has its answer, so the service's speed sets the
+offered load. `--rate R` paces it instead (open loop): one scheduler starts R messages a second in all, on a fixed
+schedule that does not wait for answers, each slot handed to the customer ready longest (a customer is ready once
+its previous answer came, or failed, and its think time passed; never two messages of one customer at once). A slot
+with nobody ready is lost, not made up, and counted as missed (`slots_missed`): many missed slots mean the customers
+(`--customers`, `--concurrency`) cannot carry R with the answers as slow as they are. The report then gives the
+offered rate and the achieved one (messages started per second of the schedule).
+
 With a service URL and a key, a sample of the chats that saw no error (`--verify`) is read back at the end
 (`GET /api/inbox/conversations/{phone}`): state and counts must match what the customers saw.
 
@@ -32,7 +47,8 @@ could not connect; the service may still store the message), `webhook_http_N` (t
 e.g. the bot speaking after the hand-off), `chat_mismatch`, `poll_*`, `verify_*`. Sends that answer no
 pending question after an earlier error are counted as stray answers, not errors.
 
-Prints a report, then one JSON line with the same figures. Exit status 0 without errors, 1 with any (or when
+Prints a report, then one JSON line with the same figures (`rate` null and `slots_missed` null when not paced;
+`sends_per_second` null for a running service). Exit status 0 without errors, 1 with any (or when
 the service could not be started, or on Ctrl-C), 2 on bad arguments.
 """
 
@@ -69,6 +85,7 @@ NO_ANSWER_TEXT = "Thanks. Can you ship to Norway?"   # no keyword, no hand-off p
 PROGRESS_SECONDS = 5.0
 SETTLE_SECONDS = 1.0                                   # after the last customer, before the last sweep
 CLIENT_POOL = 16                                       # connections per HTTP client of the customers
+DEFAULT_SENDS_PER_SECOND = 80                          # the platform's default tier (its top tier: 1,000)
 MODES = {   # how the service and its simulator ran
     "running": "a running service and its simulator",
     "spawn": "spawned service, its built-in simulator in the same process",
@@ -97,6 +114,7 @@ class LoadOptions:
     any_answer: bool = False         # any send counts as the answer (a workspace with other answers)
     request_timeout: float = 30.0
     verify: int = 50                 # chats checked at the end (needs the service URL and a key)
+    rate: float | None = None        # messages started a second in all (open loop); None: closed loop
 
 
 @dataclass
@@ -123,6 +141,15 @@ class Report:
     simulator_cpu_seconds: float | None = None               # mode "spawn-separate-simulator"
     machine_cpu_busy: float | None = None                    # share of all cores busy during the load
     simulator: dict[str, Any] = field(default_factory=dict)  # the simulator's counters over the run
+    sends_per_second: int | None = None                      # --spawn: the business number's send pace
+    slots_missed: int | None = None                          # paced: slots with no customer ready
+    paced_seconds: float | None = None                       # paced: from the first slot to the last one's end
+
+    def achieved_rate(self) -> float | None:
+        """Paced: messages started per second of the schedule."""
+        if self.paced_seconds is None:
+            return None
+        return round(self.messages_sent / self.paced_seconds, 1) if self.paced_seconds > 0 else 0.0
 
     def error_count(self) -> int:
         return sum(self.errors.values())
@@ -148,14 +175,19 @@ class Report:
             else round(self.simulator_cpu_seconds, 2),
             "machine_cpu_busy": None if self.machine_cpu_busy is None else round(self.machine_cpu_busy, 3),
             "simulator": self.simulator,
+            "rate": o.rate, "achieved_rate": self.achieved_rate(), "slots_missed": self.slots_missed,
+            "sends_per_second": self.sends_per_second,
         }
 
     def text(self) -> str:
         s = self.summary()
         lines = [
             f"{s['customers']} customers x {s['messages_per_customer']} messages, concurrency {s['concurrency']}, "
-            f"think time {s['think_time']:g} s, hand-off {'on' if s['handoff'] else 'off'}, phones {s['phones']}",
-            f"  mode               {MODES[s['mode']]}",
+            f"think time {s['think_time']:g} s, hand-off {'on' if s['handoff'] else 'off'}, "
+            + ("closed loop" if s["rate"] is None else f"paced at {s['rate']:g} messages/s")
+            + f", phones {s['phones']}",
+            f"  mode               {MODES[s['mode']]}" + ("" if s["sends_per_second"] is None else
+                                                             f"; business number sends {s['sends_per_second']}/s"),
             f"  messages sent      {s['messages_sent']} (delivered {s['messages_delivered']}; bot questions "
             f"{s['bot_questions']}, answers seen {s['bot_answers']}; hand-offs {s['handoffs']}; "
             f"stray answers {s['stray_answers']})",
@@ -164,6 +196,11 @@ class Report:
             f"  throughput         {s['messages_per_second']:,.1f} messages/s, "
             f"{s['bot_answers_per_second']:,.1f} bot answers/s",
         ]
+        if s["rate"] is not None:
+            lines.append(f"  pace               offered {s['rate']:,.1f} messages/s, "
+                         f"achieved {s['achieved_rate']:,.1f} "
+                         f"({s['messages_sent']} started in {self.paced_seconds:.2f} s), "
+                         f"slots missed {s['slots_missed']}")
         for label, key in (("webhook latency", "webhook_latency_ms"), ("bot round trip", "bot_round_trip_ms"),
                            ("bot answer sent", "bot_answer_sent_ms")):
             p = s[key]
@@ -230,6 +267,41 @@ class Waiting:
     seen_at: float = 0.0
 
 
+class Pace:
+    """The paced mode's schedule: every 1/rate seconds (absolute deadlines, so it does not drift) one slot, handed to
+    the customer that has been ready longest; a slot with nobody ready is missed, not made up. A ready customer
+    waits in the bounded `ready` channel with its own go event; one that has sent all its messages does not come
+    back. The schedule ends with the last message's slot."""
+
+    def __init__(self, rate: float, messages: int, customers_at_once: int) -> None:
+        self.interval = 1.0 / rate
+        self.messages = messages     # slots to fill: every message of every customer
+        # Each active customer holds at most one place: a buffer of `customers_at_once` never blocks a sender.
+        self.ready_send, self.ready_receive = trio.open_memory_channel[trio.Event](customers_at_once)
+        self.started = 0             # slots filled
+        self.missed = 0              # slots with nobody ready
+        self.seconds = 0.0           # from the first slot to the end of the last
+
+    async def turn(self) -> None:
+        """A customer's wait for its next slot."""
+        go = trio.Event()
+        await self.ready_send.send(go)
+        await go.wait()
+
+    async def run(self) -> None:
+        # The first slot one interval in (the customers are starting meanwhile); the schedule is timed from it.
+        first = deadline = trio.current_time() + self.interval
+        while self.started < self.messages:
+            await trio.sleep_until(deadline)
+            try:
+                self.ready_receive.receive_nowait().set()
+                self.started += 1
+            except trio.WouldBlock:
+                self.missed += 1
+            deadline += self.interval
+        self.seconds = max(trio.current_time(), deadline) - first
+
+
 class LoadRun:
     def __init__(self, target: Target, options: LoadOptions, simulator: httpx.AsyncClient,
                  customer_clients: list[httpx.AsyncClient], answers: dict[str, str] | None) -> None:
@@ -240,12 +312,15 @@ class LoadRun:
         self.known_sends: set[str] = set()   # ids in the last read of the sent list
         self.waiting_count = 0               # customers waiting for an answer
         self.someone_waits = trio.Event()
+        self.pace: Pace | None = None        # the paced mode's schedule
 
     async def customer(self, customer: Customer) -> None:
         o, report = self.options, self.report
         for n in range(o.messages_per_customer):
             if n and o.think_time:
                 await trio.sleep(o.think_time)
+            if self.pace is not None:
+                await self.pace.turn()
             no_answer = o.handoff and o.messages_per_customer >= 2 and n == o.messages_per_customer - 1
             topic, text = ("handoff", NO_ANSWER_TEXT) if no_answer else \
                 FAQ_QUESTIONS[(customer.index + n) % len(FAQ_QUESTIONS)]
@@ -428,7 +503,8 @@ class LoadRun:
             r = self.report
             print(f"[{time.perf_counter() - started:6.1f} s] customers done {r.customers_done}/"
                   f"{self.options.customers}, messages {r.messages_sent}, bot answers {r.bot_answers}, "
-                  f"errors {r.error_count()}", file=sys.stderr, flush=True)
+                  f"errors {r.error_count()}"
+                  + (f", slots missed {self.pace.missed}" if self.pace else ""), file=sys.stderr, flush=True)
 
 
 def parse_time(value: str | None) -> float | None:
@@ -474,6 +550,8 @@ async def run_load(target: Target, options: LoadOptions) -> Report:
                       None if options.any_answer else demo_answers())
         run.customers = {phone: Customer(index, phone) for index, phone in enumerate(phones)}
         run.report.phones = f"{phones[0]}..{phones[-1]}"
+        if options.rate is not None:
+            run.pace = Pace(options.rate, options.customers * options.messages_per_customer, concurrency)
         before = await run.stats()
         if not before:
             raise CannotRun(f"the simulator at {target.simulator_url} does not answer GET /simulator/stats")
@@ -489,6 +567,8 @@ async def run_load(target: Target, options: LoadOptions) -> Report:
         async with trio.open_nursery() as helpers:
             helpers.start_soon(run.progress, started)
             await helpers.start(run.watch_sends)
+            if run.pace is not None:
+                helpers.start_soon(run.pace.run)
             async with trio.open_nursery() as customers:
                 for customer in run.customers.values():
                     await slots.acquire()
@@ -496,6 +576,8 @@ async def run_load(target: Target, options: LoadOptions) -> Report:
             run.report.wall_seconds = time.perf_counter() - started
             machine_ended = machine_cpu()
             helpers.cancel_scope.cancel()
+        if run.pace is not None:
+            run.report.slots_missed, run.report.paced_seconds = run.pace.missed, run.pace.seconds
         await trio.sleep(SETTLE_SECONDS)
         await run.sweep()   # late sends: answers after a timeout, or a bot that spoke after the hand-off
         if machine_started and machine_ended and machine_ended[1] > machine_started[1]:
@@ -521,17 +603,24 @@ def serve_command(port: int) -> list[str]:
     return [*cli_command(), "serve", "--demo", "--port", str(port)]
 
 
-async def spawn_and_run(options: LoadOptions, startup_timeout: float, separate_simulator: bool = False) -> Report:
+async def spawn_and_run(options: LoadOptions, startup_timeout: float, separate_simulator: bool = False,
+                        sends_per_second: int = DEFAULT_SENDS_PER_SECOND) -> Report:
     """Start `serve --demo` on a fresh embedded PostgreSQL in a temporary INBOX_DATA_DIR (with
     `separate_simulator`, then the simulator in a process of its own), run the load against it, stop them in
-    reverse order with SIGINT and wait; the data directory goes once PostgreSQL has stopped."""
+    reverse order with SIGINT and wait; the data directory goes once PostgreSQL has stopped. The business number
+    sends `sends_per_second`: the service's WHATSAPP_SENDS_PER_SECOND, and the simulator's throughput."""
     data_dir = Path(tempfile.mkdtemp(prefix="inbox-load-"))
     platform = SeparateSimulator.on_free_ports() if separate_simulator else None
+    pace = {"WHATSAPP_SENDS_PER_SECOND": str(sends_per_second)}
+    if platform is None:   # the built-in simulator takes its throughput from the service's environment
+        pace["INBOX_SIMULATOR_THROUGHPUT"] = str(sends_per_second)
     service = Child("service", serve_command(platform.service_port if platform else 0),
-                    service_env(data_dir, platform.service_env() if platform else None),
+                    {**service_env(data_dir, platform.service_env() if platform else None), **pace},
                     data_dir / "serve.log")
+    # A later --throughput wins over the one command() may take from INBOX_SIMULATOR_THROUGHPUT.
     simulator = None if platform is None else \
-        Child("simulator", platform.command(), dict(os.environ), data_dir / "simulator.log")
+        Child("simulator", [*platform.command(), "--throughput", str(sends_per_second)], dict(os.environ),
+              data_dir / "simulator.log")
     try:
         async with contextlib.AsyncExitStack() as running:
             # The simulator starts last so that it stops first: it holds keep-alive connections to the service,
@@ -545,6 +634,7 @@ async def spawn_and_run(options: LoadOptions, startup_timeout: float, separate_s
                   file=sys.stderr, flush=True)
             report = await measured_load(target, options, service, simulator)
             report.mode = "spawn-separate-simulator" if simulator else "spawn"
+            report.sends_per_second = sends_per_second
             return report
     finally:
         remove_data_dir(data_dir, [child for child in (service, simulator) if child is not None])
@@ -610,6 +700,13 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_float(text: str) -> float:
+    value = float(text)
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return value
+
+
 def seconds(text: str) -> float:
     value = float(text)
     if not value >= 0:
@@ -632,11 +729,20 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, Target | Non
     where.add_argument("--phone-number-id", help="the workspace's business number id")
     where.add_argument("--key", help="a key with scope inbox (for the end-of-run chat check)")
     where.add_argument("--startup-timeout", type=seconds, default=120.0, help="--spawn: wait for ready (120 s)")
+    where.add_argument("--sends-per-second", type=positive_int, default=DEFAULT_SENDS_PER_SECOND, metavar="N",
+                       help="only with --spawn: the business number's send pace, the service's "
+                            "WHATSAPP_SENDS_PER_SECOND and the simulator's throughput (80, the platform's default "
+                            "tier; 1000 its top tier). Every bot answer goes through it: at 80 a 200x5 run cannot "
+                            "exceed about 100 messages/s")
     load = parser.add_argument_group("load")
     load.add_argument("--customers", type=positive_int, default=200)
     load.add_argument("--messages-per-customer", type=positive_int, default=5)
     load.add_argument("--concurrency", type=positive_int, help="customers active at once (default: all)")
     load.add_argument("--think-time", type=seconds, default=0.0, help="seconds between a customer's messages")
+    load.add_argument("--rate", type=positive_float, metavar="R",
+                      help="paced (open loop): start R messages a second in all on a fixed schedule, each to a "
+                           "customer that has its previous answer; slots with nobody ready are counted as missed "
+                           "(default: closed loop, each customer goes on once answered)")
     load.add_argument("--start-phone", help="first customer number (default: random 1555xxxxxxx)")
     load.add_argument("--no-handoff", action="store_true", help="every message is an FAQ question")
     load.add_argument("--bot-timeout", type=seconds, default=30.0, help="wait for each bot answer (30 s)")
@@ -652,11 +758,13 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, Target | Non
                           concurrency=args.concurrency, think_time=args.think_time, start_phone=args.start_phone,
                           handoff=not args.no_handoff, bot_timeout=args.bot_timeout,
                           poll_interval=max(0.005, args.poll_interval), any_answer=args.any_answer,
-                          verify=max(0, args.verify))
+                          verify=max(0, args.verify), rate=args.rate)
     try:
         customer_phones(options.start_phone or random_start_phone(), options.customers)
         if args.separate_simulator and not args.spawn:
             raise ValueError("--separate-simulator goes with --spawn")
+        if args.sends_per_second != DEFAULT_SENDS_PER_SECOND and not args.spawn:
+            raise ValueError("--sends-per-second goes with --spawn (a running service keeps its own pace)")
         if args.spawn:
             if args.ready_json or args.ready_file or args.simulator or args.service:
                 raise ValueError("--spawn starts its own service: give no URLs or ready line with it")
@@ -682,7 +790,8 @@ def main(argv: list[str] | None = None) -> int:
     report, problem = None, None
     try:
         if target is None:
-            report = trio.run(spawn_and_run, options, args.startup_timeout, args.separate_simulator)
+            report = trio.run(spawn_and_run, options, args.startup_timeout, args.separate_simulator,
+                              args.sends_per_second)
         else:
             report = trio.run(run_load, target, options)
     except* CannotRun as failed:

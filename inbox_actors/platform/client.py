@@ -9,22 +9,37 @@
   refused, timeout, broken connection) and the HTTP status when something other than Meta's JSON was.
 Only bugs (and cancellation) propagate.
 
-At most `max_concurrent` sends are at the platform at once (a `trio.CapacityLimiter` the size of httpx's
-connection pool, so httpx itself never keeps a waiting list). A send first waits for a slot, in FIFO order and
-untimed: a busy client is not the platform's fault, and every slot comes back within about `timeout`, so the
-wait is bounded by the queue ahead of it. `timeout` starts once the send holds its slot and covers connecting,
-writing and reading (each phase); only that is `Platform timeout`. A caller that needs a bound on the whole
-call, waiting included, cancels (`trio.move_on_after`); `statistics()` tells how many sends wait.
+At most `max_concurrent` sends are at the platform at once (a `trio.CapacityLimiter`, as many as the kept-alive
+connections). A send first waits for a slot, in FIFO order and untimed: a busy client is not the platform's
+fault, and every slot comes back within about `timeout`, so the wait is bounded by the queue ahead of it.
+`timeout` starts once the send holds its slot and covers resolving, connecting, writing and reading the answer;
+only that is `Platform timeout`. A caller that needs a bound on the whole call, waiting included, cancels
+(`trio.move_on_after`); `statistics()` tells how many sends wait.
+
+The request goes over the service's own HTTP/1.1 connections (outbound_http/connections.py), kept alive per
+client. A send is never sent twice by the client: a kept-alive connection the platform has closed is seen
+(readable at EOF) and dropped before the request is written, and a request that fails once written is answered
+as unreachable, never sent again (the send's record settles what the platform did: send_records.py).
 """
 
 from __future__ import annotations
 
 import logging
+import ssl
 from typing import Protocol, Self
+from urllib.parse import urlsplit
 
-import httpx
+import h11
 import trio
 
+from inbox_actors.outbound_http.connections import (
+    EXCHANGE_FAILURES,
+    ClosedWithoutAnswer,
+    Connection,
+    IdleConnections,
+    exchange,
+    open_connection,
+)
 from inbox_actors.platform.cloud_api import UnexpectedAnswer, decode_answer, encode_send_request
 from inbox_actors.platform.payloads import SendAccepted, SendRefused, SendRequest
 
@@ -37,6 +52,7 @@ TITLE_UNREACHABLE = "Platform unreachable"
 TITLE_TIMEOUT = "Platform timeout"
 TITLE_UNEXPECTED = "Unexpected platform answer"
 DEFAULT_MAX_CONCURRENT = 32                  # sends at the platform at once, per client
+MAX_ANSWER_BYTES = 1024 * 1024               # Meta's answers are a few hundred bytes
 
 
 class PlatformClient(Protocol):
@@ -56,12 +72,18 @@ class CloudApiClient:
     def __init__(self, base_url: str, access_token: str, *, timeout: float = 10.0,
                  max_concurrent: int = DEFAULT_MAX_CONCURRENT) -> None:
         self.base_url = base_url.rstrip("/")
+        parts = urlsplit(self.base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"the platform's URL must be http(s)://host[:port][/path], not {base_url!r}")
+        self._scheme, self._host = parts.scheme, parts.hostname
+        self._port = parts.port or (443 if parts.scheme == "https" else 80)
+        self._path = parts.path
+        self._host_header = parts.netloc.rpartition("@")[2].encode()
+        self._authorization = f"Bearer {access_token}".encode()
+        self._timeout = timeout
         self._slots = trio.CapacityLimiter(max_concurrent)
-        self._http = httpx.AsyncClient(
-            timeout=timeout,
-            limits=httpx.Limits(max_connections=max_concurrent, max_keepalive_connections=max_concurrent),
-            headers={"Authorization": f"Bearer {access_token}", "Content-Type": "application/json"},
-        )
+        self._idle = IdleConnections(max_idle_per_host=max_concurrent)
+        self._tls: ssl.SSLContext | None = None
 
     async def __aenter__(self) -> Self:
         return self
@@ -70,7 +92,8 @@ class CloudApiClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        self._idle.close()
+        await trio.lowlevel.checkpoint()
 
     def statistics(self) -> trio.CapacityLimiterStatistics:
         """Sends at the platform now (`borrowed_tokens`) and sends waiting for a slot (`tasks_waiting`)."""
@@ -81,20 +104,65 @@ class CloudApiClient:
         InvalidSendRequest."""
         url = f"{self.base_url}/{phone_number_id}/messages"
         body = encode_send_request(request)
+        head = h11.Request(method=b"POST", target=f"{self._path}/{phone_number_id}/messages".encode(), headers=[
+            (b"Host", self._host_header), (b"Authorization", self._authorization),
+            (b"Content-Type", b"application/json"), (b"Content-Length", str(len(body)).encode())])
         async with self._slots:
-            try:
-                response = await self._http.post(url, content=body)
-            except trio.Cancelled:
-                raise
-            except httpx.TimeoutException as err:
-                return _unreachable(TITLE_TIMEOUT, f"no answer from {url} in time ({type(err).__name__})")
-            except httpx.HTTPError as err:
-                return _unreachable(TITLE_UNREACHABLE, f"{url}: {type(err).__name__}: {err}")
+            with trio.move_on_after(self._timeout):
+                try:
+                    status_code, content = await self._post(head, body)
+                except trio.Cancelled:
+                    raise
+                except (*EXCHANGE_FAILURES, ClosedWithoutAnswer) as err:
+                    return _unreachable(TITLE_UNREACHABLE, f"{url}: {_describe(err)}")
+                if content is None:
+                    return _unreachable(TITLE_UNEXPECTED, f"an answer of more than {MAX_ANSWER_BYTES} bytes",
+                                        http_status=status_code)
+                try:
+                    return decode_answer(status_code, content)
+                except UnexpectedAnswer as err:
+                    log.warning("unexpected answer from %s: HTTP %s", url, status_code)
+                    return _unreachable(TITLE_UNEXPECTED, str(err), http_status=status_code)
+            return _unreachable(TITLE_TIMEOUT, f"no answer from {url} within {self._timeout:g}s")
+
+    async def _post(self, head: h11.Request, body: bytes) -> tuple[int, bytes | None]:
+        key = (self._scheme, self._host, self._port)
+        connection = self._idle.take(key)
+        while connection is not None and connection.socket_stream.socket.is_readable():
+            connection.close()          # closed by the platform while idle (EOF waiting): never written to
+            connection = self._idle.take(key)
+        if connection is None:
+            connection = await self._connect()
+        connection.reused = False       # a failure is the platform's answer to this send, not a cue to resend
+        reusable = False
         try:
-            return decode_answer(response.status_code, response.content)
-        except UnexpectedAnswer as err:
-            log.warning("unexpected answer from %s: HTTP %s", url, response.status_code)
-            return _unreachable(TITLE_UNEXPECTED, str(err), http_status=response.status_code)
+            answer, reusable = await exchange(connection, head, body, max_body=MAX_ANSWER_BYTES, keep_body=True)
+            return answer.status_code, answer.body
+        finally:
+            if reusable:
+                self._idle.put(key, connection)
+            else:
+                connection.close()
+
+    async def _connect(self) -> Connection:
+        addresses = [(family, sockaddr) for family, _type, _proto, _name, sockaddr in
+                     await trio.socket.getaddrinfo(self._host, self._port, type=trio.socket.SOCK_STREAM)]
+        tls = None
+        if self._scheme == "https":
+            if self._tls is None:
+                self._tls = ssl.create_default_context()
+            tls = self._tls
+        return await open_connection(addresses, tls=tls, server_hostname=self._host)
+
+
+def _describe(err: BaseException) -> str:
+    if isinstance(err, ClosedWithoutAnswer):
+        return "the platform closed the connection without answering"
+    if isinstance(err, trio.BrokenResourceError) and isinstance(err.__cause__, OSError):
+        err = err.__cause__                 # trio wraps socket and TLS errors
+    if isinstance(err, OSError):
+        return f"{type(err).__name__}: {err.strerror or err}"
+    return f"{type(err).__name__}: {err}"
 
 
 def _unreachable(title: str, details: str, *, http_status: int = 0) -> SendRefused:

@@ -1,9 +1,10 @@
 """The outbound webhook HTTP/1.1 client: one POST per attempt, its every outcome a value (`AttemptResult`).
 
-A small client on trio and h11 rather than httpx, because a webhook destination is the customer's: the address
-must be judged when each connection is opened and the connection made to exactly the address judged (httpx
-resolves on its own), redirects are never followed (a 3xx is an answer, which the caller counts as a
-failure), and the cost per POST must stay low (thousands per second to one receiver on two cores).
+On the service's own HTTP/1.1 connections (outbound_http/connections.py) rather than httpx, because a webhook
+destination is the customer's: the address must be judged when each connection is opened and the connection
+made to exactly the address judged (httpx resolves on its own), redirects are never followed (a 3xx is an
+answer, which the caller counts as a failure), and the cost per POST must stay low (thousands per second to
+one receiver on two cores).
 
 - The whole attempt (resolving, connecting, TLS, sending, the response head and up to MAX_RESPONSE_BODY
   bytes of its body, read and discarded) is bounded by `timeout`.
@@ -28,22 +29,27 @@ import h11
 import trio
 
 from inbox_actors.monitoring.metrics import ServiceMetrics
+from inbox_actors.outbound_http.connections import (
+    DEFAULT_MAX_IDLE_SECONDS,
+    EXCHANGE_FAILURES,
+    ClosedWithoutAnswer,
+    Connection,
+    IdleConnections,
+    PoolKey,
+    StaleConnection,
+    exchange,
+    open_connection,
+)
 from inbox_actors.webhooks.address_guard import AddressGuard, DestinationRefused, EndpointUrl, UnresolvedHost
 
 log = logging.getLogger("inbox_actors.webhooks.transport")
 
 USER_AGENT = b"inbox-actors-webhooks/1.0"
 MAX_RESPONSE_BODY = 64 * 1024         # read and discarded; a longer body closes the connection instead
-RECEIVE_SIZE = 64 * 1024
-# Below the 5 s keep-alive timeout of Node, Apache and Hypercorn, so a connection taken from the pool is
-# seldom one the server is closing at that moment (the retry above covers the rest).
-DEFAULT_MAX_IDLE_SECONDS = 4.0
 MAX_ERROR_DETAIL = 200
 # Set by the transport itself; a caller's copy would make a second, conflicting header.
 _OWN_HEADERS = frozenset({b"host", b"content-type", b"content-length", b"transfer-encoding", b"connection",
                           b"user-agent"})
-
-PoolKey = tuple[str, str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,30 +73,6 @@ class AttemptResult:
         return not self.refused
 
 
-class _StaleConnection(Exception):
-    """A reused connection failed before any response byte: the server had closed it while it was idle."""
-
-
-class _ClosedWithoutAnswer(Exception):
-    """The server closed the connection before the first byte of a response."""
-
-
-class _Connection:
-    __slots__ = ("socket_stream", "stream", "protocol", "reused", "idle_since")
-
-    def __init__(self, socket_stream: trio.SocketStream, stream: trio.abc.Stream) -> None:
-        self.socket_stream = socket_stream
-        self.stream = stream                 # the socket stream, or the TLS stream over it
-        self.protocol = h11.Connection(h11.CLIENT)
-        self.reused = False
-        self.idle_since = 0.0
-
-    def close(self) -> None:
-        # Synchronous, so it also works in a cancelled scope; skipping TLS close_notify is harmless, since every
-        # response was framed by its own length.
-        self.socket_stream.socket.close()
-
-
 class WebhookTransport:
     """POSTs to webhook endpoints over pooled keep-alive connections to addresses `guard` permits.
 
@@ -102,12 +84,8 @@ class WebhookTransport:
                  max_idle_seconds: float = DEFAULT_MAX_IDLE_SECONDS, metrics: ServiceMetrics | None = None) -> None:
         self.guard = guard
         self.metrics = metrics
-        self.max_idle_per_host = max_idle_per_host
-        self.max_idle_seconds = max_idle_seconds
         self._ssl_context = ssl_context      # None: the default context, made at the first https connection
-        self._idle: dict[PoolKey, list[_Connection]] = {}    # oldest first
-        self._next_sweep = 0.0
-        self._closed = False
+        self._idle = IdleConnections(max_idle_per_host=max_idle_per_host, max_idle_seconds=max_idle_seconds)
 
     async def __aenter__(self) -> Self:
         return self
@@ -117,15 +95,11 @@ class WebhookTransport:
 
     async def aclose(self) -> None:
         """Closes every idle connection; posts still running close theirs when they end."""
-        self._closed = True
-        for idle in self._idle.values():
-            for connection in idle:
-                connection.close()
-        self._idle.clear()
+        self._idle.close()
         await trio.lowlevel.checkpoint()
 
     def idle_connections(self) -> int:
-        return sum(len(idle) for idle in self._idle.values())
+        return len(self._idle)
 
     async def post(self, endpoint: EndpointUrl, headers: Sequence[tuple[bytes, bytes]], body: bytes, *,
                    timeout: float) -> AttemptResult:
@@ -140,7 +114,7 @@ class WebhookTransport:
                 raise
             except DestinationRefused as err:
                 return self._counted("refused", _result(started, error=f"destination refused: {err}", refused=True))
-            except (OSError, trio.BrokenResourceError, h11.RemoteProtocolError, _ClosedWithoutAnswer) as err:
+            except (*EXCHANGE_FAILURES, ClosedWithoutAnswer) as err:
                 return self._counted("unreachable", _result(started, error=_describe(err)))
             return self._counted(_answered(status_code), _result(started, status_code=status_code))
         return self._counted("timeout", _result(started, error=f"timeout after {timeout:g}s"))
@@ -152,119 +126,36 @@ class WebhookTransport:
 
     async def _exchange(self, endpoint: EndpointUrl, request: h11.Request, body: bytes) -> int:
         key = (endpoint.scheme, endpoint.host, endpoint.port)
-        connection = self._take_idle(key)
+        connection = self._idle.take(key)
         if connection is not None:
             try:
                 return await self._round_trip(key, connection, request, body)
-            except _StaleConnection:
+            except StaleConnection:
                 log.debug("an idle connection to %s:%s was closed by the server; sending on a new one",
                           endpoint.host, endpoint.port)
         connection = await self._connect(endpoint)
         return await self._round_trip(key, connection, request, body)
 
-    async def _round_trip(self, key: PoolKey, connection: _Connection, request: h11.Request, body: bytes) -> int:
+    async def _round_trip(self, key: PoolKey, connection: Connection, request: h11.Request, body: bytes) -> int:
         """The response status; the connection goes back to the pool if it may be reused, else is closed."""
-        protocol = connection.protocol
-        answered = False
         reusable = False
         try:
-            try:
-                await connection.stream.send_all(
-                    protocol.send(request) + protocol.send(h11.Data(data=body)) + protocol.send(h11.EndOfMessage()))
-                status_code = None
-                body_bytes = 0
-                while True:
-                    event = protocol.next_event()
-                    if event is h11.NEED_DATA:
-                        data = await connection.stream.receive_some(RECEIVE_SIZE)
-                        if not data and not answered:
-                            raise _ClosedWithoutAnswer
-                        answered = True
-                        protocol.receive_data(data)
-                    elif type(event) is h11.Response:
-                        status_code = event.status_code
-                        if _declared_length(event) > MAX_RESPONSE_BODY:
-                            return status_code       # not worth reading: the connection is closed instead
-                    elif type(event) is h11.Data:
-                        body_bytes += len(event.data)
-                        if body_bytes > MAX_RESPONSE_BODY:
-                            return status_code
-                    elif type(event) is h11.EndOfMessage:
-                        break
-                    # InformationalResponse (1xx) is skipped; ConnectionClosed cannot come before EndOfMessage.
-            except trio.Cancelled:
-                raise
-            except (OSError, trio.BrokenResourceError, h11.RemoteProtocolError, _ClosedWithoutAnswer) as err:
-                if connection.reused and not answered:
-                    raise _StaleConnection from err
-                raise
-            if protocol.our_state is h11.DONE and protocol.their_state is h11.DONE:
-                protocol.start_next_cycle()
-                reusable = True              # not after `Connection: close` or an HTTP/1.0 answer
-            return status_code
+            answer, reusable = await exchange(connection, request, body, max_body=MAX_RESPONSE_BODY, keep_body=False)
+            return answer.status_code
         finally:
             if reusable:
-                self._put_idle(key, connection)
+                self._idle.put(key, connection)
             else:
                 connection.close()
 
-    async def _connect(self, endpoint: EndpointUrl) -> _Connection:
+    async def _connect(self, endpoint: EndpointUrl) -> Connection:
         addresses = await self.guard.addresses_to_connect(endpoint)
-        socket_stream = await _open_tcp(addresses)
-        if endpoint.scheme != "https":
-            return _Connection(socket_stream, socket_stream)
-        if self._ssl_context is None:
-            self._ssl_context = ssl.create_default_context()
-        tls_stream = trio.SSLStream(socket_stream, self._ssl_context, server_hostname=endpoint.host,
-                                    https_compatible=True)
-        handshaken = False
-        try:
-            await tls_stream.do_handshake()
-            handshaken = True
-        finally:
-            if not handshaken:
-                socket_stream.socket.close()
-        return _Connection(socket_stream, tls_stream)
-
-    def _take_idle(self, key: PoolKey) -> _Connection | None:
-        idle = self._idle.get(key)
-        if not idle:
-            return None
-        connection = idle.pop()              # the most recently used: the least likely to be closed by now
-        if trio.current_time() - connection.idle_since < self.max_idle_seconds:
-            connection.reused = True
-            return connection
-        connection.close()                   # and every older one with it
-        for older in idle:
-            older.close()
-        del self._idle[key]
-        return None
-
-    def _put_idle(self, key: PoolKey, connection: _Connection) -> None:
-        if self._closed:
-            connection.close()
-            return
-        now = trio.current_time()
-        idle = self._idle.setdefault(key, [])
-        if len(idle) >= self.max_idle_per_host:
-            connection.close()
-        else:
-            connection.idle_since = now
-            idle.append(connection)
-        if now >= self._next_sweep:
-            self._close_expired(now)
-
-    def _close_expired(self, now: float) -> None:
-        """Closes connections idle too long at any host, so hosts no longer posted to keep no sockets."""
-        for key, idle in list(self._idle.items()):
-            expired = 0
-            while expired < len(idle) and now - idle[expired].idle_since >= self.max_idle_seconds:
-                idle[expired].close()
-                expired += 1
-            del idle[:expired]
-            if not idle:
-                del self._idle[key]
-        self._next_sweep = now + self.max_idle_seconds
+        tls = None
+        if endpoint.scheme == "https":
+            if self._ssl_context is None:
+                self._ssl_context = ssl.create_default_context()
+            tls = self._ssl_context
+        return await open_connection(addresses, tls=tls, server_hostname=endpoint.host)
 
 
 def _request(endpoint: EndpointUrl, headers: Sequence[tuple[bytes, bytes]], body_length: int) -> h11.Request:
@@ -284,35 +175,9 @@ def _request(endpoint: EndpointUrl, headers: Sequence[tuple[bytes, bytes]], body
         raise ValueError("a webhook request header has an invalid name or value") from None
 
 
-def _declared_length(response: h11.Response) -> int:
-    for name, value in response.headers:
-        if name == b"content-length":
-            return int(value)            # h11 has validated it
-    return 0
-
-
-async def _open_tcp(addresses: list[tuple[int, tuple]]) -> trio.SocketStream:
-    """A connection to the first of `addresses` that accepts one; the first address's error if none does."""
-    errors: list[OSError] = []
-    for family, sockaddr in addresses:
-        sock = trio.socket.socket(family, trio.socket.SOCK_STREAM)
-        connected = False
-        try:
-            await sock.connect(sockaddr)
-            connected = True
-        except OSError as err:
-            errors.append(err)
-        finally:
-            if not connected:
-                sock.close()
-        if connected:
-            return trio.SocketStream(sock)
-    raise errors[0]
-
-
 def _describe(err: BaseException) -> str:
     """A short sentence for the cause of a failed attempt."""
-    if isinstance(err, _ClosedWithoutAnswer):
+    if isinstance(err, ClosedWithoutAnswer):
         return "the server closed the connection without answering"
     if isinstance(err, UnresolvedHost):
         return str(err)
