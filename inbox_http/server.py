@@ -20,6 +20,7 @@ from inbox_actors.conversations.bot import FaqBot, Responder
 from inbox_actors.conversations.conversation import ConversationDeps
 from inbox_actors.conversations.sla_clock import deadline_set
 from inbox_actors.monitoring.collectors import ActorKindCollector, DatabasePoolCollector
+from inbox_actors.monitoring.gc_pauses import GcPauses, freeze_start_up
 from inbox_actors.monitoring.metrics import ServiceMetrics
 from inbox_actors.platform.link import PlatformLink
 from inbox_actors.platform.simulator.model import Simulator, SimulatorConfig
@@ -208,17 +209,19 @@ async def run_service(
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(set_on_stop_signal, stop)
                 app = await build_app(db, settings)
-                url = await nursery.start(partial(serve_app, app, shutdown_trigger=stop.wait))
-                if on_ready is not None:
-                    ready: dict = {"status": "ready", "url": url,
-                                   "database": "external" if settings.database_url else "embedded",
-                                   "platform": app.extensions["inbox"].platform.api_url,
-                                   "simulator": settings.uses_simulator}
-                    if demo_access is not None:
-                        ready["demo"] = {"workspace_id": demo_access.workspace_id,
-                                         "phone_number_id": demo_access.phone_number_id,
-                                         "user_id": demo_access.user_id, "key": demo_access.key}
-                    on_ready(ready)
-                await stop.wait()
-                log.info("shutting down: finishing requests, then draining actors")
+                log.debug("%d objects of start-up frozen out of garbage collection", freeze_start_up())
+                with GcPauses(app.extensions["inbox"].metrics):
+                    url = await nursery.start(partial(serve_app, app, shutdown_trigger=stop.wait))
+                    if on_ready is not None:
+                        ready: dict = {"status": "ready", "url": url,
+                                       "database": "external" if settings.database_url else "embedded",
+                                       "platform": app.extensions["inbox"].platform.api_url,
+                                       "simulator": settings.uses_simulator}
+                        if demo_access is not None:
+                            ready["demo"] = {"workspace_id": demo_access.workspace_id,
+                                             "phone_number_id": demo_access.phone_number_id,
+                                             "user_id": demo_access.user_id, "key": demo_access.key}
+                        on_ready(ready)
+                    await stop.wait()
+                    log.info("shutting down: finishing requests, then draining actors")
     log.info("stopped")

@@ -1,7 +1,7 @@
 """A steady moderate load of mixed API calls for minutes, recording the slowest answer: no request may take
-over 1 s. Every request over 1 s is printed as it happens, with its path and when it started.
+over 250 ms (--slow-ms). Every slower request is printed as it happens, with its path and when it started.
 
-    .venv/bin/python scripts/soak_requests.py                  # 5 minutes at 25 requests/s
+    .venv/bin/python scripts/soak_requests.py                  # 10 minutes at 25 requests/s
     .venv/bin/python scripts/soak_requests.py --seconds 60 --rate 40 --database-url postgresql://...
 
 The service runs as scripts/bench_send.py runs it (scripts/harness/send_rig.py: its own process, PostgreSQL, the
@@ -16,8 +16,9 @@ the next request; at most 256 under way), each kind in turn by weight:
 - POST /api/send-message, the template to one of the chats.
 Latency runs from just before the request is written to the end of its answer (httpx, keep-alive, at most
 64 connections). Printed at the end: per kind, count, errors, p50/p99/max (and 4xx answers by status, which
-should be none); the overall max; and every request over 1 s. Exit status 0 when none took over 1 s and none
-failed (HTTP 5xx or no answer within 30 s), else 1.
+should be none); the overall max; every slow request; and the service's garbage collections from its /metrics
+(`inbox_gc_pause_seconds`: how many of each generation, their total time, how many took over 50, 100 and 250
+ms). Exit status 0 when none was slow and none failed (HTTP 5xx or no answer within 30 s), else 1.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ from harness.options import add_database_url, script_parser
 from harness.run import run_on_postgres
 from harness.send_rig import EXISTING_PHONE_BASE, TEMPLATE, running_rig
 
-SLOW_SECONDS = 1.0
 TIMEOUT_SECONDS = 30.0
 MAX_UNDER_WAY = 256
 ACTIVE_READ_KEYS = 10
@@ -60,6 +60,7 @@ class Soak:
     client: httpx.AsyncClient
     key: str
     chats: int
+    slow_seconds: float
     started: float = field(default_factory=time.perf_counter)
     kinds: defaultdict = field(default_factory=lambda: defaultdict(Kind))
     slow: list[tuple[float, str, str, float, str]] = field(default_factory=list)  # (latency, kind, path, at, outcome)
@@ -88,7 +89,7 @@ class Soak:
             record.errors[outcome] += 1
         elif answer.status_code >= 400:
             record.refused[outcome] += 1
-        if took > SLOW_SECONDS:
+        if took > self.slow_seconds:
             self.slow.append((took, kind, f"{method} {path}", at - self.started, outcome))
             print(f"SLOW {took:.2f} s: {method} {path} ({kind}) started {wall}, {at - self.started:.1f} s into the "
                   f"soak; answered {outcome}", flush=True)
@@ -134,7 +135,7 @@ class Soak:
 async def soak(args: argparse.Namespace, rig_url: str, key: str) -> Soak:
     limits = httpx.Limits(max_connections=64, max_keepalive_connections=64, keepalive_expiry=2.0)
     async with httpx.AsyncClient(base_url=rig_url, limits=limits, timeout=TIMEOUT_SECONDS) as client:
-        state = Soak(client, key, args.chats)
+        state = Soak(client, key, args.chats, args.slow_ms / 1000)
         for n in range(args.chats):   # the chats the reads and sends use
             await state.call("making chats", "POST", "/api/send-message", key, json={
                 "to": str(EXISTING_PHONE_BASE + n), "type": "template",
@@ -169,7 +170,7 @@ async def soak(args: argparse.Namespace, rig_url: str, key: str) -> Soak:
                     done = sum(len(kind.latencies) for kind in state.kinds.values())
                     worst = max((max(kind.latencies) for kind in state.kinds.values() if kind.latencies), default=0)
                     print(f"  {due - start:.0f} s: {done:,} answered, max so far {worst * 1e3:.0f} ms, "
-                          f"{len(state.slow)} over 1 s", flush=True)
+                          f"{len(state.slow)} over {args.slow_ms:g} ms", flush=True)
                 nursery.start_soon(one, mix[n % len(mix)])
         return state
 
@@ -187,7 +188,8 @@ def report(state: Soak, seconds: float) -> int:
         print(f"  {name:22} {figures['count']:7,} {failed:6,} {figures['p50'] or 0:8.1f} {figures['p99'] or 0:8.1f} "
               f"{figures['max'] or 0:8.1f}" + (f"  errors {dict(kind.errors)}" if failed else "")
               + (f"  refused {dict(kind.refused)}" if kind.refused else ""))
-    print(f"max latency: {worst * 1e3:.0f} ms; requests over {SLOW_SECONDS:g} s: {len(state.slow)}; errors: {errors}")
+    print(f"max latency: {worst * 1e3:.0f} ms; requests over {state.slow_seconds * 1e3:g} ms: {len(state.slow)}; "
+          f"errors: {errors}")
     for took, kind, path, at, outcome in sorted(state.slow, reverse=True)[:20]:
         print(f"  {took:.2f} s  {path} ({kind}) at {at:.1f} s, answered {outcome}")
     print("the 10 slowest, by when they started (several at once: the whole service, or the machine, paused):")
@@ -201,19 +203,51 @@ async def run(args: argparse.Namespace, server_url: str, postgres_pid: int | Non
         print(f"service {rig.url} (pid {rig.service.process.pid}); {args.rate:g} requests/s for {args.seconds:g} s, "
               f"a new contacts:read key every {args.new_key_every:g} s", flush=True)
         state = await soak(args, rig.url, rig.ws.key)
-    return report(state, args.seconds)
+        async with httpx.AsyncClient(base_url=rig.url, timeout=TIMEOUT_SECONDS) as client:
+            exposition = (await client.get("/metrics", headers={"Authorization": f"Bearer {rig.ws.key}"})).text
+    status = report(state, args.seconds)
+    report_collections(exposition)
+    return status
+
+
+def report_collections(exposition: str) -> None:
+    """The service's garbage collections during its life, from `inbox_gc_pause_seconds` on its /metrics."""
+    counts: dict[str, float] = {}
+    sums: dict[str, float] = {}
+    within: dict[tuple[str, str], float] = {}
+    for line in exposition.splitlines():
+        if not line.startswith("inbox_gc_pause_seconds"):
+            continue
+        name, _, value = line.rpartition(" ")
+        labels = dict(part.split("=") for part in name[name.index("{") + 1:-1].replace('"', "").split(","))
+        generation = labels["generation"]
+        if name.startswith("inbox_gc_pause_seconds_count"):
+            counts[generation] = float(value)
+        elif name.startswith("inbox_gc_pause_seconds_sum"):
+            sums[generation] = float(value)
+        elif name.startswith("inbox_gc_pause_seconds_bucket"):
+            within[(generation, labels["le"])] = float(value)
+    if not counts:
+        print("garbage collections: the service's /metrics has no inbox_gc_pause_seconds")
+        return
+    print("garbage collections over the service's life (generation: count, total time, over 50 / 100 / 250 ms):")
+    for generation in sorted(counts):
+        over = [counts[generation] - within.get((generation, le), 0.0) for le in ("0.05", "0.1", "0.25")]
+        print(f"  {generation}: {counts[generation]:,.0f}, {sums.get(generation, 0.0) * 1e3:,.0f} ms, "
+              f"{over[0]:.0f} / {over[1]:.0f} / {over[2]:.0f}")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = script_parser(__doc__)
-    parser.add_argument("--seconds", type=float, default=300.0, help="how long (300)")
+    parser.add_argument("--seconds", type=float, default=600.0, help="how long (600)")
+    parser.add_argument("--slow-ms", type=float, default=250.0, help="an answer slower than this fails the soak (250)")
     parser.add_argument("--rate", type=float, default=25.0, help="requests started a second (25)")
     parser.add_argument("--chats", type=int, default=64, help="chats the reads and sends use (64)")
     parser.add_argument("--new-key-every", type=float, default=10.0, help="seconds between new contacts:read keys")
     add_database_url(parser)
     args = parser.parse_args(argv)
-    if args.seconds <= 0 or args.rate <= 0 or args.chats < 1 or args.new_key_every <= 0:
-        parser.error("--seconds, --rate and --new-key-every must be above 0, --chats at least 1")
+    if args.seconds <= 0 or args.rate <= 0 or args.chats < 1 or args.new_key_every <= 0 or args.slow_ms <= 0:
+        parser.error("--seconds, --rate, --slow-ms and --new-key-every must be above 0, --chats at least 1")
     return args
 
 

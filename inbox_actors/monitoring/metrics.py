@@ -111,6 +111,11 @@ class ServiceMetrics:
         self.db_query_seconds = Histogram(
             "inbox_db_query_duration_seconds", "Time one SQL statement took, from the Trio side.",
             buckets=QUERY_BUCKETS, registry=registry)
+        self.gc_pause_seconds = Histogram(
+            "inbox_gc_pause_seconds", "Time one garbage collection stopped the process, by generation (2: a full "
+            "collection). Recorded by a serving process (monitoring/gc_pauses.py).",
+            ("generation",), buckets=LATENCY_BUCKETS, registry=registry)
+        self._gc_children = tuple(self.gc_pause_seconds.labels(str(generation)) for generation in range(3))
         self._http_children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
         self._codes = BoundedLabel(MAX_ERROR_CODES)
 
@@ -161,6 +166,9 @@ class ServiceMetrics:
 
     def activity_record_dropped(self) -> None:
         self.activity_dropped.inc()
+
+    def gc_paused(self, generation: int, seconds: float) -> None:
+        self._gc_children[generation].observe(seconds)
 
     def query_finished(self, seconds: float) -> None:
         """The database's observer (persistence.database.Database.observe_queries)."""
