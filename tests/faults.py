@@ -9,8 +9,9 @@ from __future__ import annotations
 
 
 def records_a_send_outcome(sql: str) -> bool:
-    """A send's outcome written on its row: sent with the platform's id, or failed (messages.record_outcome)."""
-    return sql.startswith("UPDATE messages SET status = $2, status_at = $3, conversation_id = coalesce(")
+    """A send's outcome written on its row: sent with the platform's id (in the chat's commit statement), or failed
+    (messages.outcome_update)."""
+    return "UPDATE messages SET status = $" in sql and ", conversation_id = coalesce($" in sql
 
 
 def reads_a_contact(sql: str) -> bool:

@@ -155,18 +155,21 @@ class ChatState:
         return self._written
 
     async def commit(self, tx: UnitOfWork, changes: dict[str, Any], emitted: Sequence[WebhookEvent],
-                     now: datetime) -> None:
-        """Write `changes` to the row, version-checked, and append `emitted` to the outbox, in one statement that
-        commits `tx` (so it is the block's last; no changes: the events alone, the row and its version stay and
-        the block commits as it ends); the new row is the chat's once `tx` has committed."""
+                     now: datetime, parts: Sequence[conversation_queries.Part] = ()) -> None:
+        """Write `changes` to the row, version-checked, append `emitted` to the outbox and make the writes `parts`
+        (a message's outcome: send_records.py), in one statement that commits `tx`, so it is the block's last.
+        No changes: the events alone, the row and its version stay and the block commits as it ends. The new row is
+        the chat's once `tx` has committed."""
         row = self._current(tx)
         if not changes:
+            if parts:
+                raise ValueError(f"chat {self.key}: writes to commit with the row need changes to it")
             await self._flush(tx, emitted)
             return
         if row is None:
             raise LookupError(f"chat {self.key}: no conversation to change (ensure_chat first)")
         self._written = await conversation_queries.update_conversation(tx, row, changes, now,
-                                                                       self._outbox_events(emitted))
+                                                                       self._outbox_events(emitted), parts)
 
     def _current(self, tx: UnitOfWork) -> Record | None:
         if tx is not self._open:

@@ -4,11 +4,11 @@ re-exports all of it, so callers import from there."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any, Mapping
 
 import msgspec
 
 from inbox_actors.platform.payloads import InboundMessage, SendRefused, SendRequest, StatusUpdate
-from persistence.database import Record
 
 # -- messages ------------------------------------------------------------------------------------------------
 
@@ -196,7 +196,8 @@ class SendOutcome(msgspec.Struct, frozen=True):
     platform or the window (`failure`: the spec's HTTP 500 body), refused before sending (`refused_*`)."""
 
     channel: str
-    message_row: Record | None = None
+    message_row: Mapping[str, Any] | None = None
+    """The message as recorded (a Record, or the dict `messages.as_recorded` made of one)."""
     platform_message_id: str | None = None
     failure: SendRefused | None = None
     refused_status: int | None = None

@@ -10,6 +10,7 @@ message backwards. Items for a number no workspace owns are dropped (retrying wo
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
@@ -34,6 +35,7 @@ log = logging.getLogger("inbox_actors.conversations.inbound")
 # the bot's send, say), not on a connection, so this is set well above the database pool: at 16 a delivery
 # of 100 statuses took longer than the platform waits (measured with scripts/load_chats.py).
 PARALLEL_CHATS = 64
+_UNLIMITED = contextlib.nullcontext()
 
 
 @dataclass
@@ -92,6 +94,10 @@ async def _to_chats(actors: Directory, chats: dict[tuple[int, str], list[object]
     """Each chat's items to its actor in order, up to PARALLEL_CHATS chats at once."""
     if not chats:
         return
+    if len(chats) == 1:   # most deliveries: one customer's message, handled without a nursery and a task for it
+        [((workspace_id, phone), items)] = chats.items()
+        await _to_chat(actors, workspace_id, phone, items, _UNLIMITED, failures)
+        return
     limiter = trio.CapacityLimiter(PARALLEL_CHATS)
     async with trio.open_nursery() as nursery:
         for (workspace_id, phone), items in chats.items():
@@ -99,7 +105,7 @@ async def _to_chats(actors: Directory, chats: dict[tuple[int, str], list[object]
 
 
 async def _to_chat(actors: Directory, workspace_id: int, phone: str, items: list[object],
-                   limiter: trio.CapacityLimiter, failures: list[str]) -> None:
+                   limiter: trio.CapacityLimiter | contextlib.nullcontext, failures: list[str]) -> None:
     async with limiter:
         for item in items:
             try:

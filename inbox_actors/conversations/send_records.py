@@ -121,14 +121,16 @@ class SendRecords:
         now = chat.clock.now()
         async with chat.transaction() as tx:
             row = await chat.ensure_chat(tx, profile_name="", at=now, author=order.author)
-            message = await message_queries.record_outcome(
-                tx, pending["id"], status=delivery_status.SENT, at=now, conversation_id=row["id"],
-                platform_message_id=platform_message_id, sent_at=now)
+            recorded = dict(status=delivery_status.SENT, at=now, conversation_id=row["id"],
+                            platform_message_id=platform_message_id, sent_at=now)
+            # The outcome is written by the chat's commit statement (one round trip for the send's whole record).
+            message = message_queries.as_recorded(pending, **recorded)
             outcome = SendOutcome(channel, message_row=message, platform_message_id=platform_message_id)
             await self._remember(tx, order, outcome)
             sent = await self._sent_event(tx, order.author, message)
             crossed = await self._credit_alerts(tx, credits, now) if credits is not None else []
-            await chat.commit(tx, _counted(row, message, now), [sent, *crossed], now)
+            await chat.commit(tx, _counted(row, message, now), [sent, *crossed], now, parts=[
+                lambda first, when: message_queries.outcome_update(pending["id"], first=first, when=when, **recorded)])
         return outcome
 
     async def _credit_alerts(self, tx: UnitOfWork, credits: Charge, now: datetime) -> list[WebhookEvent]:

@@ -112,10 +112,10 @@ class ServiceMetrics:
             "inbox_db_query_duration_seconds", "Time one SQL statement took, from the Trio side.",
             buckets=QUERY_BUCKETS, registry=registry)
         self.gc_pause_seconds = Histogram(
-            "inbox_gc_pause_seconds", "Time one garbage collection stopped the process, by generation (2: a full "
-            "collection). Recorded by a serving process (monitoring/gc_pauses.py).",
+            "inbox_gc_pause_seconds", "Time one garbage collection stopped the process, by generation (gen0, gen1; "
+            "gen2: a full collection). Recorded by a serving process (monitoring/gc_pauses.py).",
             ("generation",), buckets=LATENCY_BUCKETS, registry=registry)
-        self._gc_children = tuple(self.gc_pause_seconds.labels(str(generation)) for generation in range(3))
+        self._gc_children = tuple(self.gc_pause_seconds.labels(f"gen{generation}") for generation in range(3))
         self._http_children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
         self._codes = BoundedLabel(MAX_ERROR_CODES)
 

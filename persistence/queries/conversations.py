@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import outbox
@@ -35,11 +35,17 @@ async def insert_conversation(tx: UnitOfWork, *, workspace_id: int, phone: str, 
     )
 
 
+Part = Callable[[int, str], tuple[str, list]]
+"""A write that goes in a chat's commit statement: given its first parameter number and the condition it must
+also meet (the commit's own), its SQL (one data-modifying statement) and arguments."""
+
+
 async def update_conversation(tx: UnitOfWork, row: Record, changes: dict[str, Any], at: datetime,
-                              events: list[outbox.Event] | None = None) -> Record:
-    """Write `changes` if the row is still at the version `row` was read at; bump the version; and queue `events`
-    for the outbox. One statement, the unit of work's last, which commits it (`fetchrow_then_commit`).
-    Raises VersionConflict otherwise (nothing written, nothing committed)."""
+                              events: list[outbox.Event] | None = None, parts: Sequence[Part] = ()) -> Record:
+    """Write `changes` if the row is still at the version `row` was read at; bump the version; queue `events` for
+    the outbox; and make the other writes `parts`: one statement, the unit of work's last, which commits it
+    (`fetchrow_then_commit`). Raises VersionConflict otherwise (nothing written, nothing committed: every part
+    is conditioned on the row's update)."""
     unknown = set(changes) - _WRITABLE
     if unknown:
         raise ValueError(f"not writable: {sorted(unknown)}")
@@ -48,11 +54,18 @@ async def update_conversation(tx: UnitOfWork, row: Record, changes: dict[str, An
     sql = (f"UPDATE conversations SET {assignments}{', ' if names else ''}version = version + 1, updated_at = $3"
            " WHERE id = $1 AND version = $2 RETURNING *")
     args = [row["id"], row["version"], at, *changes.values()]
+    ctes = []
+    written = "EXISTS (SELECT 1 FROM chat)"
+    for n, part in enumerate(parts):
+        part_sql, part_args = part(len(args) + 1, written)
+        ctes.append(f"part{n} AS ({part_sql})")
+        args += part_args
     if events:
-        queue, queued_args = outbox.events_insert(row["workspace_id"], events, first=len(args) + 1,
-                                                  when="EXISTS (SELECT 1 FROM chat)")
-        sql = f"WITH chat AS ({sql}), queued AS ({queue}) SELECT * FROM chat"
+        queue, queued_args = outbox.events_insert(row["workspace_id"], events, first=len(args) + 1, when=written)
+        ctes.append(f"queued AS ({queue})")
         args += queued_args
+    if ctes:
+        sql = f"WITH chat AS ({sql}), {', '.join(ctes)} SELECT * FROM chat"
     updated = await tx.fetchrow_then_commit(sql, *args)
     if updated is None:
         raise VersionConflict(f"conversation {row['id']} is no longer at version {row['version']}")

@@ -157,12 +157,39 @@ async def record_outcome(tx: UnitOfWork, message_id: int, *, status: str, at: da
                          sent_at: datetime | None = None) -> Record:
     """A send's outcome on its row: `status` (sent or failed) at `at`, the platform's id or the error, the chat
     (when the send made it) and `sent_at` (when given: the time a reply is clocked at)."""
-    return await tx.fetchrow(
-        "UPDATE messages SET status = $2, status_at = $3, conversation_id = coalesce($4, conversation_id),"
-        " platform_message_id = coalesce($5, platform_message_id), error_code = $6, error_text = $7,"
-        " sent_at = coalesce($8, sent_at) WHERE id = $1 RETURNING *",
-        message_id, status, at, conversation_id, platform_message_id, error_code, error_text, sent_at,
-    )
+    sql, args = outcome_update(message_id, status=status, at=at, conversation_id=conversation_id,
+                               platform_message_id=platform_message_id, error_code=error_code, error_text=error_text,
+                               sent_at=sent_at)
+    return await tx.fetchrow(f"{sql} RETURNING *", *args)
+
+
+def outcome_update(message_id: int, *, status: str, at: datetime, conversation_id: int | None = None,
+                   platform_message_id: str | None = None, error_code: int | None = None,
+                   error_text: str | None = None, sent_at: datetime | None = None, first: int = 1,
+                   when: str = "") -> tuple[str, list]:
+    """`record_outcome`'s UPDATE, as SQL whose parameters are numbered from $`first`, and its arguments: a part of
+    a larger statement (the chat's commit, `conversations.update_conversation`). `when`: a condition it also
+    needs. What it leaves on the row is `as_recorded`'s."""
+    n = first
+    sql = (f"UPDATE messages SET status = ${n + 1}, status_at = ${n + 2}, conversation_id = coalesce(${n + 3},"
+           f" conversation_id), platform_message_id = coalesce(${n + 4}, platform_message_id), error_code = ${n + 5},"
+           f" error_text = ${n + 6}, sent_at = coalesce(${n + 7}, sent_at) WHERE id = ${n}"
+           + (f" AND {when}" if when else ""))
+    return sql, [message_id, status, at, conversation_id, platform_message_id, error_code, error_text, sent_at]
+
+
+def as_recorded(message: Record, *, status: str, at: datetime, conversation_id: int | None = None,
+                platform_message_id: str | None = None, error_code: int | None = None, error_text: str | None = None,
+                sent_at: datetime | None = None) -> dict:
+    """The row `outcome_update` leaves of `message` as it was read: for a statement that writes it as one of its
+    parts, and so answers no row of its own."""
+    row = dict(message.items())
+    row.update(status=status, status_at=at, error_code=error_code, error_text=error_text)
+    for name, value in (("conversation_id", conversation_id), ("platform_message_id", platform_message_id),
+                        ("sent_at", sent_at)):
+        if value is not None:
+            row[name] = value
+    return row
 
 
 async def find_unsettled(q: Database | UnitOfWork, workspace_id: int, message_id: int, *,
