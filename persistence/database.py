@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Callable, Mapping
+from typing import Any, AsyncIterator, Callable, Mapping, Sequence
 
 import asyncpg
 import trio
@@ -190,6 +190,12 @@ async def _begin_with(connection: asyncpg.Connection, method: Callable[..., Any]
     return await method(connection, sql, *args)
 
 
+async def _fetchrow_each(connection: asyncpg.Connection,
+                         statements: Sequence[tuple[str, Sequence[Any]]]) -> list[Record | None]:
+    """(asyncio side) `Database.fetchrow_each`."""
+    return [await connection.fetchrow(sql, *args) for sql, args in statements]
+
+
 async def _fetchrow_then_commit(connection: asyncpg.Connection, sql: str, args: tuple[Any, ...]) -> Record | None:
     """(asyncio side) A transaction's last statement, then COMMIT if it answered a row."""
     row = await connection.fetchrow(sql, *args)
@@ -249,6 +255,25 @@ class Database(_Queries):
                 # A graceful close waits for every connection to come back; one lost to a bug would make that
                 # wait forever, so it is bounded and the rest is cut.
                 await self._pool.close(grace=_CLOSE_GRACE_SECONDS)
+
+    async def fetchrow_each(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[Record | None]:
+        """Several reads, each (sql, args), on one connection in one crossing into asyncio: the first row each
+        answers (None: no row). Each sees what was committed when it ran, as separate statements do."""
+        if self._faults:
+            for sql, _args in statements:
+                planned = _planned_failure(self._faults, sql)
+                if planned is not None:
+                    raise planned
+        started = time.perf_counter()
+        connection = await self._lend()
+        try:
+            return await aio_as_trio(_fetchrow_each)(connection, statements)
+        except _CONNECTION_FAILURES as err:
+            raise DatabaseUnavailable(f"{type(err).__name__}: {err}") from err
+        finally:
+            self._pool.give_back(connection)
+            if self._observer is not None:
+                self._observer(time.perf_counter() - started)
 
     async def _lend(self) -> asyncpg.Connection:
         """A connection of the pool, waited for at most the acquire timeout (a Trio deadline: it costs nothing

@@ -61,12 +61,14 @@ class ChatState:
         self._unsent: list[WebhookEvent] | tuple[()] = ()
 
     async def load(self) -> None:
-        """Read the workspace profile and the row (none until the chat's first message)."""
-        workspace = await workspace_queries.find_workspace_profile(self.db, self.workspace_id)
+        """Read the workspace profile and the row (none until the chat's first message), on one connection in one
+        crossing into asyncpg."""
+        workspace, row = await self.db.fetchrow_each([
+            workspace_queries.workspace_profile_query(self.workspace_id),
+            conversation_queries.conversation_query(self.workspace_id, self.phone)])
         if workspace is None:
             raise LookupError(f"no workspace {self.workspace_id}")
-        self._workspace = workspace
-        self._row = await conversation_queries.find_conversation(self.db, self.workspace_id, self.phone)
+        self._workspace, self._row = workspace, row
 
     # -- reading -------------------------------------------------------------------------------------------
 
@@ -145,14 +147,20 @@ class ChatState:
         row = self._current(tx)
         if row is not None:
             return row
-        contact, created = await contact_queries.insert_contact_if_absent(tx, self.workspace_id, self.phone,
-                                                                          profile_name)
+        first = await conversation_queries.insert_first_contact(tx, workspace_id=self.workspace_id, phone=self.phone,
+                                                                name=profile_name, at=at)
+        if first is None:   # the contact was made meanwhile by another transaction: read it, then make the chat
+            contact, created = await contact_queries.insert_contact_if_absent(tx, self.workspace_id, self.phone,
+                                                                              profile_name)
+            conversation = await conversation_queries.insert_conversation(
+                tx, workspace_id=self.workspace_id, phone=self.phone, contact_id=contact["id"], at=at)
+        else:
+            contact, created, conversation = first
         if created:
             # Appended with the block's other events, in one statement (commit, or the block's end).
             self._unsent.append(WebhookEvent(events.CONTACT_CREATED, author, contact_event_data(contact)))
-        self._written = await conversation_queries.insert_conversation(
-            tx, workspace_id=self.workspace_id, phone=self.phone, contact_id=contact["id"], at=at)
-        return self._written
+        self._written = conversation
+        return conversation
 
     async def commit(self, tx: UnitOfWork, changes: dict[str, Any], emitted: Sequence[WebhookEvent],
                      now: datetime, parts: Sequence[conversation_queries.Part] = ()) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import outbox
@@ -22,8 +22,12 @@ class VersionConflict(RuntimeError):
 
 
 async def find_conversation(q: Database | UnitOfWork, workspace_id: int, phone: str) -> Record | None:
-    return await q.fetchrow("SELECT * FROM conversations WHERE workspace_id = $1 AND phone = $2",
-                            workspace_id, phone)
+    return await q.fetchrow(*conversation_query(workspace_id, phone))
+
+
+def conversation_query(workspace_id: int, phone: str) -> tuple[str, tuple]:
+    """`find_conversation`'s statement and arguments (for `Database.fetchrow_each`)."""
+    return "SELECT * FROM conversations WHERE workspace_id = $1 AND phone = $2", (workspace_id, phone)
 
 
 async def insert_conversation(tx: UnitOfWork, *, workspace_id: int, phone: str, contact_id: int,
@@ -33,6 +37,34 @@ async def insert_conversation(tx: UnitOfWork, *, workspace_id: int, phone: str, 
         " VALUES ($1, $2, $3, $4, $4, $4) RETURNING *",
         workspace_id, phone, contact_id, at,
     )
+
+
+class FirstContact(NamedTuple):
+    contact: Record
+    created: bool
+    """Whether this statement created the contact (else the chat's number already had one)."""
+    conversation: Record
+
+
+async def insert_first_contact(tx: UnitOfWork, *, workspace_id: int, phone: str, name: str,
+                               at: datetime) -> FirstContact | None:
+    """A chat's first contact in one statement: its contact made unless the number has one, and its conversation.
+    None when the contact could not be read in it: another transaction made the contact while this statement
+    waited for it, and the statement's snapshot does not see it (nothing was written: make them one by one)."""
+    row = await tx.fetchrow(
+        "WITH made AS (INSERT INTO contacts (workspace_id, phone, name) VALUES ($1, $2, $3)"
+        "  ON CONFLICT (workspace_id, phone) DO NOTHING RETURNING *),"
+        " contact AS (SELECT * FROM made UNION ALL"
+        "  SELECT * FROM contacts WHERE workspace_id = $1 AND phone = $2 AND NOT EXISTS (SELECT 1 FROM made)),"
+        " chat AS (INSERT INTO conversations (workspace_id, phone, contact_id, last_activity_at, created_at,"
+        "  updated_at) SELECT $1, $2, id, $4, $4, $4 FROM contact RETURNING *)"
+        " SELECT (SELECT c::contacts FROM contact c) AS contact, EXISTS (SELECT 1 FROM made) AS created,"
+        "  (SELECT x::conversations FROM chat x) AS conversation",
+        workspace_id, phone, name, at,
+    )
+    if row["conversation"] is None:
+        return None
+    return FirstContact(row["contact"], row["created"], row["conversation"])
 
 
 Part = Callable[[int, str], tuple[str, list]]
