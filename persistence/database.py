@@ -156,22 +156,27 @@ class UnitOfWork(_Queries):
         self.begun = False
         self.committed = False
 
-    async def fetchrow_then_commit(self, sql: str, *args: Any) -> Record | None:
-        """The block's last statement, and COMMIT in the same crossing when it answers a row; alone (no BEGIN,
-        no COMMIT: one statement is atomic by itself) when it is the block's only statement. When it answers no
-        row nothing is committed: the caller raises, and the block rolls back. So the statement must change
-        nothing when it answers no row (data-modifying CTEs guarded by the row's own). Nothing runs after it."""
-        return await self._call(_FINAL, sql, args)
+    async def fetchrow_then_commit(self, sql: str, *args: Any,
+                                   commits: Callable[[Record], bool] | None = None) -> Record | None:
+        """The block's last statement, and COMMIT in the same crossing when it answers a row (that `commits`
+        accepts, when given). Without `commits`, when it is the block's only statement it runs alone (no BEGIN,
+        no COMMIT: one statement is atomic by itself), so it must change nothing when it answers no row
+        (data-modifying CTEs guarded by the row's own); with `commits`, BEGIN goes with it. When nothing is
+        committed the block goes on in its transaction (to read why), and rolls back unless something commits
+        it later. Nothing runs after a commit."""
+        return await self._call(_Final(commits), sql, args)
 
     async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...]) -> Any:
         if self.committed:
             raise RuntimeError("a statement after the unit of work committed")
-        if method is _FINAL:
-            if not self.begun:
+        if type(method) is _Final:
+            if not self.begun and method.commits is None:
                 self.begun = self.committed = True   # nothing to end: the statement committed itself
                 return await aio_as_trio(self._connection.fetchrow)(sql, *args)
-            row = await aio_as_trio(_fetchrow_then_commit)(self._connection, sql, args)
-            self.committed = row is not None
+            row = await aio_as_trio(_fetchrow_then_commit)(self._connection, sql, args, not self.begun,
+                                                           method.commits or _answered)
+            self.begun = True
+            self.committed = row is not None and (method.commits or _answered)(row)
             return row
         if self.begun:
             return await aio_as_trio(method)(self._connection, sql, *args)
@@ -179,8 +184,17 @@ class UnitOfWork(_Queries):
         return await aio_as_trio(_begin_with)(self._connection, method, sql, args)
 
 
-# Stands for the method of `fetchrow_then_commit`'s statement, which `UnitOfWork._run` tells apart.
-_FINAL = object()
+class _Final:
+    """Stands for the method of `fetchrow_then_commit`'s statement, which `UnitOfWork._run` tells apart."""
+
+    __slots__ = ("commits",)
+
+    def __init__(self, commits: Callable[[Record], bool] | None) -> None:
+        self.commits = commits
+
+
+def _answered(row: Record) -> bool:
+    return True
 
 
 async def _begin_with(connection: asyncpg.Connection, method: Callable[..., Any], sql: str,
@@ -196,10 +210,14 @@ async def _fetchrow_each(connection: asyncpg.Connection,
     return [await connection.fetchrow(sql, *args) for sql, args in statements]
 
 
-async def _fetchrow_then_commit(connection: asyncpg.Connection, sql: str, args: tuple[Any, ...]) -> Record | None:
-    """(asyncio side) A transaction's last statement, then COMMIT if it answered a row."""
+async def _fetchrow_then_commit(connection: asyncpg.Connection, sql: str, args: tuple[Any, ...], begin: bool,
+                                commits: Callable[[Record], bool]) -> Record | None:
+    """(asyncio side) A transaction's last statement (after BEGIN, when `begin`), then COMMIT if it answered a
+    row that `commits` accepts."""
+    if begin:
+        await connection.execute("BEGIN")
     row = await connection.fetchrow(sql, *args)
-    if row is not None:
+    if row is not None and commits(row):
         await connection.execute("COMMIT")
     return row
 

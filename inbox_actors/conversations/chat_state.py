@@ -31,6 +31,7 @@ from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import contacts as contact_queries
 from persistence.queries import conversations as conversation_queries
+from persistence.queries import messages as message_queries
 from persistence.queries import outbox
 from persistence.queries import workspaces as workspace_queries
 
@@ -178,6 +179,24 @@ class ChatState:
             raise LookupError(f"chat {self.key}: no conversation to change (ensure_chat first)")
         self._written = await conversation_queries.update_conversation(tx, row, changes, now,
                                                                        self._outbox_events(emitted), parts)
+
+    async def commit_message(self, tx: UnitOfWork, message: dict[str, Any], changes: dict[str, Any],
+                             emitted: Sequence[WebhookEvent], now: datetime) -> Record | None:
+        """Store a new `message` (its column values) unless the workspace has its platform id already, and commit
+        it as `commit` does, in the same statement: `changes` may name its id as NEW_MESSAGE_ID, and an emitted
+        event whose data's "id" is None gets it. The stored message; None when it was stored before (nothing
+        written, nothing committed: the block may read what was stored, and rolls back as it ends)."""
+        row = self._current(tx)
+        if row is None:
+            raise LookupError(f"chat {self.key}: no conversation to change (ensure_chat first)")
+        written = await conversation_queries.update_conversation_with_message(
+            tx, row, changes, now,
+            lambda first: message_queries.message_insert(message, unless_stored=True, first=first),
+            self._outbox_events(emitted))
+        if written is None:
+            return None
+        self._written, stored = written
+        return stored
 
     def _current(self, tx: UnitOfWork) -> Record | None:
         if tx is not self._open:

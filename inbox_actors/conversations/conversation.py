@@ -73,6 +73,7 @@ from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import bot_settings as bot_settings_queries
 from persistence.queries import conversations as conversation_queries
+from persistence.queries.conversations import NEW_MESSAGE_ID
 from persistence.queries import erasure as erasure_queries
 from persistence.queries import messages as message_queries
 from persistence.queries import workspaces as workspace_queries
@@ -194,16 +195,12 @@ class Conversation(Actor):
         async with chat.transaction() as tx:
             row = await chat.ensure_chat(tx, profile_name=storable(inbound.profile_name) or "", at=inbound.at,
                                          author="customer")
-            message = await message_queries.insert_message(
-                tx, unless_stored=True, workspace_id=self.workspace_id, conversation_id=row["id"],
-                platform_message_id=inbound.message_id, direction="inbound", sender_type="customer",
-                type=storable(inbound.type), text=storable(inbound.text), status=delivery_status.RECEIVED,
-                media_id=storable(inbound.media_id), mime_type=storable(inbound.mime_type),
-                filename=storable(inbound.filename), source="whatsapp", sent_at=inbound.at, status_at=inbound.at)
-            if message is None:
-                # The platform's retry of a message stored before: nothing of this transaction is kept.
-                existing = await message_queries.find_by_platform_id(tx, self.workspace_id, inbound.message_id)
-                raise _StoredBefore(existing["id"])
+            values = dict(
+                workspace_id=self.workspace_id, conversation_id=row["id"], platform_message_id=inbound.message_id,
+                direction="inbound", sender_type="customer", type=storable(inbound.type), text=storable(inbound.text),
+                status=delivery_status.RECEIVED, media_id=storable(inbound.media_id),
+                mime_type=storable(inbound.mime_type), filename=storable(inbound.filename), source="whatsapp",
+                sent_at=inbound.at, status_at=inbound.at)
             # A redelivery of something older than what the customer has said since (the platform retried
             # after a failure) is recorded and counted, but it neither becomes the last word nor wakes the bot.
             latest_word = row["last_customer_message_at"] is None or inbound.at >= row["last_customer_message_at"]
@@ -216,14 +213,20 @@ class Conversation(Actor):
             if row["snoozed"]:
                 changes.update(snoozed=False, snoozed_until=None)  # the customer writing ends any snooze
             if latest_word:
-                changes.update(last_customer_message_at=inbound.at, last_message_id=message["id"],
+                changes.update(last_customer_message_at=inbound.at, last_message_id=NEW_MESSAGE_ID,
                                last_activity_at=max(inbound.at, row["last_activity_at"]))
                 if row["waiting_since"] is None:
                     changes["waiting_since"] = inbound.at
                 if row["state"] != State.AI_ONLY.value and row["waiting_for_person_since"] is None:
                     changes.update(await chat.waiting_for_person(tx, inbound.at))
-            received = WebhookEvent(events.MESSAGE_RECEIVED, "customer", data.message_data(self.phone, message, {}))
-            await chat.commit(tx, changes, [received], now)
+            # The message, its chat's changes and its event in one statement; the event's id is the stored one's.
+            received = WebhookEvent(events.MESSAGE_RECEIVED, "customer",
+                                    data.message_data(self.phone, message_queries.as_inserted(values), {}))
+            message = await chat.commit_message(tx, values, changes, [received], now)
+            if message is None:
+                # The platform's retry of a message stored before: nothing of this transaction is kept.
+                existing = await message_queries.find_by_platform_id(tx, self.workspace_id, inbound.message_id)
+                raise _StoredBefore(existing["id"])
         if latest_word and states.bot_may_answer(chat.state) and self.deps.responder is not None:
             self._queue_bot_turn()
         return Recorded(message["id"])

@@ -78,14 +78,7 @@ async def update_conversation(tx: UnitOfWork, row: Record, changes: dict[str, An
     the outbox; and make the other writes `parts`: one statement, the unit of work's last, which commits it
     (`fetchrow_then_commit`). Raises VersionConflict otherwise (nothing written, nothing committed: every part
     is conditioned on the row's update)."""
-    unknown = set(changes) - _WRITABLE
-    if unknown:
-        raise ValueError(f"not writable: {sorted(unknown)}")
-    names = list(changes)
-    assignments = ", ".join(f"{name} = ${index}" for index, name in enumerate(names, start=4))
-    sql = (f"UPDATE conversations SET {assignments}{', ' if names else ''}version = version + 1, updated_at = $3"
-           " WHERE id = $1 AND version = $2 RETURNING *")
-    args = [row["id"], row["version"], at, *changes.values()]
+    sql, args = _chat_update(row, changes, at, "")
     ctes = []
     written = "EXISTS (SELECT 1 FROM chat)"
     for n, part in enumerate(parts):
@@ -102,6 +95,55 @@ async def update_conversation(tx: UnitOfWork, row: Record, changes: dict[str, An
     if updated is None:
         raise VersionConflict(f"conversation {row['id']} is no longer at version {row['version']}")
     return updated
+
+
+NEW_MESSAGE_ID = object()
+"""In the changes of `update_conversation_with_message`: the id of the message it stores."""
+
+
+async def update_conversation_with_message(tx: UnitOfWork, row: Record, changes: dict[str, Any], at: datetime,
+                                           message: Callable[[int], tuple[str, list]],
+                                           events: list[outbox.Event]) -> tuple[Record, Record] | None:
+    """Store a new message (`message(first)`: an INSERT ... RETURNING * whose parameters are numbered from
+    $`first`, and its arguments, doing nothing when the message is stored already), and with it write `changes` (NEW_MESSAGE_ID standing for its
+    id) if the row is still at the version `row` was read at, and queue `events` (an event whose data's "id" is
+    null gets the message's): one statement, the unit of work's last, which commits it. (The chat's new row, the
+    message), or None when the message was stored before (nothing written; the unit goes on uncommitted).
+    Raises VersionConflict when the row moved (nothing committed)."""
+    sql, args = _chat_update(row, changes, at, " AND EXISTS (SELECT 1 FROM stored)")
+    stored, message_args = message(len(args) + 1)
+    args += message_args
+    queue, queued_args = outbox.events_insert(row["workspace_id"], events, first=len(args) + 1,
+                                              when="EXISTS (SELECT 1 FROM chat)", message_id_from="stored")
+    args += queued_args
+    result = await tx.fetchrow_then_commit(
+        f"WITH stored AS ({stored}), chat AS ({sql}), queued AS ({queue})"
+        " SELECT (SELECT c::conversations FROM chat c) AS chat, (SELECT m::messages FROM stored m) AS message",
+        *args, commits=lambda answered: answered["chat"] is not None)
+    if result["chat"] is not None:
+        return result["chat"], result["message"]
+    if result["message"] is None:
+        return None
+    raise VersionConflict(f"conversation {row['id']} is no longer at version {row['version']}")
+
+
+def _chat_update(row: Record, changes: dict[str, Any], at: datetime, condition: str) -> tuple[str, list]:
+    """The version-checked UPDATE of the chat's row (parameters $1..$3, then one a change in order, but for
+    NEW_MESSAGE_ID: the stored message's id), and its arguments."""
+    unknown = set(changes) - _WRITABLE
+    if unknown:
+        raise ValueError(f"not writable: {sorted(unknown)}")
+    args = [row["id"], row["version"], at]
+    assignments = []
+    for name, value in changes.items():
+        if value is NEW_MESSAGE_ID:
+            assignments.append(f"{name} = (SELECT id FROM stored)")
+        else:
+            args.append(value)
+            assignments.append(f"{name} = ${len(args)}")
+    sql = (f"UPDATE conversations SET {', '.join([*assignments, 'version = version + 1'])}, updated_at = $3"
+           f" WHERE id = $1 AND version = $2{condition} RETURNING *")
+    return sql, args
 
 
 async def insert_assignment_event(tx: UnitOfWork, *, conversation_id: int, event: str, at: datetime,

@@ -22,16 +22,27 @@ PENDING = "pending"
 async def insert_message(tx: UnitOfWork, *, unless_stored: bool = False, **values) -> Record | None:
     """The new message. `unless_stored`: None instead when the workspace already has its platform id (a platform
     retry), found by the insert itself rather than a read before it."""
+    sql, args = message_insert(values, unless_stored=unless_stored)
+    return await tx.fetchrow(sql, *args)
+
+
+def message_insert(values: dict, *, unless_stored: bool, first: int = 1) -> tuple[str, list]:
+    """`insert_message`'s INSERT ... RETURNING *, as SQL whose parameters are numbered from $`first`, and its
+    arguments (a part of a larger statement: `conversations.update_conversation_with_message`)."""
     names = [name for name in _MESSAGE_COLUMNS if name in values]
     unknown = set(values) - set(_MESSAGE_COLUMNS)
     if unknown:
         raise ValueError(f"unknown message columns: {sorted(unknown)}")
-    placeholders = ", ".join(f"${i}" for i in range(1, len(names) + 1))
+    placeholders = ", ".join(f"${i}" for i in range(first, first + len(names)))
     skip = " ON CONFLICT (workspace_id, platform_message_id) DO NOTHING" if unless_stored else ""
-    return await tx.fetchrow(
-        f"INSERT INTO messages ({', '.join(names)}) VALUES ({placeholders}){skip} RETURNING *",
-        *(values[name] for name in names),
-    )
+    return (f"INSERT INTO messages ({', '.join(names)}) VALUES ({placeholders}){skip} RETURNING *",
+            [values[name] for name in names])
+
+
+def as_inserted(values: dict) -> dict:
+    """The row `message_insert` makes of `values` before the database gave it an id (None) and its defaults:
+    what an event built ahead of the statement may say of it."""
+    return {**{name: None for name in _MESSAGE_COLUMNS}, "id": None, **values}
 
 
 class PendingInsert(NamedTuple):

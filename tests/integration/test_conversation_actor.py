@@ -21,6 +21,7 @@ from inbox_actors.conversations.send_pacer import send_pacer_kind
 from inbox_actors.platform.payloads import InboundMessage, SendAccepted, SendRequest, StatusUpdate
 from inbox_actors.runtime import Actor, ActorCrashed, ActorKind, ActorSystem
 from inbox_actors.runtime.clock import WallClock
+from persistence.queries.conversations import NEW_MESSAGE_ID, VersionConflict
 from tests import builders
 from tests.faults import records_a_send_outcome
 
@@ -212,6 +213,49 @@ async def test_a_chat_change_that_rolls_back_leaves_the_chat_as_committed(db):
     assert (chat.row["unread_count"], chat.row["version"]) == (5, created["version"] + 3)
     assert await db.fetchval("SELECT version FROM conversations WHERE id = $1", created["id"]) == chat.row["version"]
 
+
+
+async def test_a_message_is_stored_with_its_chat_s_changes_and_event_in_one_statement_or_not_at_all(db):
+    """ChatState.commit_message: the event gets the stored message's id; a message stored before writes nothing;
+    a row that moved meanwhile keeps the message out too (the statement's parts stand or fall together)."""
+    workspace_id = await builders.workspace(db)
+    chat = ChatState(f"{workspace_id}:919800000021", db, WallClock())
+    await chat.load()
+    now = datetime.now(timezone.utc)
+    async with chat.transaction() as tx:
+        await chat.ensure_chat(tx, profile_name="", at=now, author="test")
+    created = chat.row
+
+    def message(platform_id: str) -> dict:
+        return dict(workspace_id=workspace_id, conversation_id=created["id"], platform_message_id=platform_id,
+                    direction="inbound", sender_type="customer", type="text", text="hi", status="received",
+                    source="whatsapp", sent_at=now, status_at=now)
+
+    def counted(n: int) -> dict:
+        return {"count_messages": n, "last_message_id": NEW_MESSAGE_ID}
+
+    async with chat.transaction() as tx:
+        stored = await chat.commit_message(tx, message("wamid.one"), counted(1),
+                                           [WebhookEvent("message_received", "customer", {"id": None})], now)
+    assert chat.row["last_message_id"] == stored["id"] and chat.row["version"] == created["version"] + 1
+    assert await db.fetchval("SELECT (data ->> 'id')::bigint FROM webhook_outbox WHERE workspace_id = $1 AND"
+                             " event = 'message_received'", workspace_id) == stored["id"]
+
+    with pytest.raises(LookupError, match="stored before"):
+        async with chat.transaction() as tx:
+            if await chat.commit_message(tx, message("wamid.one"), counted(2), [], now) is None:
+                raise LookupError("stored before")
+    assert chat.row["count_messages"] == 1
+
+    await db.execute("UPDATE conversations SET version = version + 1 WHERE id = $1", created["id"])
+    with pytest.raises(VersionConflict):
+        async with chat.transaction() as tx:
+            await chat.commit_message(tx, message("wamid.two"), counted(2),
+                                      [WebhookEvent("message_received", "customer", {"id": None})], now)
+    assert await db.fetchval("SELECT count(*) FROM messages WHERE workspace_id = $1", workspace_id) == 1
+    assert await db.fetchval("SELECT count(*) FROM webhook_outbox WHERE workspace_id = $1 AND"
+                             " event = 'message_received'", workspace_id) == 1
+    assert await db.fetchval("SELECT count_messages FROM conversations WHERE id = $1", created["id"]) == 1
 
 async def test_first_contact_appends_contact_created_before_the_message_in_one_transaction(db, chats):
     system, workspace_id, _ = chats
