@@ -23,6 +23,8 @@ near a full core would mean the figure is the client's.
    (pg_stat_statements: while the request was answered, and after it until the simulator had posted its
    statuses and 0.2 s more for batched writes), and messages handled per actor kind (/health/actors).
 
+The targets (issue of 2026-11-24, against this stack's floor) are by CPU: sends >= 0.12x, a new chat's CPU at most
+1/0.8 of an existing chat's, whoami >= 0.5x, one-message webhooks >= 0.2x, envelopes of 50 >= 0.4x a message.
 Exit status 0 when no request failed (targets missed are printed, not failures), 1 otherwise.
 """
 
@@ -58,7 +60,8 @@ from harness.send_rig import (
 )
 
 SCRIPTS = Path(__file__).resolve().parent
-TARGETS = {"sends": 0.25, "whoami": 0.6, "webhooks": 0.3, "envelopes": 1.0}
+# By CPU: the bare app's CPU a request over the service's (a message's, for envelopes), the figure of record.
+TARGETS = {"sends": 0.12, "whoami": 0.5, "webhooks": 0.2, "envelopes": 0.4}
 TARGET_P99_MS = 250.0
 TARGET_NEW_VS_EXISTING = 0.8
 ENVELOPE = 50
@@ -105,12 +108,12 @@ class Bench:
         self.figures[key] = figure
         unit = "messages/s" if per_request > 1 or key == "webhooks" else "requests/s"
         ratio = figure.rate / self.bare.rate
-        goal = f" (target >= {TARGETS[target]:g}x: {verdict(ratio >= TARGETS[target])})" if target else ""
+        by_cpu = self.bare.cpu_ms / max(figure.service_cpu, 1e-9)
         print(f"{title}, {args.clients} clients, {outcome.seconds:.1f} s: {figure.rate:,.1f} {unit} = {ratio:.3f}x bare"
-              f"{goal}; {outcome.requests:,} requests, errors {outcome.errors:,}; {outcome.latency_text()}", flush=True)
-        print(f"  by CPU: {self.bare.cpu_ms / max(figure.service_cpu, 1e-9):.3f}x bare (service "
-              f"{figure.service_cpu:.2f} ms a {'message' if per_request > 1 else 'request'}, bare app "
-              f"{self.bare.cpu_ms:.2f} ms a request)")
+              f"; {outcome.requests:,} requests, errors {outcome.errors:,}; {outcome.latency_text()}", flush=True)
+        goal = f" (target >= {TARGETS[target]:g}x: {verdict(by_cpu >= TARGETS[target])})" if target else ""
+        print(f"  by CPU: {by_cpu:.3f}x bare{goal} (service {figure.service_cpu:.2f} ms a "
+              f"{'message' if per_request > 1 else 'request'}, bare app {self.bare.cpu_ms:.2f} ms a request)")
         if outcome.errors:
             print(f"  errors: {outcome.problems()}")
         others = "".join(f"; {name} {value:.2f} s" for name, value in (("PostgreSQL", figure.postgres_cpu),
@@ -237,8 +240,7 @@ async def run(args: argparse.Namespace, server_url: str, postgres_pid: int | Non
             if "sends" in args.phases:
                 await bench.phase("sends", f"sends to {args.chats} existing chats", existing, target="sends")
             if "new_chats" in args.phases:
-                await bench.phase("new_chats", "sends to a new chat each", TemplateSends(host, key, NEW_PHONE_BASE),
-                                  target="sends")
+                await bench.phase("new_chats", "sends to a new chat each", TemplateSends(host, key, NEW_PHONE_BASE))
             if "whoami" in args.phases:
                 await bench.phase("whoami", "whoami", whoami, target="whoami")
             single = CustomerMessages(host, rig.platform.app_secret, rig.ws.phone_number_id, "one",
@@ -270,26 +272,31 @@ async def run(args: argparse.Namespace, server_url: str, postgres_pid: int | Non
 def summary(figures: dict[str, Figure], bare: Bare, args: argparse.Namespace) -> None:
     print(f"\nsummary: ratios to the bare app's {bare.rate:,.0f} requests/s (GET, {args.clients} clients, same run); "
           f"by CPU: its {bare.cpu_ms:.2f} ms a request over the service's CPU a request (or message)")
-    print(f"  {'':38} {'per s':>9} {'ratio':>7} {'target':>8}        {'by CPU':>7} {'p50 ms':>7} {'p99 ms':>7}"
+    print(f"  {'':38} {'per s':>9} {'ratio':>7} {'by CPU':>7} {'target':>11}        {'p50 ms':>7} {'p99 ms':>7}"
           f" {'errors':>6} {'CPU ms':>7}")
-    targets = {"sends": "sends", "new_chats": "sends", "whoami": "whoami", "webhooks": "webhooks",
-               "envelopes": "envelopes"}
+    existing = figures.get("sends")
     for key, figure in figures.items():
         ratio = figure.rate / bare.rate
-        goal = TARGETS[targets[key]]
-        print(f"  {figure.name:38} {figure.rate:9,.1f} {ratio:7.3f} {'>= ' + format(goal, 'g'):>8} "
-              f"{verdict(ratio >= goal):6} {bare.cpu_ms / max(figure.service_cpu, 1e-9):7.3f} "
-              f"{figure.outcome.percentile_ms(0.5):7.1f} {figure.outcome.percentile_ms(0.99):7.1f} "
-              f"{figure.outcome.errors:6,} {figure.service_cpu:7.2f}")
+        by_cpu = bare.cpu_ms / max(figure.service_cpu, 1e-9)
+        if key == "new_chats":
+            # Against sends to existing chats: a new chat costs its contact, its conversation and an activation.
+            goal, met = "of existing", None
+            if existing is not None:
+                share = existing.service_cpu / max(figure.service_cpu, 1e-9)
+                goal, met = f"{share:.2f} >= {TARGET_NEW_VS_EXISTING:g}", share >= TARGET_NEW_VS_EXISTING
+        else:
+            goal, met = f">= {TARGETS[key]:g}", by_cpu >= TARGETS[key]
+        print(f"  {figure.name:38} {figure.rate:9,.1f} {ratio:7.3f} {by_cpu:7.3f} {goal:>11} "
+              f"{'' if met is None else verdict(met):6} {figure.outcome.percentile_ms(0.5):7.1f} "
+              f"{figure.outcome.percentile_ms(0.99):7.1f} {figure.outcome.errors:6,} {figure.service_cpu:7.2f}")
     sends = [figures[key] for key in ("sends", "new_chats") if key in figures]
     for figure in sends:
         p99 = figure.outcome.percentile_ms(0.99)
         print(f"  {figure.name}: p99 {p99:.1f} ms (target < {TARGET_P99_MS:g} ms: {verdict(p99 < TARGET_P99_MS)})")
-    if len(sends) == 2 and sends[0].rate:
-        share = sends[1].rate / sends[0].rate
-        print(f"  new chats / existing chats: {share:.2f} (target >= {TARGET_NEW_VS_EXISTING:g}: "
+    if len(sends) == 2 and sends[1].service_cpu:
+        share = sends[0].service_cpu / sends[1].service_cpu
+        print(f"  new chats / existing chats, by CPU: {share:.2f} (target >= {TARGET_NEW_VS_EXISTING:g}: "
               f"{verdict(share >= TARGET_NEW_VS_EXISTING)})")
-
 
 PHASES = ("sends", "new_chats", "whoami", "webhooks", "envelopes")
 
