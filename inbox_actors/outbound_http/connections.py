@@ -62,6 +62,21 @@ class Answer:
     """The body when the caller kept it and it fit in `max_body`; None otherwise."""
 
 
+class TlsContext:
+    """The TLS context of https connections, made at the first one unless given."""
+
+    def __init__(self, context: ssl.SSLContext | None = None) -> None:
+        self._context = context
+
+    def for_scheme(self, scheme: str) -> ssl.SSLContext | None:
+        """The context for a connection of `scheme`; None for plain http."""
+        if scheme != "https":
+            return None
+        if self._context is None:
+            self._context = ssl.create_default_context()
+        return self._context
+
+
 async def open_connection(addresses: list[tuple[int, tuple]], *, tls: ssl.SSLContext | None,
                           server_hostname: str) -> Connection:
     """A connection to the first of `addresses` ((family, sockaddr), as getaddrinfo gives them) that accepts one,

@@ -25,7 +25,6 @@ as unreachable, never sent again (the send's record settles what the platform di
 from __future__ import annotations
 
 import logging
-import ssl
 from typing import Protocol, Self
 from urllib.parse import urlsplit
 
@@ -37,6 +36,7 @@ from inbox_actors.outbound_http.connections import (
     ClosedWithoutAnswer,
     Connection,
     IdleConnections,
+    TlsContext,
     exchange,
     open_connection,
 )
@@ -83,7 +83,7 @@ class CloudApiClient:
         self._timeout = timeout
         self._slots = trio.CapacityLimiter(max_concurrent)
         self._idle = IdleConnections(max_idle_per_host=max_concurrent)
-        self._tls: ssl.SSLContext | None = None
+        self._tls = TlsContext()
 
     async def __aenter__(self) -> Self:
         return self
@@ -147,12 +147,7 @@ class CloudApiClient:
     async def _connect(self) -> Connection:
         addresses = [(family, sockaddr) for family, _type, _proto, _name, sockaddr in
                      await trio.socket.getaddrinfo(self._host, self._port, type=trio.socket.SOCK_STREAM)]
-        tls = None
-        if self._scheme == "https":
-            if self._tls is None:
-                self._tls = ssl.create_default_context()
-            tls = self._tls
-        return await open_connection(addresses, tls=tls, server_hostname=self._host)
+        return await open_connection(addresses, tls=self._tls.for_scheme(self._scheme), server_hostname=self._host)
 
 
 def _describe(err: BaseException) -> str:

@@ -37,6 +37,7 @@ from inbox_actors.outbound_http.connections import (
     IdleConnections,
     PoolKey,
     StaleConnection,
+    TlsContext,
     exchange,
     open_connection,
 )
@@ -84,7 +85,7 @@ class WebhookTransport:
                  max_idle_seconds: float = DEFAULT_MAX_IDLE_SECONDS, metrics: ServiceMetrics | None = None) -> None:
         self.guard = guard
         self.metrics = metrics
-        self._ssl_context = ssl_context      # None: the default context, made at the first https connection
+        self._tls = TlsContext(ssl_context)      # None: the default context, made at the first https connection
         self._idle = IdleConnections(max_idle_per_host=max_idle_per_host, max_idle_seconds=max_idle_seconds)
 
     async def __aenter__(self) -> Self:
@@ -150,12 +151,8 @@ class WebhookTransport:
 
     async def _connect(self, endpoint: EndpointUrl) -> Connection:
         addresses = await self.guard.addresses_to_connect(endpoint)
-        tls = None
-        if endpoint.scheme == "https":
-            if self._ssl_context is None:
-                self._ssl_context = ssl.create_default_context()
-            tls = self._ssl_context
-        return await open_connection(addresses, tls=tls, server_hostname=endpoint.host)
+        return await open_connection(addresses, tls=self._tls.for_scheme(endpoint.scheme),
+                                     server_hostname=endpoint.host)
 
 
 def _request(endpoint: EndpointUrl, headers: Sequence[tuple[bytes, bytes]], body_length: int) -> h11.Request:

@@ -105,11 +105,11 @@ async def update_conversation_with_message(tx: UnitOfWork, row: Record, changes:
                                            message: Callable[[int], tuple[str, list]],
                                            events: list[outbox.Event]) -> tuple[Record, Record] | None:
     """Store a new message (`message(first)`: an INSERT ... RETURNING * whose parameters are numbered from
-    $`first`, and its arguments, doing nothing when the message is stored already), and with it write `changes` (NEW_MESSAGE_ID standing for its
-    id) if the row is still at the version `row` was read at, and queue `events` (an event whose data's "id" is
-    null gets the message's): one statement, the unit of work's last, which commits it. (The chat's new row, the
-    message), or None when the message was stored before (nothing written; the unit goes on uncommitted).
-    Raises VersionConflict when the row moved (nothing committed)."""
+    $`first`, and its arguments, doing nothing when the message is stored already), and with it write `changes`
+    (NEW_MESSAGE_ID standing for its id) if the row is still at the version `row` was read at, and queue `events`
+    (an event whose data's "id" is null gets the message's): one statement, the unit of work's last, which
+    commits it. (The chat's new row, the message), or None when the message was stored before (nothing written;
+    the unit goes on uncommitted). Raises VersionConflict when the row moved (nothing committed)."""
     sql, args = _chat_update(row, changes, at, " AND EXISTS (SELECT 1 FROM stored)")
     stored, message_args = message(len(args) + 1)
     args += message_args
