@@ -145,3 +145,13 @@ async def test_a_blocks_last_write_commits_it_in_the_same_crossing_and_only_when
                 raise LookupError("no such row")
     assert await db.fetchval("SELECT count(*) FROM final_probe") == 2
     assert db.pool_statistics().in_use == 0
+
+
+async def test_several_reads_on_one_connection_answer_each_its_first_row(db):
+    """`fetchrow_each`, how a chat's activation reads its workspace and its row in one crossing."""
+    rows = await db.fetchrow_each([("SELECT $1::int AS a", (1,)), ("SELECT 2 AS b WHERE false", ())])
+    assert rows[0]["a"] == 1 and rows[1] is None
+    planned = db.fail_next(lambda sql: "WHERE false" in sql)
+    with pytest.raises(DatabaseUnavailable):
+        await db.fetchrow_each([("SELECT 1", ()), ("SELECT 2 WHERE false", ())])
+    assert planned.raised == 1 and db.pool_statistics().in_use == 0
