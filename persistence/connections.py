@@ -68,11 +68,12 @@ class ConnectionPool:
         if self._closed:
             raise asyncpg.InterfaceError("the connection pool is closed")
         await self._slots.acquire()
+        connection = None
         try:
             connection = self._idle.pop() if self._idle else await _connect(self._url)
-        except BaseException:
-            self._slots.release()
-            raise
+        finally:
+            if connection is None:      # connecting failed or was cancelled: the slot is free again
+                self._slots.release()
         self._lent.add(connection)
         return connection
 

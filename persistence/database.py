@@ -173,10 +173,9 @@ class UnitOfWork(_Queries):
             if not self.begun and method.commits is None:
                 self.begun = self.committed = True   # nothing to end: the statement committed itself
                 return await aio_as_trio(self._connection.fetchrow)(sql, *args)
-            row = await aio_as_trio(_fetchrow_then_commit)(self._connection, sql, args, not self.begun,
-                                                           method.commits or _answered)
+            row, self.committed = await aio_as_trio(_fetchrow_then_commit)(self._connection, sql, args,
+                                                                           not self.begun, method.commits)
             self.begun = True
-            self.committed = row is not None and (method.commits or _answered)(row)
             return row
         if self.begun:
             return await aio_as_trio(method)(self._connection, sql, *args)
@@ -193,10 +192,6 @@ class _Final:
         self.commits = commits
 
 
-def _answered(row: Record) -> bool:
-    return True
-
-
 async def _begin_with(connection: asyncpg.Connection, method: Callable[..., Any], sql: str,
                       args: tuple[Any, ...]) -> Any:
     """(asyncio side) BEGIN, then a transaction's first statement."""
@@ -211,15 +206,16 @@ async def _fetchrow_each(connection: asyncpg.Connection,
 
 
 async def _fetchrow_then_commit(connection: asyncpg.Connection, sql: str, args: tuple[Any, ...], begin: bool,
-                                commits: Callable[[Record], bool]) -> Record | None:
+                                commits: Callable[[Record], bool] | None) -> tuple[Record | None, bool]:
     """(asyncio side) A transaction's last statement (after BEGIN, when `begin`), then COMMIT if it answered a
-    row that `commits` accepts."""
+    row (that `commits` accepts, when given); the row, and whether it committed."""
     if begin:
         await connection.execute("BEGIN")
     row = await connection.fetchrow(sql, *args)
-    if row is not None and commits(row):
+    committed = row is not None and (commits is None or commits(row))
+    if committed:
         await connection.execute("COMMIT")
-    return row
+    return row, committed
 
 
 class Database(_Queries):

@@ -123,10 +123,9 @@ class ChatState:
                 try:
                     yield tx
                     await self._flush(tx, ())  # events of a block that ended without commit()
-                except BaseException:
-                    if tx.committed:
+                finally:
+                    if tx.committed:   # by commit(): it stands even if the block failed after it
                         self._adopt_written()
-                    raise
             self._adopt_written()
         finally:
             self._open = self._written = None
@@ -136,7 +135,7 @@ class ChatState:
         """The unit of work committed: the row it wrote is the chat's (and a new SLA deadline is told)."""
         if self._written is None:
             return
-        before, self._row = self._row, self._written
+        before, self._row, self._written = self._row, self._written, None
         deadline = self._row["sla_deadline_at"]
         if deadline is not None and self._on_new_deadline is not None \
                 and (before is None or before["sla_deadline_at"] != deadline):
