@@ -1,7 +1,8 @@
 """The operator page (`GET /ops`) in a real browser: Debian's Chromium driven by Playwright, against
 `inbox-actors serve --demo` in a process of its own while simulated customers chat with it.
 
-Which browser, and when a browser test may skip: `tests/browser.py`.
+Which browser, and when a browser test may skip: `tests/browser.py`. Each state of the page the tests reach is
+also checked with axe-core (`tests/axe.py`): no serious or critical accessibility violation.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 import trio
 from playwright.sync_api import Page, expect, sync_playwright
 
+from tests.axe import assert_accessible
 from tests.browser import in_browser_thread
 from tests.e2e.conftest import bearer, with_settings
 from tests.e2e.test_serve_process import start_serve, stop
@@ -128,6 +130,7 @@ def _browse_under_load(chromium: str, url: str, folder: Path) -> None:
             # Paused first, so the table stops reordering under the click; the row is found by what it names.
             page.click("#pause")
             expect(page.locator("#pause")).to_have_text("Resume")
+            assert_accessible(page, "/ops with its tables filled")
             first = page.locator("#busiest tbody tr").first
             kind, key = first.get_attribute("data-kind"), first.get_attribute("data-key")
             page.locator(f"#busiest tbody tr[data-kind='{kind}'][data-key='{key}']").click()
@@ -143,8 +146,13 @@ def _browse_under_load(chromium: str, url: str, folder: Path) -> None:
             expect(detail.locator("dd[data-field=status]")).to_have_text(stats["status"])
             expect(detail.locator("dd[data-field=mailbox_capacity]")).to_have_text(f"{stats['mailbox_capacity']:,}")
             page.screenshot(path=str(folder / "ops-desktop-actor.png"))
+            assert_accessible(page, "/ops with an actor's statistics open")
+            # ops.css has a palette of its own for a dark color scheme: its contrasts are checked too.
+            page.emulate_media(color_scheme="dark")
+            assert_accessible(page, "/ops in the dark color scheme, an actor's statistics open")
             page.keyboard.press("Escape")
             expect(detail).to_be_hidden()
+            assert_accessible(page, "/ops in the dark color scheme")
             assert errors == []
             page.close()
 
@@ -165,6 +173,11 @@ def _browse_under_load(chromium: str, url: str, folder: Path) -> None:
             expect(phone.locator("#detail dd[data-field=kind]")).to_be_visible()
             _no_page_overflow(phone)
             phone.screenshot(path=str(folder / "ops-phone-actor.png"))
+            # Paused, so axe-core reads tables that are not being redrawn under it.
+            phone.locator("#detail-close").click()
+            phone.click("#pause")
+            expect(phone.locator("#pause")).to_have_text("Resume")
+            assert_accessible(phone, "/ops on a phone")
         finally:
             browser.close()
 
@@ -200,10 +213,12 @@ def _sign_in(chromium: str, url: str, folder: Path) -> None:
             form = page.locator("#sign-in")
             expect(form).to_be_visible()
             expect(page.locator("#board")).to_be_hidden()
+            assert_accessible(page, "/ops asking for the token")
 
             page.fill("#token", "not-the-token")
             page.click("#sign-in button[type=submit]")
             expect(page.locator("#sign-in-error")).to_have_text("That token was refused.")
+            assert_accessible(page, "/ops with the token refused")
 
             page.fill("#token", TOKEN)
             page.click("#sign-in button[type=submit]")
