@@ -35,6 +35,7 @@ from inbox_http.routes import (
     whatsapp_webhook,
 )
 from inbox_http.services import Services
+from inbox_http.web import install_web_app
 
 # No body the API takes comes near this; larger requests are refused before they are read.
 MAX_BODY_BYTES = 1 * 1024 * 1024
@@ -59,6 +60,7 @@ def create_app(services: Services | None) -> QuartTrio:
         app.register_blueprint(module.blueprint)
     for blueprint in connectors.blueprints:  # /api/zapier and /api/make: the same handlers
         app.register_blueprint(blueprint)
+    install_web_app(app)
     install_route_label(app)
     install_error_handlers(app)
     install_guard(app)

@@ -45,13 +45,16 @@ DOCUMENTED = frozenset({
 # The spec names `/api/<connector>/*` (any method) in the core API without shapes; ours are kept as published.
 DOCUMENTED_PREFIXES = ("/api/zapier/", "/api/make/")
 
+# The agent inbox's pages are no part of the API: a browser's, answered in HTML (docs/inbox-app.md).
+WEB_APP_PATHS = ("/app/", "/app")
+
 _CONVERTER = re.compile(r"<(?:[a-z]+:)?([a-z_]+)>")
 
 
 def route_table(app: Quart) -> list[dict[str, object]]:
     rows = []
     for rule in app.url_map.iter_rules():
-        if rule.endpoint == "static":
+        if rule.endpoint == "static" or rule.rule.startswith(WEB_APP_PATHS):
             continue
         view = app.view_functions[rule.endpoint]
         policy = getattr(view, "route_policy", None)

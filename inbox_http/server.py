@@ -122,13 +122,13 @@ async def serve_app(
         await nursery.start(state.actors.run)
         await start_standing_actors(state.actors, state.actor_deps)
         # After the actors run: on connecting it wakes every workspace with events a crash left pending.
-        await nursery.start(OutboxListener(state.db, state.actors).keep_listening)
+        await nursery.start(OutboxListener(state.db, state.actors, on_outbox=state.live.ring).keep_listening)
         simulator_scope = trio.CancelScope()
         simulator = await _connect_platform(nursery, state, simulator_scope)
 
         async def stop_serving() -> None:
             await shutdown_trigger()
-            state.lifecycle.draining = True   # readiness first: the load balancer stops sending new traffic
+            state.lifecycle.begin_draining()   # readiness first: the load balancer stops sending new traffic
             log.info("draining: /health/ready answers 503; serving %g s more, then finishing the %d requests under "
                      "way", settings.drain_seconds, counted.active)
             if settings.drain_seconds > 0:
@@ -149,7 +149,7 @@ async def serve_app(
                 task_status.started(binds[0])
         finally:
             # Hypercorn has returned, so no request can find the actors gone.
-            state.lifecycle.draining = True
+            state.lifecycle.begin_draining()
             log.info("drained HTTP: %d requests answered while draining, %d taken and left unanswered, %d refused "
                      "503 once HTTP stopped; stopping the actors", counted.answered_draining, counted.unanswered,
                      counted.refused_stopping)
@@ -213,14 +213,15 @@ async def run_service(
                 with GcPauses(app.extensions["inbox"].metrics):
                     url = await nursery.start(partial(serve_app, app, shutdown_trigger=stop.wait))
                     if on_ready is not None:
-                        ready: dict = {"status": "ready", "url": url,
+                        ready: dict = {"status": "ready", "url": url, "inbox": f"{url}/app/inbox",
                                        "database": "external" if settings.database_url else "embedded",
                                        "platform": app.extensions["inbox"].platform.api_url,
                                        "simulator": settings.uses_simulator}
                         if demo_access is not None:
                             ready["demo"] = {"workspace_id": demo_access.workspace_id,
                                              "phone_number_id": demo_access.phone_number_id,
-                                             "user_id": demo_access.user_id, "key": demo_access.key}
+                                             "user_id": demo_access.user_id, "key": demo_access.key,
+                                             "email": demo_access.email, "password": demo_access.password}
                         on_ready(ready)
                     await stop.wait()
                     log.info("shutting down: finishing requests, then draining actors")

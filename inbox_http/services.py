@@ -8,11 +8,13 @@ import time
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import trio
 from quart import current_app
 
 from inbox_actors.access.credentials import CredentialCache
 from inbox_actors.actions.deps import ActionDeps
 from inbox_actors.actor_kinds import ServiceDeps
+from inbox_actors.live.wakeups import WorkspaceWakeups
 from inbox_actors.monitoring.metrics import ServiceMetrics
 from inbox_actors.platform.link import PlatformLink
 from inbox_actors.runtime import ActorSystem
@@ -28,8 +30,14 @@ class Lifecycle:
     """Where the service is in its life, for GET /health/ready: set draining on SIGTERM, before anything stops."""
 
     draining: bool = False
+    drain_began: trio.Event = field(default_factory=trio.Event)
+    """Set with `draining`: what ends the open live streams (`begin_draining`)."""
     started_at: float = field(default_factory=time.monotonic)
     """time.monotonic() when the services were built: the uptime GET /health/live shows."""
+
+    def begin_draining(self) -> None:
+        self.draining = True
+        self.drain_began.set()
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,7 @@ class Services:
     actor_deps: ServiceDeps
     metrics: ServiceMetrics = field(default_factory=ServiceMetrics)
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
+    live: WorkspaceWakeups = field(default_factory=WorkspaceWakeups)
 
     @cached_property
     def action_deps(self) -> ActionDeps:

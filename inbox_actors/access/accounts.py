@@ -11,12 +11,15 @@ from datetime import datetime, timedelta, timezone
 
 import msgspec
 
+from inbox_actors.access import passwords
 from inbox_actors.access.key_ring import IssuedKey, issue_key
+from inbox_actors.access.sign_in import member_for_password
 from inbox_actors.domain import key_rules, team_audit
 from inbox_actors.domain import scopes as scope_rules
 from inbox_actors.domain.plans import Plan
 from persistence.database import Database
 from persistence.queries import sessions as session_queries
+from persistence.queries import sign_in as sign_in_queries
 from persistence.queries import team_audit as audit_queries
 from persistence.queries import workspaces as workspace_queries
 
@@ -107,6 +110,23 @@ async def set_member_status(db: Database, *, member_id: int, status: str) -> Non
             raise AccountError(f"no member {member_id}")
         if status == "removed":
             await session_queries.revoke_member_sessions(tx, member_id, datetime.now(timezone.utc))
+
+
+async def set_member_password(db: Database, *, member_id: int, password: str, now: datetime | None = None) -> None:
+    """Set a member's password as the operator, who gives it to them some other way (a sign-in link is the usual
+    way). Like a password set through a link, it ends the member's sessions: a password is often replaced because
+    the old one may be known to someone else."""
+    refused = passwords.check_new_password(password)
+    if refused is not None:
+        raise AccountError(refused)
+    now = now or datetime.now(timezone.utc)
+    password_hash = await passwords.hash_in_thread(password)
+    async with db.transaction() as tx:
+        member = await member_for_password(tx, member_id)
+        if isinstance(member, str):
+            raise AccountError(member)
+        await sign_in_queries.set_password_hash(tx, member_id, password_hash, now)
+        await session_queries.revoke_member_sessions(tx, member_id, now)
 
 
 async def create_key(

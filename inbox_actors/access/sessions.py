@@ -1,7 +1,8 @@
 """Members' dashboard sessions: the web app's credential, which key management accepts besides admin keys.
 
 A token is `session_` followed by 43 URL-safe characters (256 random bits); only its SHA-256 is stored.
-The operator issues one with `inbox-actors session create`.
+A member gets one by signing in (`sign_in.py`, `invites.py`); the operator issues one with `inbox-actors session
+create`.
 """
 
 from __future__ import annotations

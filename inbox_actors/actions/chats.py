@@ -63,7 +63,7 @@ async def chat(deps: ActionDeps, caller: Caller, raw_phone: str) -> Conversation
     phone = phone_or_none(raw_phone)
     found = None if phone is None else await find_detail(deps.db, caller.workspace_id, phone, deps.clock.now(),
                                                          caller.only_assigned_to)
-    return _no_such_chat() if found is None else found
+    return no_such_chat() if found is None else found
 
 
 async def send(deps: ActionDeps, caller: Caller, raw_phone: str, request: SendRequest,
@@ -89,7 +89,7 @@ async def reply(deps: ActionDeps, caller: Caller, raw_phone: str, request: SendR
         return refused
     phone = phone_or_none(raw_phone)
     if phone is None:
-        return _no_such_chat()
+        return no_such_chat()
     outcome = await conversation.ask_conversation(deps.actors, caller.workspace_id, phone, conversation.Send(
         request=request, sender_type="agent", author=caller.author, actor_id=caller.member_id,
         only_assigned_to=caller.only_assigned_to))
@@ -106,7 +106,7 @@ async def reply(deps: ActionDeps, caller: Caller, raw_phone: str, request: SendR
                              "errorSubcode": failure.subcode, "errorDetails": failure.details})
     detail = await find_detail(deps.db, caller.workspace_id, phone, deps.clock.now(), None)
     if detail is None:
-        return _no_such_chat()
+        return no_such_chat()
     return ReplySent(messageId=outcome.platform_message_id or "", channel=outcome.channel, conversation=detail)
 
 
@@ -143,14 +143,14 @@ async def add_note(deps: ActionDeps, caller: Caller, raw_phone: str, text: str) 
         return Refused(Reason.INVALID, "text may not contain control characters.", 400, "invalid_text")
     phone = phone_or_none(raw_phone)
     if phone is None:
-        return _no_such_chat()
+        return no_such_chat()
     reply = await conversation.ask_conversation(deps.actors, caller.workspace_id, phone, conversation.AddNote(
         member_id=caller.member_id, author=caller.author, text=text, only_assigned_to=caller.only_assigned_to))
     if (refused := _refusal(reply)) is not None:
         return refused
     assert isinstance(reply, conversation.NoteAdded)
     note = await one_message(deps.db, caller.workspace_id, phone, reply.message_id)
-    return _no_such_chat() if note is None else note
+    return no_such_chat() if note is None else note
 
 
 async def label(deps: ActionDeps, caller: Caller, raw_phone: str, name: str,
@@ -189,21 +189,21 @@ async def mark_read(deps: ActionDeps, caller: Caller, raw_phone: str) -> Convers
 async def _act(deps: ActionDeps, caller: Caller, raw_phone: str, message: object) -> ConversationDetail | Refused:
     phone = phone_or_none(raw_phone)
     if phone is None:
-        return _no_such_chat()
+        return no_such_chat()
     reply = await conversation.ask_conversation(deps.actors, caller.workspace_id, phone, message)
     if (refused := _refusal(reply)) is not None:
         return refused
     detail = await find_detail(deps.db, caller.workspace_id, phone, deps.clock.now(), None)
-    return _no_such_chat() if detail is None else detail
+    return no_such_chat() if detail is None else detail
 
 
 def _refusal(reply: object) -> Refused | None:
     if isinstance(reply, conversation.NotVisible):
-        return _no_such_chat()
+        return no_such_chat()
     if isinstance(reply, conversation.Refused):
         return Refused(reason_of_status(reply.status), reply.message, reply.status, reply.code, state=reply.state)
     return None
 
 
-def _no_such_chat() -> Refused:
+def no_such_chat() -> Refused:
     return Refused(Reason.NOT_FOUND, NO_SUCH_CHAT, 404, "not_found")

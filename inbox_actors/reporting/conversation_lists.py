@@ -65,12 +65,20 @@ class UnreadSummary(msgspec.Struct, frozen=True):
 Args = Mapping[str, str | None]
 
 
+class Scope(msgspec.Struct, frozen=True):
+    """Narrowing a list beyond its query parameters (the agent inbox's views): resolved chats or the others;
+    chats nobody holds or held ones. None: either."""
+
+    resolved: bool | None = None
+    unassigned: bool | None = None
+
+
 def conversation_from_row(row: Record, now: datetime) -> Conversation:
     return Conversation(**conversation_fields(row, now, row["window_unread"]))
 
 
 def _filters(args: Args, workspace_id: int, span: Window, now: datetime,
-             only_assigned_to: int | None) -> ChatFilters:
+             only_assigned_to: int | None, scope: Scope | None = None) -> ChatFilters:
     return ChatFilters(
         workspace_id=workspace_id, start=span.start, end=span.end, now=now,
         unread=parameters.boolean(args.get("unread"), "unread"),
@@ -82,11 +90,14 @@ def _filters(args: Args, workspace_id: int, span: Window, now: datetime,
         label=parameters.search(args.get("label"), "label"),
         snoozed=parameters.boolean(args.get("snoozed"), "snoozed"),
         only_assigned_to=only_assigned_to,
+        resolved=scope.resolved if scope else None,
+        unassigned=scope.unassigned if scope else None,
     )
 
 
 async def conversations(db: Database, workspace_id: int, args: Args, now: datetime,
-                        only_assigned_to: int | None) -> ConversationPage:
+                        only_assigned_to: int | None, scope: Scope | None = None) -> ConversationPage:
+    """The conversation list; `scope`: the agent inbox's narrowing of it, which no query parameter reaches."""
     sort = parameters.choice(args.get("sort"), "sort", SORTS, default="last_activity")
     limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
     kind = f"conversations:{sort}"
@@ -94,7 +105,7 @@ async def conversations(db: Database, workspace_id: int, args: Args, now: dateti
     sort_type = datetime if sort == "last_activity" else (datetime, None)
     position = cursors.decode(args, kind, datetime, datetime, int, sort_type, int)
     span = Window(position[0], position[1]) if position else window(args, now, CHAT_LISTS)
-    filters = _filters(args, workspace_id, span, now, only_assigned_to)
+    filters = _filters(args, workspace_id, span, now, only_assigned_to, scope)
     after = (position[3], position[4]) if position else None
     if sort == "last_activity":
         rows = await queries.by_last_activity(db, filters, position[2] if position else None, after, limit + 1)

@@ -13,6 +13,7 @@ nobody listened.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import trio
 
@@ -30,9 +31,11 @@ _RECONNECT_MAX_DELAY = 30.0
 
 
 class OutboxListener:
-    def __init__(self, db: Database, actors: ActorSystem) -> None:
+    def __init__(self, db: Database, actors: ActorSystem, on_outbox: Callable[[int], None] | None = None) -> None:
         self._db = db
         self._actors = actors
+        # Also told of each workspace whose outbox grew: the live pages' doorbell (live/wakeups.py).
+        self._on_outbox_grew = on_outbox
         # Workspaces heard from and not yet woken (True: their settings or plan changed); a dict, so a storm of
         # commits costs one wake each.
         self._heard: dict[int, bool] = {}
@@ -62,18 +65,21 @@ class OutboxListener:
                 delay = min(2 * delay, _RECONNECT_MAX_DELAY)
 
     def _on_outbox(self, payload: str) -> None:
-        self._hear_payload(CHANNEL, payload, settings_changed=False)
+        workspace_id = self._hear_payload(CHANNEL, payload, settings_changed=False)
+        if workspace_id is not None and self._on_outbox_grew is not None:
+            self._on_outbox_grew(workspace_id)
 
     def _on_access(self, payload: str) -> None:
         self._hear_payload(ACCESS_CHANGED_CHANNEL, payload, settings_changed=True)
 
-    def _hear_payload(self, channel: str, payload: str, *, settings_changed: bool) -> None:
+    def _hear_payload(self, channel: str, payload: str, *, settings_changed: bool) -> int | None:
         try:
             workspace_id = int(payload)
         except ValueError:
             log.warning("unexpected %s payload %r", channel, payload)
-            return
+            return None
         self._hear(workspace_id, settings_changed=settings_changed)
+        return workspace_id
 
     def _hear(self, workspace_id: int, *, settings_changed: bool) -> None:
         self._heard[workspace_id] = self._heard.get(workspace_id, False) or settings_changed

@@ -33,3 +33,11 @@ async def revoke_member_sessions(tx: UnitOfWork, member_id: int, at: datetime) -
         "UPDATE member_sessions SET revoked_at = $2 WHERE member_id = $1 AND revoked_at IS NULL", member_id, at
     )
     return int(status.split()[-1])
+
+
+async def revoke_session(q: Database | UnitOfWork, token_hash: bytes, at: datetime) -> bool:
+    """Sign one session out; False when it was unknown or already signed out."""
+    status = await q.execute(
+        "UPDATE member_sessions SET revoked_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL", token_hash, at
+    )
+    return status.split()[-1] != "0"

@@ -11,9 +11,10 @@ import trio
 from inbox_actors.domain.api_keys import hash_key
 
 
-async def cli(database_url: str, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "DATABASE_URL": database_url}
-    return await trio.run_process([sys.executable, "-m", "inbox_http.cli", *args], env=env,
+async def cli(database_url: str, *args: str, stdin: bytes = b"",
+              env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    environment = {**os.environ, "DATABASE_URL": database_url, **(env or {})}
+    return await trio.run_process([sys.executable, "-m", "inbox_http.cli", *args], env=environment, stdin=stdin,
                                   capture_stdout=True, capture_stderr=True, check=False)
 
 

@@ -61,6 +61,11 @@ LEFT JOIN messages m ON m.id = c.last_message_id
 """
 
 
+# A chat a person resolved (back with the bot) whose customer has not written since.
+RESOLVED = ("(c.resolved_at IS NOT NULL AND c.state = 'AI_ONLY'"
+            " AND coalesce(c.last_customer_message_at <= c.resolved_at, true))")
+
+
 @dataclass(frozen=True)
 class ChatFilters:
     workspace_id: int
@@ -76,6 +81,8 @@ class ChatFilters:
     label: str | None = None
     snoozed: bool | None = None
     only_assigned_to: int | None = None
+    resolved: bool | None = None
+    unassigned: bool | None = None
 
 
 def _filter(q: Statement, f: ChatFilters) -> None:
@@ -93,6 +100,10 @@ def _filter(q: Statement, f: ChatFilters) -> None:
         q.where(f"EXISTS (SELECT 1 FROM unnest(c.labels) AS l(name) WHERE lower(l.name) = lower({q.arg(f.label)}))")
     if f.assigned_to is not None:
         q.where(f"c.assigned_to = {q.arg(f.assigned_to)}")
+    if f.unassigned is not None:
+        q.where("c.assigned_to IS NULL" if f.unassigned else "c.assigned_to IS NOT NULL")
+    if f.resolved is not None:
+        q.where(RESOLVED if f.resolved else f"NOT {RESOLVED}")
     if f.only_assigned_to is not None:
         q.where(f"c.assigned_to = {q.arg(f.only_assigned_to)}")
     if f.sla_breached is not None:

@@ -1,0 +1,93 @@
+"""One chat as a person works it: the chat, its latest messages with their delivery ticks, the customer's 24-hour
+window, and what the caller may do in it (the templates to send when the window is closed, the members a chat can
+be transferred to). Opening it is a person looking: the view is recorded and its unread messages count as read, as
+the inbox's `open` action does."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+from inbox_actors.actions import chats, permissions
+from inbox_actors.actions.caller import Caller
+from inbox_actors.actions.deps import ActionDeps
+from inbox_actors.actions.outcomes import Refused
+from inbox_actors.conversations.sending import CUSTOMER_WINDOW
+from inbox_actors.domain.member_ref import MemberRef
+from inbox_actors.domain.phones import phone_or_none
+from inbox_actors.platform import templates
+from inbox_actors.platform.templates import Template
+from inbox_actors.reporting import thread
+from inbox_actors.reporting.chat_lookup import ChatNotFound, find_chat
+from inbox_actors.reporting.conversation_detail import ConversationDetail, find_detail
+from inbox_actors.reporting.thread import Message
+from inbox_actors.team import roster
+
+THREAD_SIZE = 100
+
+
+class Abilities(msgspec.Struct, frozen=True):
+    """What the page may offer: never an action the caller's permissions refuse."""
+
+    act: bool
+    """Claim, release, transfer, resolve, reply, mark read (the inbox permission)."""
+    transfer_to_others: bool
+    """Seeing the members a chat can go to (the team overview's permissions)."""
+
+
+class ChatView(msgspec.Struct, frozen=True):
+    chat: ConversationDetail
+    messages: list[Message]
+    """The newest THREAD_SIZE messages, oldest first, outbound ones with their receipts."""
+    earlier_messages: bool
+    window_open: bool
+    window_closes_at: datetime | None
+    templates: list[Template]
+    """Approved templates, offered when the window is closed."""
+    members: list[MemberRef]
+    """Active members other than the caller, to transfer to."""
+    abilities: Abilities
+
+
+async def open_chat_view(deps: ActionDeps, caller: Caller, raw_phone: str) -> ChatView | Refused:
+    """The chat for this caller; a caller who may act on it has opened it (a view, unread cleared)."""
+    if not caller.may(permissions.CHAT_CONTENT, "GET"):
+        return chats.no_such_chat()
+    act = caller.may(permissions.CHAT_ACTIONS, "POST")
+    if act:
+        opened = await chats.open_chat(deps, caller, raw_phone)
+        if isinstance(opened, Refused):
+            return opened
+    return await chat_view(deps, caller, raw_phone, act=act)
+
+
+async def chat_view(deps: ActionDeps, caller: Caller, raw_phone: str, *, act: bool | None = None) -> ChatView | Refused:
+    """The chat as it is now, without recording a view (a live refresh of an open page)."""
+    phone = phone_or_none(raw_phone)
+    now = deps.clock.now()
+    chat = None if phone is None else await find_detail(deps.db, caller.workspace_id, phone, now,
+                                                        caller.only_assigned_to)
+    if chat is None or not caller.may(permissions.CHAT_CONTENT, "GET"):
+        return chats.no_such_chat()
+    try:
+        _, ref = await find_chat(deps.db, caller.workspace_id, phone, caller.only_assigned_to)
+        page = await thread.messages(deps.db, caller.workspace_id, phone,
+                                     {"order": "desc", "limit": str(THREAD_SIZE), "expand": "receipts"},
+                                     caller.only_assigned_to)
+    except ChatNotFound:
+        return chats.no_such_chat()
+    last_customer = ref["last_customer_message_at"]
+    closes_at = last_customer + CUSTOMER_WINDOW if last_customer is not None else None
+    window_open = closes_at is not None and now <= closes_at
+    act = caller.may(permissions.CHAT_ACTIONS, "POST") if act is None else act
+    transfer = act and caller.may(permissions.TEAM_OVERVIEW, "GET")
+    offered = [] if window_open or not act else await templates.workspace_templates(
+        deps.db, caller.workspace_id, status_name="APPROVED")
+    members = [] if not transfer else [
+        MemberRef(member.user_id, member.name)
+        for member in (await roster.roster(deps.db, caller.workspace_id, {"status": "active"}, now)).data
+        if member.user_id != caller.member_id]
+    return ChatView(chat=chat, messages=list(reversed(page.data)), earlier_messages=page.next_cursor is not None,
+                    window_open=window_open, window_closes_at=closes_at, templates=offered, members=members,
+                    abilities=Abilities(act=act, transfer_to_others=transfer))

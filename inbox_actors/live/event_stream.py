@@ -1,0 +1,72 @@
+"""A caller's view of the workspace's event stream: the chat events a person's screen reacts to, from a position on.
+
+A screen is told which chat changed and how (the event's name and the chat's phone), never the change itself: it
+reads the chat again through the same reads and permissions as any page. An outbox id is given when the row is
+written, but transactions commit in their own order, so an event with a lower id can appear after one with a
+higher id was read; each read therefore looks back OVERLAP ids and leaves out the ones this stream already
+passed on (the screen ignores an id it has seen too, so a reconnect's overlap is harmless).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import msgspec
+
+from inbox_actors.actions.caller import Caller
+from inbox_actors.domain import events
+from persistence.database import Database
+from persistence.queries.live_events import chat_events_after, newest_event_id
+
+CHAT_EVENTS = [events.MESSAGE_RECEIVED, events.MESSAGE_SENT, events.MESSAGE_STATUS, events.HANDOFF,
+               events.CONVERSATION_ASSIGNED, events.CONVERSATION_RESOLVED, events.CONVERSATION_SEEN]
+OVERLAP = 500
+READ_LIMIT = 200
+_REMEMBERED = 4 * OVERLAP
+
+
+class LiveEvent(msgspec.Struct, frozen=True):
+    id: int
+    event: str
+    phone: str | None
+
+
+class EventStream:
+    """One screen's walk along the stream; `position` is the Last-Event-ID to resume from (None: from now)."""
+
+    def __init__(self, db: Database, caller: Caller, position: int | None) -> None:
+        self._db = db
+        self._caller = caller
+        self._position = position
+        self._passed: deque[int] = deque(maxlen=_REMEMBERED)
+        self._passed_set: set[int] = set()
+
+    async def start(self) -> int:
+        """Where the walk stands (reading the stream's end when it starts from now)."""
+        if self._position is None:
+            self._position = await newest_event_id(self._db)
+        return self._position
+
+    async def read(self) -> list[LiveEvent]:
+        """The events not passed on yet, oldest first. On the first read, the looked-back ones at or before the
+        starting position are taken as already known to the screen: remembered, not passed on."""
+        position = await self.start()
+        first = not self._passed
+        rows = await chat_events_after(self._db, self._caller.workspace_id, max(0, position - OVERLAP), CHAT_EVENTS,
+                                       self._caller.only_assigned_to, READ_LIMIT + OVERLAP)
+        fresh: list[LiveEvent] = []
+        for row in rows:
+            if row["id"] in self._passed_set:
+                continue
+            self._remember(row["id"])
+            if not first or row["id"] > position:
+                fresh.append(LiveEvent(row["id"], row["event"], row["phone"]))
+        if rows:
+            self._position = max(position, rows[-1]["id"])
+        return fresh
+
+    def _remember(self, event_id: int) -> None:
+        if len(self._passed) == self._passed.maxlen:
+            self._passed_set.discard(self._passed[0])
+        self._passed.append(event_id)
+        self._passed_set.add(event_id)

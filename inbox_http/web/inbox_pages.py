@@ -1,0 +1,50 @@
+"""The inbox: `/app/inbox?view=…&q=…&cursor=…`, and its list alone (`/app/inbox/list`, what the page's script
+reads again when the workspace's events say a chat changed). The views and their rules are
+`actions/inbox_views.py`'s."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from quart import Blueprint, request
+
+from inbox_actors.actions import inbox_views
+from inbox_actors.actions.inbox_views import VIEW_TITLES, View
+from inbox_actors.actions.outcomes import Refused
+from inbox_http.services import services
+from inbox_http.web.page_guard import current_caller, signed_in
+from inbox_http.web.pages import page, refused_page
+
+blueprint = Blueprint("web_inbox", __name__, url_prefix="/app", template_folder="templates")
+
+_MAX_SEARCH = 200
+
+
+@blueprint.get("/inbox")
+@signed_in
+async def inbox():
+    return await _render("inbox.html")
+
+
+@blueprint.get("/inbox/list")
+@signed_in
+async def inbox_list():
+    return await _render("inbox_list.html")
+
+
+async def _render(template: str):
+    caller = current_caller()
+    views = inbox_views.views_for(caller)
+    default = View.MINE if caller.assigned_only or caller.only_assigned_to else (
+        View.QUEUE if View.QUEUE in views else View.OPEN)
+    view = request.args.get("view") or default.value
+    search = (request.args.get("q") or "")[:_MAX_SEARCH]
+    outcome = await inbox_views.inbox(services().action_deps, caller, view, search=search,
+                                      cursor=request.args.get("cursor"))
+    if isinstance(outcome, Refused):
+        return await refused_page(outcome)
+    base = {"view": outcome.view.value, **({"q": outcome.search} if outcome.search else {})}
+    cursor = request.args.get("cursor")
+    return await page(template, inbox=outcome, titles=VIEW_TITLES,
+                      list_url="/app/inbox/list?" + urlencode({**base, **({"cursor": cursor} if cursor else {})}),
+                      more_url="/app/inbox?" + urlencode({**base, "cursor": outcome.next_cursor or ""}))

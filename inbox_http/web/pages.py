@@ -1,0 +1,91 @@
+"""How the web app answers: its pages rendered from the package's templates, its headers, its refusals.
+
+Every answer under /app carries a Content-Security-Policy that allows only this service's own script and style
+sheet (no inline script or style, nothing from elsewhere), is never cached, and is not framed. Templates are
+Jinja2 with autoescaping: whatever a customer or a member typed is text on the page, never markup.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from quart import Quart, Response, g, render_template, request
+
+from inbox_actors.actions import permissions
+from inbox_actors.actions.outcomes import Refused
+from inbox_http.services import services
+from inbox_http.web.page_guard import WebRefusal
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+STATE_NAMES = {"AI_ONLY": "With the bot", "HANDOFF_PENDING": "Waiting for a person", "HUMAN_ACTIVE": "With a person"}
+_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "X-Frame-Options": "DENY",
+}
+
+
+async def page(template: str, status: int = 200, **context: Any) -> Response:
+    """A page (or a fragment of one) for whoever is signed in, if anyone."""
+    body = await render_template(template, caller=g.get("caller"), session=g.get("session"), csrf=g.get("csrf"),
+                                 now=services().clock.now(), **context)
+    return Response(body, status=status, content_type="text/html; charset=utf-8")
+
+
+async def refused_page(refused: Refused) -> Response:
+    return await page("error.html", refused.status, message=refused.message)
+
+
+def install_web(app: Quart) -> None:
+    app.jinja_env.filters["ago"] = ago
+    app.jinja_env.filters["clock"] = clock
+    app.jinja_env.filters["duration"] = duration
+    app.jinja_env.globals["state_names"] = STATE_NAMES
+    app.jinja_env.globals["team_permissions"] = permissions.TEAM_SETTINGS
+
+    @app.after_request
+    async def web_headers(response: Response) -> Response:
+        if request.path.startswith("/app"):
+            for name, value in _HEADERS.items():
+                response.headers.setdefault(name, value)
+            if not request.path.startswith("/app/static/"):
+                response.headers["Cache-Control"] = "no-store"
+        return response
+
+    @app.errorhandler(WebRefusal)
+    async def web_refusal(refusal: WebRefusal) -> Response:
+        if request.headers.get("X-Requested-With") == "fetch":
+            return Response(refusal.message, status=refusal.status, content_type="text/plain; charset=utf-8")
+        return await page("error.html", refusal.status, message=refusal.message)
+
+
+def ago(moment: datetime | None) -> str:
+    """"3 min ago"-style, as a list shows it."""
+    if moment is None:
+        return ""
+    seconds = max(0, int((services().clock.now() - moment).total_seconds()))
+    return f"{duration(seconds)} ago" if seconds >= 60 else "just now"
+
+
+def duration(seconds: int | None) -> str:
+    if seconds is None:
+        return ""
+    sign, seconds = ("-" if seconds < 0 else ""), abs(seconds)
+    if seconds < 60:
+        return f"{sign}{seconds} s"
+    if seconds < 3600:
+        return f"{sign}{seconds // 60} min"
+    if seconds < 86400:
+        return f"{sign}{seconds // 3600} h {seconds % 3600 // 60} min"
+    return f"{sign}{seconds // 86400} d"
+
+
+def clock(moment: datetime | None) -> str:
+    """A message's time in UTC, as the thread shows it (the API's times are UTC too)."""
+    if moment is None:
+        return ""
+    return moment.astimezone(timezone.utc).strftime("%d %b %H:%M")

@@ -1,0 +1,28 @@
+"""The workspace's own event stream, for the agent inbox's live pages: the outbox's rows, read by id.
+
+The outbox holds every event the workspace's changes emit, delivered to a webhook or not (rows of connector
+hooks and test deliveries are copies, left out), and keeps them 30 days once finished; its ids are the stream's
+positions.
+"""
+
+from __future__ import annotations
+
+from persistence.database import Database, Record
+
+
+async def newest_event_id(db: Database) -> int:
+    """The newest outbox id of any workspace: a stream that starts now starts after it."""
+    return await db.fetchval("SELECT coalesce(max(id), 0) FROM webhook_outbox")
+
+
+async def chat_events_after(db: Database, workspace_id: int, after_id: int, events: list[str],
+                            only_assigned_to: int | None, limit: int) -> list[Record]:
+    """The workspace's chat events with an id above `after_id`, oldest first: id, event, the chat's phone. For a
+    member limited to assigned chats, only events of chats assigned to them now."""
+    return await db.fetch(
+        "SELECT o.id, o.event, o.data ->> 'phone' AS phone FROM webhook_outbox o"
+        " WHERE o.id > $2 AND o.workspace_id = $1 AND o.hook_id IS NULL AND NOT o.test AND o.event = ANY($3::text[])"
+        "   AND ($4::bigint IS NULL OR EXISTS (SELECT 1 FROM conversations c WHERE c.workspace_id = $1"
+        "        AND c.phone = o.data ->> 'phone' AND c.assigned_to = $4))"
+        " ORDER BY o.id LIMIT $5",
+        workspace_id, after_id, events, only_assigned_to, limit)
