@@ -20,6 +20,12 @@ from inbox_http.web.page_guard import WebRefusal
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+# The sections the header links to, each with the permissions that open it (None: any member); a member sees only
+# the ones they may open.
+SECTIONS = (
+    ("/app/inbox", "Inbox", None),
+    ("/app/team", "Team", permissions.TEAM_SETTINGS),
+)
 STATE_NAMES = {"AI_ONLY": "With the bot", "HANDOFF_PENDING": "Waiting for a person", "HUMAN_ACTIVE": "With a person"}
 _HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
@@ -45,7 +51,7 @@ def install_web(app: Quart) -> None:
     app.jinja_env.filters["clock"] = clock
     app.jinja_env.filters["duration"] = duration
     app.jinja_env.globals["state_names"] = STATE_NAMES
-    app.jinja_env.globals["team_permissions"] = permissions.TEAM_SETTINGS
+    app.jinja_env.globals["sections_for"] = sections_for
 
     @app.after_request
     async def web_headers(response: Response) -> Response:
@@ -61,6 +67,10 @@ def install_web(app: Quart) -> None:
         if request.headers.get("X-Requested-With") == "fetch":
             return Response(refusal.message, status=refusal.status, content_type="text/plain; charset=utf-8")
         return await page("error.html", refusal.status, message=refusal.message)
+
+
+def sections_for(caller) -> list[tuple[str, str]]:
+    return [(path, title) for path, title, needs in SECTIONS if needs is None or caller.may(needs, "GET")]
 
 
 def ago(moment: datetime | None) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, expect, sync_playwright
 
 from inbox_actors.platform.envelope import build_envelope, sign
 from inbox_actors.platform.payloads import InboundMessage
@@ -25,6 +25,7 @@ from tests.axe import assert_accessible
 from tests.browser import in_browser_thread
 from tests.e2e.conftest import bearer
 from tests.e2e.test_serve_process import start_serve, stop
+from tests.e2e.web_app import no_sideways_scroll, sign_in, wait_until_live
 
 CUSTOMER = "919811100001"
 SILENT = "919811100002"
@@ -32,25 +33,6 @@ HOSTILE_TEXT = "<img src=x onerror=alert(1)> Can I talk to a person?"
 AGENT_EMAIL = "ravi@demo.example"
 AGENT_PASSWORD = "ravi-has-a-long-password"
 APP_SECRET = "inbox-app-test-secret"
-
-
-def _no_sideways_scroll(page: Page) -> None:
-    widths = page.evaluate("() => ({page: document.documentElement.scrollWidth, view: window.innerWidth})")
-    assert widths["page"] <= widths["view"], f"the page scrolls sideways: {widths}"
-
-
-def _sign_in(page: Page, url: str, email: str, password: str) -> None:
-    page.goto(f"{url}/app/inbox")
-    expect(page).to_have_url(f"{url}/app/sign-in?next=/app/inbox")
-    page.get_by_label("Email").fill(email)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page).to_have_url(f"{url}/app/inbox")
-
-
-def _live(page: Page) -> None:
-    """Wait until the page's event stream is open (what it hears from then on reaches the screen)."""
-    page.wait_for_selector("body[data-live-connected=true]", state="attached", timeout=10_000)
 
 
 def _customer_wrote_days_ago(url: str, phone_number_id: str, phone: str, days: int) -> None:
@@ -92,7 +74,7 @@ def _story(chromium: str, ready: dict, folder: Path) -> None:
             admin.get_by_label("Password").fill("not the password")
             admin.get_by_role("button", name="Sign in").click()
             expect(admin.get_by_role("alert")).to_contain_text("do not match an account")
-            _sign_in(admin, url, demo["email"], demo["password"])
+            sign_in(admin, url, demo["email"], demo["password"])
 
             # ...and invites an agent from the roster: the link is shown once.
             admin.get_by_role("link", name="Team").click()
@@ -117,8 +99,8 @@ def _story(chromium: str, ready: dict, folder: Path) -> None:
             expect(agent).to_have_url(f"{url}/app/inbox")
             agent.goto(f"{url}/app/inbox?view=queue")
             admin.goto(f"{url}/app/inbox?view=queue")
-            _live(agent)
-            _live(admin)
+            wait_until_live(agent)
+            wait_until_live(admin)
             expect(agent.locator(".chats .empty")).to_be_visible()
 
             # A customer asks for a person: the bot hands off, and the chat appears in both queues unreloaded.
@@ -138,7 +120,7 @@ def _story(chromium: str, ready: dict, folder: Path) -> None:
             agent.locator(".chat-row", has_text="Asha").locator("a").click()
             expect(agent.get_by_role("heading", level=1)).to_contain_text("Asha")
             admin.goto(f"{url}/app/chats/{CUSTOMER}")
-            _live(admin)
+            wait_until_live(admin)
             expect(admin.locator(".chat-head .state")).to_have_text("Waiting for a person")
             assert_accessible(agent, "chat, waiting for a person")
             agent.get_by_role("button", name="Claim").click()
@@ -148,7 +130,7 @@ def _story(chromium: str, ready: dict, folder: Path) -> None:
             admin.screenshot(path=str(folder / "04-claim-seen-by-admin.png"))
 
             # A customer's message reaches the open chat on screen without a reload.
-            _live(agent)
+            wait_until_live(agent)
             started = time.monotonic()
             platform.post(f"/simulator/customers/{CUSTOMER}/messages",
                           json={"phone_number_id": demo["phone_number_id"], "text": "Is anyone there?"})
@@ -196,13 +178,13 @@ def _story(chromium: str, ready: dict, folder: Path) -> None:
             phone_context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
                                                 has_touch=True, device_scale_factor=2)
             phone = phone_context.new_page()
-            _sign_in(phone, url, AGENT_EMAIL, AGENT_PASSWORD)
+            sign_in(phone, url, AGENT_EMAIL, AGENT_PASSWORD)
             phone.goto(f"{url}/app/inbox?view=open")
-            _no_sideways_scroll(phone)
+            no_sideways_scroll(phone)
             assert_accessible(phone, "inbox on a phone")
             phone.screenshot(path=str(folder / "08-phone-inbox.png"), full_page=True)
             phone.goto(f"{url}/app/chats/{CUSTOMER}")
-            _no_sideways_scroll(phone)
+            no_sideways_scroll(phone)
             assert_accessible(phone, "chat on a phone")
             phone.screenshot(path=str(folder / "09-phone-chat.png"), full_page=True)
             phone.keyboard.press("Tab")

@@ -1,0 +1,25 @@
+"""What the agent inbox's browser tests share: signing in, waiting for the live stream, the phone-screen check."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+
+def sign_in(page: Page, url: str, email: str, password: str, *, then: str = "/app/inbox") -> None:
+    """Sign in through the form a protected page redirects to, and land on `then`."""
+    page.goto(f"{url}{then}")
+    expect(page).to_have_url(f"{url}/app/sign-in?next={then}")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page).to_have_url(f"{url}{then}")
+
+
+def wait_until_live(page: Page) -> None:
+    """Until the page's event stream is open: what it hears from then on reaches the screen."""
+    page.wait_for_selector("body[data-live-connected=true]", state="attached", timeout=10_000)
+
+
+def no_sideways_scroll(page: Page) -> None:
+    widths = page.evaluate("() => ({page: document.documentElement.scrollWidth, view: window.innerWidth})")
+    assert widths["page"] <= widths["view"], f"the page scrolls sideways: {widths}"
