@@ -1,6 +1,6 @@
 """One chat as a person works it: the chat, its latest messages with their delivery ticks, the customer's 24-hour
-window, and what the caller may do in it (the templates to send when the window is closed, the members a chat can
-be transferred to). Opening it is a person looking: the view is recorded and its unread messages count as read, as
+window, the contact's card, and what the caller may do in it (the templates to send when the window is closed, the
+members a chat can be transferred to, the labels to put on it). Opening it is a person looking: the view is recorded and its unread messages count as read, as
 the inbox's `open` action does."""
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from inbox_actors.domain.member_ref import MemberRef
 from inbox_actors.domain.phones import phone_or_none
 from inbox_actors.platform import templates
 from inbox_actors.platform.templates import Template
-from inbox_actors.reporting import thread
+from inbox_actors.contacts.contact_card import ContactView
+from inbox_actors.reporting import contact_list, thread
 from inbox_actors.reporting.chat_lookup import ChatNotFound, find_chat
 from inbox_actors.reporting.conversation_detail import ConversationDetail, find_detail
 from inbox_actors.reporting.thread import Message
-from inbox_actors.team import roster
+from inbox_actors.team import labels, roster
 
 THREAD_SIZE = 100
 
@@ -31,9 +32,11 @@ class Abilities(msgspec.Struct, frozen=True):
     """What the page may offer: never an action the caller's permissions refuse."""
 
     act: bool
-    """Claim, release, transfer, resolve, reply, mark read (the inbox permission)."""
+    """Claim, release, transfer, resolve, reply, mark read, notes, labels, snooze (the inbox permission)."""
     transfer_to_others: bool
     """Seeing the members a chat can go to (the team overview's permissions)."""
+    edit_contact: bool
+    """Changing the contact's card (the contacts permission)."""
 
 
 class ChatView(msgspec.Struct, frozen=True):
@@ -47,6 +50,10 @@ class ChatView(msgspec.Struct, frozen=True):
     """Approved templates, offered when the window is closed."""
     members: list[MemberRef]
     """Active members other than the caller, to transfer to."""
+    labels: list[str]
+    """The workspace's labels not on the chat yet, to put on it."""
+    contact: ContactView | None
+    """The whole card, for a caller who may read contacts."""
     abilities: Abilities
 
 
@@ -88,6 +95,17 @@ async def chat_view(deps: ActionDeps, caller: Caller, raw_phone: str, *, act: bo
         MemberRef(member.user_id, member.name)
         for member in (await roster.roster(deps.db, caller.workspace_id, {"status": "active"}, now)).data
         if member.user_id != caller.member_id]
+    offered_labels = [] if not act else [
+        label.name for label in (await labels.labels(deps.db, caller.workspace_id)).data
+        if label.name.lower() not in {name.lower() for name in chat.labels}]
+    contact = None
+    if caller.may(permissions.CONTACTS, "GET"):
+        try:
+            contact = await contact_list.one_contact(deps.db, caller.workspace_id, phone, caller.only_assigned_to)
+        except contact_list.ContactNotFound:
+            contact = None
     return ChatView(chat=chat, messages=list(reversed(page.data)), earlier_messages=page.next_cursor is not None,
                     window_open=window_open, window_closes_at=closes_at, templates=offered, members=members,
-                    abilities=Abilities(act=act, transfer_to_others=transfer))
+                    labels=offered_labels, contact=contact,
+                    abilities=Abilities(act=act, transfer_to_others=transfer,
+                                        edit_contact=contact is not None and caller.may(permissions.CONTACTS, "POST")))

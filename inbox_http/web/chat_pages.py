@@ -1,6 +1,7 @@
 """One chat: `/app/chats/<phone>` (opening it records a view and clears its unread), the part of it that changes
 (`…/live`: header, actions and thread, which the page's script reads again when the chat's events arrive), and the
-forms a member acts with (claim, release, transfer, resolve, mark read, reply, template).
+forms a member acts with (claim, release, transfer, resolve, mark read, reply, template, a note, labels, snooze,
+the contact's card).
 
 Each form is one of the chat use cases every front door calls (`actions/chats.py`), its fields checked by the same
 argument types MCP and the connectors use (`actions/catalog.py`), after the same permission the REST routes ask
@@ -10,13 +11,15 @@ sentence and the refusal's status.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import msgspec
 from quart import Blueprint, redirect, request
 
-from inbox_actors.actions import catalog, chat_view, chats, permissions
-from inbox_actors.actions.outcomes import Reason, Refused
+from inbox_actors.actions import catalog, chat_view, chats, contacts, permissions
+from inbox_actors.actions.outcomes import Reason, Refused, reason_of_status
+from inbox_actors.contacts.contact_card import ContactRefusal, EditContact
 from inbox_actors.platform.payloads import SendRequest
 from inbox_http.services import services
 from inbox_http.web.page_guard import current_caller, signed_in
@@ -26,7 +29,13 @@ blueprint = Blueprint("web_chats", __name__, url_prefix="/app/chats", template_f
 
 _DONE = {"claim": "You claimed this chat.", "release": "The chat is back in the queue.",
          "transfer": "The chat was transferred.", "resolve": "The chat is resolved.", "read": "Marked read.",
-         "reply": "Sent.", "template": "Template sent."}
+         "reply": "Sent.", "template": "Template sent.", "note": "Note added.", "label": "Label added.",
+         "unlabel": "Label removed.", "snooze": "Snoozed.", "unsnooze": "Back in the open views.",
+         "contact": "Contact saved."}
+# What the snooze form offers: hours from now, or None for "until the customer writes".
+SNOOZE_CHOICES = {"1h": 1, "4h": 4, "24h": 24, "reply": None}
+VERSION_CONFLICT = ("Someone else changed this contact while you were editing it. The card shows their version; "
+                    "nothing you typed was saved, so make your change again on it.")
 
 
 @blueprint.get("/<phone>")
@@ -53,8 +62,9 @@ async def act(phone: str, action: str):
     caller = current_caller()
     if action not in _DONE:
         return await refused_page(chats.no_such_chat())
-    if not caller.may(permissions.CHAT_ACTIONS, "POST"):
-        return await _refused(phone, Refused(Reason.PERMISSION, "Acting on chats needs the inbox permission.", 403))
+    needs = permissions.CONTACTS if action == "contact" else permissions.CHAT_ACTIONS
+    if not caller.may(needs, "POST"):
+        return await _refused(phone, Refused(Reason.PERMISSION, f"This needs the {needs[0]} permission.", 403))
     form = await request.form
     outcome = await _ACTIONS[action](phone, form)
     if isinstance(outcome, Refused):
@@ -66,7 +76,8 @@ async def _refused(phone: str, refused: Refused):
     view = await chat_view.chat_view(services().action_deps, current_caller(), phone)
     if isinstance(view, Refused):
         return await refused_page(refused)
-    return await page("chat.html", refused.status, chat=view, notice=None, refusal=refused.message)
+    return await page("chat.html", refused.status, chat=view, notice=None, refusal=refused.message,
+                      contact_conflict=refused.code == "version_conflict")
 
 
 def _fields(kind: type, values: dict[str, Any]) -> Any:
@@ -126,5 +137,61 @@ async def _template(phone: str, form) -> object:
                     template_parameters=tuple(args.parameters)))
 
 
+async def _note(phone: str, form) -> object:
+    return await chats.add_note(services().action_deps, current_caller(), phone, form.get("text") or "")
+
+
+async def _label(phone: str, form) -> object:
+    return await chats.label(services().action_deps, current_caller(), phone, form.get("label") or "", add=True)
+
+
+async def _unlabel(phone: str, form) -> object:
+    return await chats.label(services().action_deps, current_caller(), phone, form.get("label") or "", add=False)
+
+
+async def _snooze(phone: str, form) -> object:
+    choice = form.get("until") or ""
+    if choice not in SNOOZE_CHOICES:
+        return Refused(Reason.INVALID, "Choose how long to snooze the chat.", 400, "invalid_arguments")
+    hours = SNOOZE_CHOICES[choice]
+    until = None if hours is None else services().clock.now() + timedelta(hours=hours)
+    return await chats.snooze(services().action_deps, current_caller(), phone, until)
+
+
+async def _unsnooze(phone: str, form) -> object:
+    return await chats.unsnooze(services().action_deps, current_caller(), phone)
+
+
+async def _contact(phone: str, form) -> object:
+    """The card's fields as typed, judged by the card itself, against the version the form was shown with: a
+    change made meanwhile by someone else is never overwritten."""
+    version = form.get("version", "")
+    if not version.isdigit():
+        return Refused(Reason.INVALID, "Reload the page and edit the contact again.", 400, "invalid_arguments")
+    edit = EditContact(
+        name=(form.get("name") or "").strip(), email=(form.get("email") or "").strip() or None,
+        company=(form.get("company") or "").strip() or None, status=(form.get("status") or "").strip(),
+        notes=(form.get("notes") or "").strip() or None,
+        tags=tuple(tag.strip() for tag in (form.get("tags") or "").split(",") if tag.strip()),
+        opted_out=form.get("opted_out") == "on", expected_version=int(version), actor=current_caller().author,
+        **_attribute(form))
+    saved = await contacts.change(services().action_deps, current_caller(), phone, edit)
+    if isinstance(saved, ContactRefusal):
+        if saved.code == "version_conflict":
+            return Refused(Reason.REFUSED, VERSION_CONFLICT, saved.status, saved.code)
+        return Refused(reason_of_status(saved.status), saved.sentence, saved.status, saved.code or "contact_refused")
+    return saved
+
+
+def _attribute(form) -> dict[str, Any]:
+    """One custom attribute set (or, with no value, removed) along with the card, when the form names one."""
+    name = (form.get("attribute_name") or "").strip()
+    if not name:
+        return {}
+    value = (form.get("attribute_value") or "").strip()
+    return {"attributes": {name: value or None}}
+
+
 _ACTIONS = {"claim": _claim, "release": _release, "transfer": _transfer, "resolve": _resolve, "read": _read,
-            "reply": _reply, "template": _template}
+            "reply": _reply, "template": _template, "note": _note, "label": _label, "unlabel": _unlabel,
+            "snooze": _snooze, "unsnooze": _unsnooze, "contact": _contact}

@@ -218,3 +218,81 @@ async def test_a_team_answers_a_customer_in_the_web_app(database_url, nursery, c
         await in_browser_thread(_story, chromium, serve.ready, artifacts)
     finally:
         assert await stop(serve) == 0, serve.stderr
+
+
+def _working_a_chat(chromium: str, ready: dict, folder: Path) -> None:
+    """Notes, labels and snooze on a chat, and a contact edit that meets a newer version: it is told, shown the
+    newer card, and overwrites nothing."""
+    url, demo = ready["url"], ready["demo"]
+    api = httpx.Client(base_url=url, timeout=10, headers=bearer(demo["key"]))
+    assert api.post("/api/labels", json={"name": "vip"}).status_code == 201
+    sent = httpx.post(f"{ready['platform']}/simulator/customers/{CUSTOMER}/messages", timeout=10,
+                      json={"phone_number_id": demo["phone_number_id"], "text": "Hello there", "name": "Asha"})
+    assert sent.json()["delivered_to_service"], sent.text
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            errors: list[str] = []
+            page.on("pageerror", lambda err: errors.append(str(err)))
+            sign_in(page, url, demo["email"], demo["password"], then=f"/app/chats/{CUSTOMER}")
+
+            page.locator("summary", has_text="Internal note").click()
+            page.get_by_label("A note for the team").fill("Asked about <b>refunds</b> last week")
+            page.get_by_role("button", name="Add note").click()
+            expect(page.get_by_role("status")).to_have_text("Note added.")
+            expect(page.locator(".msg.note", has_text="Asked about <b>refunds</b> last week")).to_be_visible()
+
+            page.locator("summary", has_text="Label").click()
+            page.get_by_role("button", name="Add label").click()
+            expect(page.get_by_role("status")).to_have_text("Label added.")
+            expect(page.locator(".chat-labels")).to_contain_text("vip")
+            assert "vip" in api.get(f"/api/inbox/conversations/{CUSTOMER}").json()["labels"]
+            page.get_by_role("button", name="Remove label vip").click()
+            expect(page.get_by_role("status")).to_have_text("Label removed.")
+            expect(page.locator(".chat-labels")).to_have_count(0)
+
+            page.locator("summary", has_text="Snooze").click()
+            page.get_by_label("Until").select_option("reply")
+            page.get_by_role("button", name="Snooze", exact=True).click()
+            expect(page.get_by_role("status")).to_have_text("Snoozed.")
+            expect(page.locator(".chat-head .meta")).to_contain_text("snoozed until the customer writes")
+            assert api.get(f"/api/inbox/conversations/{CUSTOMER}").json()["snoozed"] is True
+            assert_accessible(page, "chat with a note, snoozed")
+            page.get_by_role("button", name="End snooze").click()
+            expect(page.get_by_role("status")).to_have_text("Back in the open views.")
+
+            # The card is edited in the page while the API renames the contact: the page is told, shows the newer
+            # name, and the API's change stands.
+            page.locator("summary", has_text="Edit contact").click()
+            page.get_by_label("Company").fill("Acme Traders")
+            assert api.put(f"/api/contacts/{CUSTOMER}/name", json={"name": "Asha Rao"}).status_code == 200
+            page.get_by_role("button", name="Save contact").click()
+            expect(page.get_by_role("alert")).to_contain_text("Someone else changed this contact")
+            expect(page.locator(".contact dl")).to_contain_text("Asha Rao")
+            contact = api.get(f"/api/contacts/{CUSTOMER}").json()
+            assert contact.get("name", contact.get("contact", {}).get("name")) == "Asha Rao", contact
+            assert_accessible(page, "chat, a contact edit refused for its version")
+            page.screenshot(path=str(folder / "10-contact-conflict.png"), full_page=True)
+            # On the newer card the change goes through.
+            page.get_by_label("Company").fill("Acme Traders")
+            page.get_by_label("Attribute to set (optional)").fill("plan")
+            page.get_by_label("Its value (empty removes it)").fill("gold")
+            page.get_by_role("button", name="Save contact").click()
+            expect(page.get_by_role("status")).to_have_text("Contact saved.")
+            expect(page.locator(".contact dl")).to_contain_text("Acme Traders")
+            expect(page.locator(".contact dl")).to_contain_text("gold")
+            assert errors == []
+        finally:
+            browser.close()
+            api.close()
+
+
+@pytest.mark.slow
+async def test_notes_labels_snooze_and_a_contact_edit_that_meets_a_newer_version(database_url, nursery, chromium,
+                                                                                 artifacts):
+    serve = await start_serve({"DATABASE_URL": database_url}, nursery, "--demo")
+    try:
+        await in_browser_thread(_working_a_chat, chromium, serve.ready, artifacts)
+    finally:
+        assert await stop(serve) == 0, serve.stderr
