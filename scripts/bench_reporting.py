@@ -1,5 +1,5 @@
 """The Reporting API's reads at scale: one Scale workspace with 10,000 chats and 1,000,000 messages, every read
-timed over HTTP against the real service.
+timed over HTTP against the real service, and the agent inbox's pages as an admin's browser loads them.
 
     .venv/bin/python scripts/bench_reporting.py [--conversations 10000] [--messages 1000000] [--repeat 100]
     .venv/bin/python scripts/bench_reporting.py --database-url postgresql://postgres@127.0.0.1:5432/postgres
@@ -20,7 +20,8 @@ timed over HTTP against the real service.
    is answered 429.
 4. Every read, after a warm-up, `--repeat` times in a row from one client: p50, p99 and rows returned; the
    baseline is GET whoami (authentication, rate buckets and the activity log, no read). A p99 over 50 ms is
-   flagged.
+   flagged; for the agent inbox's pages (`page: …`, read with the first admin's session cookie: each view's
+   first page, a search, the list its script reloads, the busiest chat, the style sheet and script), over 200 ms.
 5. EXPLAIN (ANALYZE, BUFFERS) of the slowest read's slowest statement, captured by running the same read
    in-process with the same parameters (`--explain N`: the N slowest).
 
@@ -58,7 +59,7 @@ from trio_asyncio import aio_as_trio
 from harness.meters import psutil_cpu_seconds
 from harness.postgres import create_database, database_url, drop_database
 from harness.processes import cli_command
-from inbox_actors.access import accounts
+from inbox_actors.access import accounts, sessions
 from inbox_actors.reporting import (
     assignment_history,
     attention,
@@ -75,6 +76,8 @@ from persistence.migrations import migrate
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_P99_MS = 50.0
+# The agent inbox's first load: the page's HTML, answered by the service.
+PAGE_TARGET_MS = 200.0
 SMALL = (500, 20_000)
 FULL = (10_000, 1_000_000)
 DAY = 86_400.0
@@ -598,6 +601,7 @@ SELECT (SELECT count(*) FROM conversations c LEFT JOIN contacts k ON k.id = c.co
 class Workspace:
     workspace_id: int
     key: str
+    session: str              # the first admin's dashboard session: the agent inbox's pages read with it
     members: list[tuple[int, str, str]]
 
 
@@ -615,7 +619,13 @@ async def make_workspace(db: Database, now: datetime) -> Workspace:
         member_id = await accounts.add_member(db, workspace_id=workspace_id, name=name, role=role,
                                               email=f"member{i + 1}@bench.example.com")
         members.append((member_id, name, role))
-    return Workspace(workspace_id, await issue_key(db, workspace_id, members[0][0]), members)
+    return Workspace(workspace_id, await issue_key(db, workspace_id, members[0][0]),
+                     await open_session(db, members[0][0]), members)
+
+
+async def open_session(db: Database, member_id: int) -> str:
+    token, _ = await sessions.create_session(db, member_id=member_id, hours=2, now=datetime.now(timezone.utc))
+    return token
 
 
 async def issue_key(db: Database, workspace_id: int, admin_id: int) -> str:
@@ -631,7 +641,8 @@ async def existing_workspace(db: Database) -> Workspace:
         raise SystemExit(f"no workspace named {WORKSPACE_NAME!r} in that database: seed it first (--keep)")
     members = [(r["id"], r["name"], r["role"]) for r in await db.fetch(
         "SELECT id, name, role FROM members WHERE workspace_id = $1 ORDER BY id", row["id"])]
-    return Workspace(row["id"], await issue_key(db, row["id"], members[0][0]), members)
+    return Workspace(row["id"], await issue_key(db, row["id"], members[0][0]), await open_session(db, members[0][0]),
+                     members)
 
 
 async def load(url: str, tables: dict[str, tuple[tuple[str, ...], list[tuple]]]) -> list[tuple[str, int, float]]:
@@ -694,10 +705,16 @@ class Call:
     rows: int = 0
     errors: list[str] = field(default_factory=list)
     service_cpu_ms: float = float("nan")     # the service process's CPU time a call
+    target_ms: float = TARGET_P99_MS
 
     def percentile(self, fraction: float) -> float:
         ordered = sorted(self.times)
         return ordered[max(0, math.ceil(len(ordered) * fraction) - 1)] * 1e3 if ordered else float("nan")
+
+
+def rows_in_page(html: str) -> int:
+    """The rows an agent inbox page shows: chats in a list, messages in a chat."""
+    return html.count('<li class="chat-row') or html.count('<li class="msg')
 
 
 def rows_in(body: Any) -> int:
@@ -790,6 +807,15 @@ def build_calls(ws: int, t: Targets, history_since: str) -> list[Call]:
                           lambda db, now, p: contact_list.contact_page(db, ws, p, None)))
     calls.append(wrap("contacts/{phone}", f"/api/contacts/{t.phone}", {},
                       lambda db, now, p: contact_list.one_contact(db, ws, t.phone, None)))
+    # The agent inbox, as an admin's browser loads it (the session cookie; the whole HTML page).
+    for view in ("queue", "mine", "unassigned", "open", "resolved"):
+        calls.append(Call(f"page: inbox view={view}", "/app/inbox", {"view": view}, target_ms=PAGE_TARGET_MS))
+    calls.append(Call(f"page: inbox q={NAME_QUERY}", "/app/inbox", {"q": NAME_QUERY}, target_ms=PAGE_TARGET_MS))
+    calls.append(Call("page: inbox list (live refresh)", "/app/inbox/list", {"view": "open"},
+                      target_ms=PAGE_TARGET_MS))
+    calls.append(Call("page: busiest chat (opens it)", f"/app/chats/{t.phone}", {}, target_ms=PAGE_TARGET_MS))
+    calls.append(Call("page: app.css", "/app/static/app.css", {}, target_ms=PAGE_TARGET_MS))
+    calls.append(Call("page: app.js", "/app/static/app.js", {}, target_ms=PAGE_TARGET_MS))
     return calls
 
 
@@ -828,7 +854,8 @@ def run_calls(client: httpx.Client, calls: list[Call], warmup: int, repeat: int,
             if round_ >= warmup:
                 call.times.append(elapsed)
         else:
-            call.rows = rows_in(answer.json())
+            json_body = answer.headers.get("content-type", "").startswith("application/json")
+            call.rows = rows_in(answer.json()) if json_body else rows_in_page(answer.text)
             cpu = service.cpu_seconds()
             if cpu is not None and cpu_before is not None:
                 call.service_cpu_ms = (cpu - cpu_before) / repeat * 1e3
@@ -845,12 +872,13 @@ def report(calls: list[Call]) -> list[Call]:
             continue
         p50, p99 = call.percentile(0.5), call.percentile(0.99)
         flag = ""
-        if p99 > TARGET_P99_MS and not call.name.startswith("whoami"):
-            flag = f"   <-- p99 over {TARGET_P99_MS:g} ms"
+        if p99 > call.target_ms and not call.name.startswith("whoami"):
+            flag = f"   <-- p99 over {call.target_ms:g} ms"
             over.append(call)
         print(f"{call.name:<{width}}{p50:>9.1f}{p99:>9.1f}{call.rows:>7}{call.service_cpu_ms:>12.1f}{flag}")
     over.sort(key=lambda call: -call.percentile(0.99))
-    print(f"\n{len(over)} of {len(calls) - 1} reads over the {TARGET_P99_MS:g} ms p99 target"
+    print(f"\n{len(over)} of {len(calls) - 1} reads over their p99 target ({TARGET_P99_MS:g} ms for the API, "
+          f"{PAGE_TARGET_MS:g} ms for a page)"
           + (": " + ", ".join(call.name for call in over) if over else ""))
     return over
 
@@ -1029,7 +1057,8 @@ def bench(url: str, workspace: Workspace, targets: Targets, args: argparse.Names
     service = Service(url, work_dir)
     try:
         headers = {"Authorization": f"Bearer {workspace.key}"}
-        with httpx.Client(base_url=service.url, headers=headers, timeout=60) as client:
+        with httpx.Client(base_url=service.url, headers=headers, cookies={"inbox_session": workspace.session},
+                          timeout=60) as client:
             for call in calls:      # deep pages: walk there first (fewer rows: the last page there is)
                 if call.name == "conversations deep page":
                     deepen(client, call, min(20, max(1, (targets.chats - 1) // 200)),
