@@ -58,12 +58,15 @@ class RequestCount:
         status: int | None = None
         length: int | None = None   # the response's Content-Length, when it declares one
         body_sent = 0
+        # An event stream has no last part: the client leaving is how it ends, not a request left unanswered.
+        event_stream = False
 
         async def answer(message: dict) -> None:
-            nonlocal answered, status, length, body_sent
+            nonlocal answered, status, length, body_sent, event_stream
             if message["type"] == "http.response.start":
                 status = message["status"]
                 length = _content_length(message.get("headers", ()))
+                event_stream = _header(message.get("headers", ()), b"content-type").startswith(b"text/event-stream")
                 if self._closing():
                     message = {**message, "headers": [*message.get("headers", ()), (b"connection", b"close")]}
             # Answered once the client has every byte: the last body part, or as many bytes as Content-Length
@@ -84,7 +87,7 @@ class RequestCount:
         try:
             return await self.app(scope, receive, answer)
         finally:
-            if not answered:
+            if not answered and not event_stream:
                 self.unanswered += 1
                 log.warning("%s %s left unanswered: %s", scope.get("method"), scope.get("path"),
                             "no response begun" if status is None else
@@ -99,14 +102,18 @@ class RequestCount:
         await self._none_active.wait()
 
 
-def _content_length(headers) -> int | None:
+def _header(headers, wanted: bytes) -> bytes:
     for name, value in headers:
-        if name.lower() == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
+        if name.lower() == wanted:
+            return value
+    return b""
+
+
+def _content_length(headers) -> int | None:
+    try:
+        return int(_header(headers, b"content-length") or b"none")
+    except ValueError:
+        return None
 
 
 _SHUTTING_DOWN = b'{"error":"shutting_down","message":"The service is shutting down; retry the request."}'
