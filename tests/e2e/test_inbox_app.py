@@ -25,7 +25,7 @@ from tests.axe import assert_accessible
 from tests.browser import in_browser_thread
 from tests.e2e.conftest import bearer
 from tests.e2e.test_serve_process import start_serve, stop
-from tests.e2e.web_app import no_sideways_scroll, sign_in, wait_until_live
+from tests.e2e.web_app import no_sideways_scroll, sign_in, tab_to, wait_until_live
 
 CUSTOMER = "919811100001"
 SILENT = "919811100002"
@@ -236,6 +236,11 @@ def _working_a_chat(chromium: str, ready: dict, folder: Path) -> None:
             errors: list[str] = []
             page.on("pageerror", lambda err: errors.append(str(err)))
             sign_in(page, url, demo["email"], demo["password"], then=f"/app/chats/{CUSTOMER}")
+
+            # By keyboard alone: Tab to Claim, Enter.
+            tab_to(page, page.get_by_role("button", name="Claim"))
+            page.keyboard.press("Enter")
+            expect(page.get_by_role("status")).to_have_text("You claimed this chat.")
 
             page.locator("summary", has_text="Internal note").click()
             page.get_by_label("A note for the team").fill("Asked about <b>refunds</b> last week")

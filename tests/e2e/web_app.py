@@ -23,3 +23,12 @@ def wait_until_live(page: Page) -> None:
 def no_sideways_scroll(page: Page) -> None:
     widths = page.evaluate("() => ({page: document.documentElement.scrollWidth, view: window.innerWidth})")
     assert widths["page"] <= widths["view"], f"the page scrolls sideways: {widths}"
+
+
+def tab_to(page: Page, target, presses: int = 60) -> None:
+    """Press Tab until `target` (a locator) has the focus, as a keyboard-only member moves through a page."""
+    for _ in range(presses):
+        if target.evaluate("element => element === document.activeElement"):
+            return
+        page.keyboard.press("Tab")
+    raise AssertionError(f"{target} never took the focus in {presses} presses of Tab")
