@@ -44,6 +44,8 @@ class ChatView(msgspec.Struct, frozen=True):
     messages: list[Message]
     """The newest THREAD_SIZE messages, oldest first, outbound ones with their receipts."""
     earlier_messages: bool
+    failure_reasons: dict[int, str]
+    """Why each failed message shown failed (the platform's error), by message id."""
     window_open: bool
     window_closes_at: datetime | None
     templates: list[Template]
@@ -105,7 +107,7 @@ async def chat_view(deps: ActionDeps, caller: Caller, raw_phone: str, *, act: bo
         except contact_list.ContactNotFound:
             contact = None
     return ChatView(chat=chat, messages=list(reversed(page.data)), earlier_messages=page.next_cursor is not None,
-                    window_open=window_open, window_closes_at=closes_at, templates=offered, members=members,
+                    failure_reasons=await thread.failure_reasons(deps.db, ref["id"], page.data), window_open=window_open, window_closes_at=closes_at, templates=offered, members=members,
                     labels=offered_labels, contact=contact,
                     abilities=Abilities(act=act, transfer_to_others=transfer,
                                         edit_contact=contact is not None and caller.may(permissions.CONTACTS, "POST")))

@@ -140,3 +140,19 @@ async def receipts(db: Database, workspace_id: int, raw_phone: str, args: Args,
     rows = await queries.receipts(db, chat["id"], start=start, end=end, limit=limit)
     return ReceiptList(phone, [ReceiptRecord(row["platform_message_id"], row["sent_at"], row["sender_type"],
                                              row["status"], _receipts(row)) for row in rows])
+
+
+async def failure_reasons(db: Database, conversation_id: int, page: list[Message]) -> dict[int, str]:
+    """Why each failed message of `page` failed, as the platform said when it refused it ("131047: Re-engagement
+    message"), by the message's id; a failed message with no error recorded has none."""
+    failed = [message.id for message in page if message.status == "failed"]
+    if not failed:
+        return {}
+    reasons = {}
+    for row in await queries.failures(db, conversation_id, failed):
+        parts = [str(row["error_code"])] if row["error_code"] is not None else []
+        if row["error_text"]:
+            parts.append(row["error_text"])
+        if parts:
+            reasons[row["id"]] = ": ".join(parts)
+    return reasons

@@ -11,6 +11,7 @@ screenshot (`artifacts`); customer text is shown as text, never markup.
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -150,7 +151,12 @@ def _story(chromium: str, ready: dict, folder: Path) -> None:
 
             # A chat whose customer last wrote two days ago: outside the window only a template goes.
             _customer_wrote_days_ago(url, demo["phone_number_id"], SILENT, 2)
+            # A text the platform refuses there shows as failed, with the platform's reason.
+            refused = api.post("/api/send-message", json={"to": SILENT, "message": "Are you still there?"})
+            assert refused.status_code != 200, refused.text
             agent.goto(f"{url}/app/chats/{SILENT}")
+            failed = agent.locator(".msg", has_text="Are you still there?").locator(".tick.failed")
+            expect(failed).to_contain_text(re.compile(r"failed: \d+"))
             expect(agent.get_by_role("heading", name="Send a template")).to_be_visible()
             assert agent.get_by_label("Reply to").count() == 0
             template = agent.locator(".template-form").first

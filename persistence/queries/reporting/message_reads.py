@@ -74,6 +74,13 @@ async def thread_message(db: Database, conversation_id: int, message_id: int) ->
                              " WHERE m.id = $1 AND m.conversation_id = $2", message_id, conversation_id)
 
 
+async def failures(db: Database, conversation_id: int, message_ids: list[int]) -> list[Record]:
+    """The platform's error of each failed message among `message_ids`: id, error_code, error_text."""
+    return await db.fetch(
+        "SELECT id, error_code, error_text FROM messages WHERE conversation_id = $1 AND id = ANY($2::bigint[])"
+        " AND status = 'failed'", conversation_id, message_ids)
+
+
 async def receipts(db: Database, conversation_id: int, *, start: datetime | None, end: datetime | None,
                    limit: int) -> list[Record]:
     """Outbound messages, most recent first, each with its receipts."""
