@@ -10,11 +10,17 @@ from __future__ import annotations
 
 from quart import Blueprint, Quart
 
+from inbox_http.web import bot_pages
+from inbox_http.web import broadcast_pages
 from inbox_http.web import chat_pages
 from inbox_http.web import inbox_pages
+from inbox_http.web import keys_pages
+from inbox_http.web import label_pages
 from inbox_http.web import live_stream
 from inbox_http.web import sign_in_pages
+from inbox_http.web import sla_pages
 from inbox_http.web import team_pages
+from inbox_http.web import webhook_pages
 from inbox_http.web.pages import install_web
 
 PAGE_GROUPS = (
@@ -22,6 +28,12 @@ PAGE_GROUPS = (
     inbox_pages,
     chat_pages,
     team_pages,
+    bot_pages,
+    label_pages,
+    sla_pages,
+    broadcast_pages,
+    keys_pages,
+    webhook_pages,
     live_stream,
 )
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-import msgspec
 from quart import Blueprint, redirect, request
 
 from inbox_actors.actions import catalog, chat_view, chats, contacts, permissions
@@ -23,7 +22,7 @@ from inbox_actors.contacts.contact_card import ContactRefusal, EditContact
 from inbox_actors.platform.payloads import SendRequest
 from inbox_http.services import services
 from inbox_http.web.page_guard import current_caller, signed_in
-from inbox_http.web.pages import page, refused_page
+from inbox_http.web.pages import form_fields, page, refused_page
 
 blueprint = Blueprint("web_chats", __name__, url_prefix="/app/chats", template_folder="templates")
 
@@ -80,14 +79,6 @@ async def _refused(phone: str, refused: Refused):
                       contact_conflict=refused.code == "version_conflict")
 
 
-def _fields(kind: type, values: dict[str, Any]) -> Any:
-    """The form's fields as the catalog's argument type, or a `Refused` saying what is wrong."""
-    try:
-        return msgspec.convert(values, type=kind, strict=False)
-    except msgspec.ValidationError as err:
-        return Refused(Reason.INVALID, f"Check the form: {err}.", 400, "invalid_arguments")
-
-
 def _reason(form) -> str | None:
     return (form.get("reason") or "").strip() or None
 
@@ -97,20 +88,20 @@ async def _claim(phone: str, form) -> object:
 
 
 async def _release(phone: str, form) -> object:
-    args = _fields(catalog.ChatWithReason, {"phone": phone, "reason": _reason(form)})
+    args = form_fields(catalog.ChatWithReason, {"phone": phone, "reason": _reason(form)})
     return args if isinstance(args, Refused) else await chats.release(
         services().action_deps, current_caller(), phone, args.reason)
 
 
 async def _resolve(phone: str, form) -> object:
-    args = _fields(catalog.ChatWithReason, {"phone": phone, "reason": _reason(form)})
+    args = form_fields(catalog.ChatWithReason, {"phone": phone, "reason": _reason(form)})
     return args if isinstance(args, Refused) else await chats.resolve(
         services().action_deps, current_caller(), phone, args.reason)
 
 
 async def _transfer(phone: str, form) -> object:
-    args = _fields(catalog.TransferChat, {"phone": phone, "to_user_id": form.get("to_user_id", ""),
-                                          "reason": _reason(form)})
+    args = form_fields(catalog.TransferChat, {"phone": phone, "to_user_id": form.get("to_user_id", ""),
+                                          "reason": _reason(form)}, strict=False)
     return args if isinstance(args, Refused) else await chats.transfer(
         services().action_deps, current_caller(), phone, args.to_user_id, args.reason)
 
@@ -121,7 +112,7 @@ async def _read(phone: str, form) -> object:
 
 async def _reply(phone: str, form) -> object:
     text = (form.get("text") or "").strip()
-    args = _fields(catalog.ReplyInChat, {"phone": phone, "text": text})
+    args = form_fields(catalog.ReplyInChat, {"phone": phone, "text": text})
     return args if isinstance(args, Refused) else await chats.reply(
         services().action_deps, current_caller(), phone, SendRequest(to="", type="text", text=args.text))
 
@@ -129,8 +120,8 @@ async def _reply(phone: str, form) -> object:
 async def _template(phone: str, form) -> object:
     name, _, language = (form.get("template") or "").partition("|")
     parameters = [value.strip() for value in form.getlist("parameter")]
-    args = _fields(catalog.SendTemplate, {"to": phone, "template": name, "language": language or "en",
-                                          "parameters": parameters})
+    args = form_fields(catalog.SendTemplate, {"to": phone, "template": name, "language": language or "en",
+                                          "parameters": parameters}, strict=False)
     return args if isinstance(args, Refused) else await chats.reply(
         services().action_deps, current_caller(), phone,
         SendRequest(to="", type="template", template_name=args.template, template_language=args.language,

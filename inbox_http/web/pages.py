@@ -10,21 +10,30 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
+import msgspec
 from quart import Quart, Response, g, render_template, request
 
 from inbox_actors.actions import permissions
-from inbox_actors.actions.outcomes import Refused
+from inbox_actors.actions.outcomes import Reason, Refused
 from inbox_http.services import services
+from inbox_http.web.key_admin import may_view_keys
 from inbox_http.web.page_guard import WebRefusal
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-# The sections the header links to, each with the permissions that open it (None: any member); a member sees only
-# the ones they may open.
+# The sections the header links to, each with the permissions that open it (None: any member) or, for a rule that
+# is no permissions tuple (key management's), a function (caller, session) -> bool; a member sees only the ones they
+# may open.
 SECTIONS = (
     ("/app/inbox", "Inbox", None),
     ("/app/team", "Team", permissions.TEAM_SETTINGS),
+    ("/app/bot", "Bot", permissions.BOT),
+    ("/app/labels", "Labels", permissions.CHAT_CONTENT),
+    ("/app/sla", "SLA", permissions.TEAM_SETTINGS),
+    ("/app/broadcasts", "Broadcasts", permissions.CAMPAIGNS),
+    ("/app/keys", "API keys", may_view_keys),
+    ("/app/webhooks", "Webhooks", permissions.SETTINGS),
 )
 STATE_NAMES = {"AI_ONLY": "With the bot", "HANDOFF_PENDING": "Waiting for a person", "HUMAN_ACTIVE": "With a person"}
 _HEADERS = {
@@ -40,6 +49,16 @@ async def page(template: str, status: int = 200, **context: Any) -> Response:
     body = await render_template(template, caller=g.get("caller"), session=g.get("session"), csrf=g.get("csrf"),
                                  now=services().clock.now(), **context)
     return Response(body, status=status, content_type="text/html; charset=utf-8")
+
+
+def form_fields(kind: type, values: dict[str, Any], *, strict: bool = True) -> Any:
+    """A form's fields as an action's argument type (the one the API and the catalog decode into, so the field
+    rules are theirs), or a `Refused` (400) saying what is wrong. Not `strict`: text such as "true" or "12" stands
+    for the value it names, as a form can only send text."""
+    try:
+        return msgspec.convert(values, type=kind, strict=strict)
+    except msgspec.ValidationError as err:
+        return Refused(Reason.INVALID, f"Check the form: {err}.", 400, "invalid_arguments")
 
 
 async def refused_page(refused: Refused) -> Response:
@@ -70,7 +89,15 @@ def install_web(app: Quart) -> None:
 
 
 def sections_for(caller) -> list[tuple[str, str]]:
-    return [(path, title) for path, title, needs in SECTIONS if needs is None or caller.may(needs, "GET")]
+    return [(path, title) for path, title, needs in SECTIONS if _opens(needs, caller, g.get("session"))]
+
+
+def _opens(needs, caller, session) -> bool:
+    if needs is None:
+        return True
+    if callable(needs):
+        return needs(caller, session)
+    return caller.may(needs, "GET")
 
 
 def ago(moment: datetime | None) -> str:

@@ -6,16 +6,15 @@ active admin kept) answer with a refusal the page shows. An invite link is shown
 
 from __future__ import annotations
 
-import msgspec
 from quart import Blueprint, redirect, request
 
 from inbox_actors.actions import permissions, team
-from inbox_actors.actions.outcomes import Reason, Refused
+from inbox_actors.actions.outcomes import Refused
 from inbox_actors.domain import scopes as scope_rules
 from inbox_actors.team import roster
 from inbox_http.services import services
 from inbox_http.web.page_guard import WebRefusal, current_caller, signed_in
-from inbox_http.web.pages import page, refused_page
+from inbox_http.web.pages import form_fields, page, refused_page
 
 blueprint = Blueprint("web_team", __name__, url_prefix="/app/team", template_folder="templates")
 
@@ -52,12 +51,11 @@ async def roster_page():
 async def add():
     _require("POST")
     form = await request.form
-    try:
-        body = msgspec.convert({"name": form.get("name", "").strip(), "email": form.get("email", "").strip() or None,
-                                "role": form.get("role", "agent"), "assigned_only": form.get("assigned_only") == "on"},
-                               type=roster.AddMember)
-    except msgspec.ValidationError as err:
-        return await _roster_refused(Refused(Reason.INVALID, f"Check the form: {err}.", 400))
+    body = form_fields(roster.AddMember, {
+        "name": form.get("name", "").strip(), "email": form.get("email", "").strip() or None,
+        "role": form.get("role", "agent"), "assigned_only": form.get("assigned_only") == "on"})
+    if isinstance(body, Refused):
+        return await _roster_refused(body)
     added = await team.add_member(services().action_deps, current_caller(), body)
     if isinstance(added, Refused):
         return await _roster_refused(added)
@@ -101,17 +99,13 @@ async def change(member_id: int):
     _require("POST")
     form = await request.form
     chosen = form.getlist("permission")
-    try:
-        body = msgspec.convert({"role": form.get("role", "agent"), "assigned_only": form.get("assigned_only") == "on",
-                                **({"permissions": chosen} if form.get("role") != "admin" else {})},
-                               type=roster.ChangeMember)
-    except msgspec.ValidationError as err:
-        refused = Refused(Reason.INVALID, f"Check the form: {err}.", 400)
-    else:
-        outcome = await team.change_member(services().action_deps, current_caller(), member_id, body)
-        if not isinstance(outcome, Refused):
-            return redirect(f"/app/team/members/{member_id}?done=changed", 303)
-        refused = outcome
+    body = form_fields(roster.ChangeMember, {
+        "role": form.get("role", "agent"), "assigned_only": form.get("assigned_only") == "on",
+        **({"permissions": chosen} if form.get("role") != "admin" else {})})
+    refused = body if isinstance(body, Refused) else await team.change_member(
+        services().action_deps, current_caller(), member_id, body)
+    if not isinstance(refused, Refused):
+        return redirect(f"/app/team/members/{member_id}?done=changed", 303)
     found = await team.member(services().action_deps, current_caller(), member_id)
     if isinstance(found, Refused):
         return await refused_page(refused)

@@ -1,0 +1,191 @@
+"""The workspace's API keys for admins: `/app/keys` (the list, creating a key) and `/app/keys/<id>` (one key:
+editing it, rotating it, revoking it).
+
+Who may open them is key management's admin rule, asked of the auth ladder as the REST guard asks it for a
+dashboard session (`key_admin.py`): the list and a key's page for *view*, every change for *manage*. Each form is
+one of the key use cases (`actions/keys.py`), whose key ring decides the rest (the limits of a name, an expiry, a
+grace period, 20 active keys, only an active key changes) and answers a refusal the page shows. A key's plaintext
+is shown once, on the page that made it, as the API answers it once.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from msgspec import UNSET, UnsetType
+from quart import Blueprint, g, redirect, request
+from werkzeug.datastructures import MultiDict
+
+from inbox_actors.access import key_reads
+from inbox_actors.actions import keys as key_actions
+from inbox_actors.actions.outcomes import Reason, Refused
+from inbox_actors.domain import key_rules
+from inbox_actors.domain import scopes as scope_rules
+from inbox_actors.domain.auth_ladder import AdminRule
+from inbox_http.services import services
+from inbox_http.web.key_admin import key_admin_refusal
+from inbox_http.web.page_guard import WebRefusal, current_caller, signed_in
+from inbox_http.web.pages import page, refused_page
+
+blueprint = Blueprint("web_keys", __name__, url_prefix="/app/keys", template_folder="templates")
+
+# What the create form offers: every scope, each with its read-only variant where it has one (`all` apart).
+SCOPE_CHOICES = [(base, f"{base}:read" if has_read else None) for base, has_read in scope_rules.SCOPES.items()]
+_DONE = {"changed": "Changes saved.", "revoked": "Key revoked: it is refused from the next request."}
+
+
+class FormFieldError(ValueError):
+    """A field the form's own shape cannot read (text where a number goes); the action never saw it."""
+
+    def refused(self) -> Refused:
+        return Refused(Reason.INVALID, str(self), 400, "invalid_body")
+
+
+@blueprint.app_template_filter("day_utc")
+def day_utc(moment: datetime | None) -> str:
+    """A key's dates with their year (an expiry may be two years away), in UTC as the API's are."""
+    return "" if moment is None else moment.astimezone(timezone.utc).strftime("%d %b %Y %H:%M")
+
+
+def _may(rule: AdminRule) -> bool:
+    return key_admin_refusal(g.session, rule) is None
+
+
+def _require(rule: AdminRule) -> None:
+    refusal = key_admin_refusal(g.session, rule)
+    if refusal is not None:
+        raise WebRefusal(refusal.status, refusal.message or refusal.error)
+
+
+@blueprint.get("")
+@signed_in
+async def key_list():
+    _require(AdminRule.VIEW)
+    return await _list_page(notice=_DONE.get(request.args.get("done", "")))
+
+
+@blueprint.post("")
+@signed_in
+async def create():
+    _require(AdminRule.MANAGE)
+    form = await request.form
+    try:
+        expires_in_days = _whole(form, "expires_in_days", "The expiry")
+        rate_limit = _whole(form, "rate_limit_per_minute", "The per-minute limit")
+    except FormFieldError as err:
+        return await _list_page(refused=err.refused(), draft=form)
+    issued = await key_actions.create(services().action_deps, current_caller(), name=form.get("name", ""),
+                                      scopes=tuple(form.getlist("scope")), expires_in_days=expires_in_days,
+                                      rate_limit_per_minute=rate_limit)
+    if isinstance(issued, Refused):
+        return await _list_page(refused=issued, draft=form)
+    return await page("keys_issued.html", 201, issued=issued, previous=None)
+
+
+@blueprint.get("/<int:key_id>")
+@signed_in
+async def key_page(key_id: int):
+    _require(AdminRule.VIEW)
+    return await _key_page(key_id, notice=_DONE.get(request.args.get("done", "")))
+
+
+@blueprint.post("/<int:key_id>")
+@signed_in
+async def edit(key_id: int):
+    _require(AdminRule.MANAGE)
+    form = await request.form
+    try:
+        expiry = _expiry_change(form)
+        rate_limit = _whole(form, "rate_limit_per_minute", "The per-minute limit")
+    except FormFieldError as err:
+        return await _key_page(key_id, refused=err.refused())
+    edited = await key_actions.edit(services().action_deps, current_caller(), key_id, name=form.get("name", ""),
+                                    expires_in_days=expiry, rate_limit_per_minute=rate_limit,
+                                    limits_exempt=form.get("limits_exempt") == "on")
+    if isinstance(edited, Refused):
+        return await _key_page(key_id, refused=edited)
+    return redirect(f"/app/keys/{key_id}?done=changed", 303)
+
+
+@blueprint.post("/<int:key_id>/rotate")
+@signed_in
+async def rotate(key_id: int):
+    _require(AdminRule.MANAGE)
+    form = await request.form
+    try:
+        grace_hours = _whole(form, "grace_hours", "The grace period")
+    except FormFieldError as err:
+        return await _key_page(key_id, refused=err.refused())
+    # Left blank: the API's default, as a rotation without a body gets.
+    rotation = await key_actions.rotate(services().action_deps, current_caller(), key_id,
+                                        key_rules.DEFAULT_GRACE_HOURS if grace_hours is None else grace_hours)
+    if isinstance(rotation, Refused):
+        return await _key_page(key_id, refused=rotation)
+    return await page("keys_issued.html", 201, issued=rotation.key, previous=rotation.previous)
+
+
+@blueprint.post("/<int:key_id>/revoke")
+@signed_in
+async def revoke(key_id: int):
+    _require(AdminRule.MANAGE)
+    revoked = await key_actions.revoke(services().action_deps, current_caller(), key_id)
+    if isinstance(revoked, Refused):
+        return await _key_page(key_id, refused=revoked)
+    return redirect("/app/keys?done=revoked", 303)
+
+
+# -- rendering -----------------------------------------------------------------------------------------------
+
+
+async def _list_page(*, notice: str | None = None, refused: Refused | None = None, draft=None):
+    state = services()
+    keys = await key_reads.list_keys(state.db, current_caller().workspace_id, state.clock.now())
+    return await page("keys.html", refused.status if refused else 200, keys=keys,
+                      may_manage=_may(AdminRule.MANAGE), scope_choices=SCOPE_CHOICES, draft=draft or MultiDict(),
+                      limits=_limits(), notice=notice, refusal=refused.message if refused else None)
+
+
+async def _key_page(key_id: int, *, notice: str | None = None, refused: Refused | None = None):
+    state = services()
+    key = await key_reads.find_key(state.db, current_caller().workspace_id, key_id, state.clock.now())
+    if key is None:
+        if refused is not None:
+            return await refused_page(refused)
+        raise WebRefusal(404, "There is no such key in this workspace.")
+    return await page("keys_key.html", refused.status if refused else 200, key=key,
+                      may_manage=_may(AdminRule.MANAGE), limits=_limits(), notice=notice,
+                      refusal=refused.message if refused else None)
+
+
+def _limits() -> dict[str, object]:
+    """The key rules' bounds, for the forms' hints and input attributes (the key ring still checks them)."""
+    return {"expiry_days": key_rules.EXPIRY_DAYS, "rate_limit": key_rules.RATE_LIMIT,
+            "max_grace_hours": key_rules.MAX_GRACE_HOURS, "default_grace_hours": key_rules.DEFAULT_GRACE_HOURS,
+            "default_rate_limit": key_rules.DEFAULT_RATE_LIMIT, "max_name": key_rules.MAX_NAME}
+
+
+# -- reading the forms ---------------------------------------------------------------------------------------
+
+
+def _whole(form, field: str, label: str) -> int | None:
+    """A number field: None when left blank."""
+    raw = form.get(field, "").strip()
+    if not raw:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise FormFieldError(f"{label} must be a whole number.") from None
+
+
+def _expiry_change(form) -> int | None | UnsetType:
+    """The edit form's expiry: kept (UNSET), removed (None), or a number of days from now."""
+    choice = form.get("expiry", "keep")
+    if choice == "never":
+        return None
+    if choice == "days":
+        days = _whole(form, "expires_in_days", "The expiry")
+        if days is None:
+            raise FormFieldError("Say in how many days the key expires, or keep its expiry.")
+        return days
+    return UNSET
