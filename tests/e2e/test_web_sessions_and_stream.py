@@ -173,3 +173,26 @@ async def test_the_stream_ends_when_the_service_begins_to_drain(service, db):
                 await nursery.start(_events, client, found)
                 service.app.extensions["inbox"].lifecycle.begin_draining()
         # The reading task returned by itself: the stream ended.
+
+
+async def test_an_assigned_only_member_sees_only_their_chats_in_every_view_and_no_one_elses_chat(service, db):
+    workspace_id, number, _, key = await scale_workspace(db)
+    narrow = await _member_with_password(db, workspace_id, "ivy@example.com", role="agent", assigned_only=True)
+    for phone in ("919800000501", "919800000502"):
+        await customer_writes(service, number, phone, "Can I talk to a person?")
+    claimed = await service.client.post("/api/inbox/conversations/919800000501/claim", headers=bearer(key))
+    assert claimed.status_code == 200, claimed.text
+    moved = await service.client.post("/api/inbox/conversations/919800000501/transfer", headers=bearer(key),
+                                      json={"to_user_id": narrow})
+    assert moved.status_code == 200, moved.text
+    async with _signed_in(service, "ivy@example.com") as client:
+        for view in ("mine", "unassigned", "open", "resolved"):
+            page = (await client.get("/app/inbox", params={"view": view})).text
+            assert "919800000502" not in page, view
+        assert "/app/chats/919800000501" in (await client.get("/app/inbox", params={"view": "mine"})).text
+        assert "919800000502" not in (await client.get("/app/inbox", params={"q": "Asha"})).text
+        assert (await client.get("/app/chats/919800000502")).status_code == 404
+        assert (await client.get("/app/chats/919800000501")).status_code == 200
+        csrf = _csrf((await client.get("/app/inbox")).text)
+        refused = await client.post("/app/chats/919800000502/claim", data={"csrf": csrf})
+        assert refused.status_code == 404
