@@ -185,13 +185,19 @@ def _key_limited(admission: Admission):
 def ip_limited(admission: Admission):
     """The per-IP ceiling's refusal, as every route answers it (the MCP endpoint too, which has no guard)."""
     services().metrics.request_rate_limited("ip")
-    wait = admission.retry_after_seconds
-    return json_response(
-        {"error": f"Too many requests from this IP address; retry in {wait} seconds."}, 429,
-        {"RateLimit-Limit": str(admission.limit), "RateLimit-Remaining": str(admission.remaining),
-         "RateLimit-Reset": str(admission.reset_seconds),
-         "RateLimit-Policy": f"{admission.limit};w={int(WINDOW_SECONDS)}", "Retry-After": str(wait)},
-    )
+    return json_response(ip_limit_body(admission), 429, ip_limit_headers(admission))
+
+
+def ip_limit_body(admission: Admission) -> dict[str, str]:
+    """The per-IP refusal's body and headers, shared with the OAuth endpoints, which are no Quart routes."""
+    return {"error": f"Too many requests from this IP address; retry in {admission.retry_after_seconds} seconds."}
+
+
+def ip_limit_headers(admission: Admission) -> dict[str, str]:
+    return {"RateLimit-Limit": str(admission.limit), "RateLimit-Remaining": str(admission.remaining),
+            "RateLimit-Reset": str(admission.reset_seconds),
+            "RateLimit-Policy": f"{admission.limit};w={int(WINDOW_SECONDS)}",
+            "Retry-After": str(admission.retry_after_seconds)}
 
 
 def responds(response_type: type, status: int = 200, *, media: tuple[str, ...] = ()) -> Callable[[Handler], Handler]:

@@ -35,6 +35,7 @@ from inbox_actors.webhooks.endpoint import EndpointDeps
 from inbox_actors.webhooks.outbox_listener import OutboxListener
 from inbox_actors.webhooks.transport import WebhookTransport
 from inbox_http.app import create_app
+from inbox_http.oauth.mount import OAuthMount
 from inbox_http.request_count import RequestCount
 from inbox_http.request_metrics import RequestMetrics
 from inbox_http.services import Services, WebhookServices
@@ -113,7 +114,8 @@ async def serve_app(
     config.graceful_timeout = settings.shutdown_grace_seconds
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")
-    counted = RequestCount(RequestMetrics(app, state.metrics), closing=lambda: state.lifecycle.draining)
+    # The OAuth connection flow's endpoints are the MCP SDK's Starlette handlers, mounted in front of the app.
+    counted = RequestCount(RequestMetrics(OAuthMount(app), state.metrics), closing=lambda: state.lifecycle.draining)
     served = counted if settings.trusted_proxy_hops == 0 else ProxyFixMiddleware(
         counted, mode="legacy", trusted_hops=settings.trusted_proxy_hops)
     stopping = trio.Event()

@@ -74,20 +74,29 @@ def token_name(raw: str) -> str:
     return name
 
 
-async def find_caller(db: Database, plaintext: str, now: datetime) -> Caller | None:
-    """The caller behind a live token (its last use recorded), or None: unknown, revoked, or not token-shaped
-    (an API key is not, so it is never looked up)."""
+class TokenHolder(msgspec.Struct, frozen=True):
+    """Who a live token acts as, and which of the workspace's exposed actions it may use (None: all of them; a
+    token of the OAuth connection flow has the ones the approving member chose)."""
+
+    caller: Caller
+    actions: frozenset[str] | None
+
+
+async def find_caller(db: Database, plaintext: str, now: datetime) -> TokenHolder | None:
+    """The caller behind a live token (its last use recorded), or None: unknown, revoked, expired, or not
+    token-shaped (an API key is not, so it is never looked up)."""
     if _SHAPE.fullmatch(plaintext) is None:
         return None
-    row = await queries.find_caller(db, hash_token(plaintext))
+    row = await queries.find_caller(db, hash_token(plaintext), now)
     if row is None:
         return None
     await queries.touch_token(db, row["token_id"], now)
-    return Caller(author=f"mcp_token:{row['token_id']}", label=f"MCP: {row['token_name']}",
-                  workspace_id=row["workspace_id"], member_id=row["member_id"], role=row["role"],
-                  permissions=tuple(row["permissions"]), status=row["status"],
-                  assigned_only=row["assigned_only"], plan=Plan(row["plan"]),
-                  cloud_api_enabled=row["cloud_api_enabled"])
+    caller = Caller(author=f"mcp_token:{row['token_id']}", label=f"MCP: {row['token_name']}",
+                    workspace_id=row["workspace_id"], member_id=row["member_id"], role=row["role"],
+                    permissions=tuple(row["permissions"]), status=row["status"],
+                    assigned_only=row["assigned_only"], plan=Plan(row["plan"]),
+                    cloud_api_enabled=row["cloud_api_enabled"])
+    return TokenHolder(caller, None if row["actions"] is None else frozenset(row["actions"]))
 
 
 def plan_refusal(plan: Plan) -> Refusal | None:

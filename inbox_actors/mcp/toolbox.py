@@ -1,11 +1,13 @@
-"""One caller's MCP tools: the catalog actions its workspace exposes, listed and called (`protocol.Toolbox`)."""
+"""One caller's MCP tools: the catalog actions its workspace exposes, listed and called (`protocol.Toolbox`); a
+token limited to some actions (the OAuth connection flow's) sees only those of them the workspace exposes, so
+hiding an action in the workspace's settings hides it from every token at once."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from inbox_actors.actions.caller import Caller
-from inbox_actors.actions.catalog import Kind, input_schema
+from inbox_actors.actions.catalog import Action, Kind, input_schema
 from inbox_actors.actions.deps import ActionDeps
 from inbox_actors.actions.run import run_action
 from inbox_actors.mcp import exposure
@@ -13,8 +15,12 @@ from inbox_actors.mcp.tool_result import ToolResult, tool_result
 
 
 class WorkspaceToolbox:
-    def __init__(self, deps: ActionDeps, caller: Caller) -> None:
-        self._deps, self._caller = deps, caller
+    def __init__(self, deps: ActionDeps, caller: Caller, only: frozenset[str] | None = None) -> None:
+        self._deps, self._caller, self._only = deps, caller, only
+
+    async def _tools(self) -> list[Action]:
+        exposed = await exposure.exposed_actions(self._deps.db, self._caller.workspace_id)
+        return exposed if self._only is None else [action for action in exposed if action.name in self._only]
 
     async def list_tools(self) -> list[dict[str, Any]]:
         return [{
@@ -24,12 +30,11 @@ class WorkspaceToolbox:
             "inputSchema": input_schema(action),
             "annotations": {"title": action.title, "readOnlyHint": action.kind is Kind.READ,
                             "destructiveHint": False, "openWorldHint": action.kind is Kind.WRITE},
-        } for action in await exposure.exposed_actions(self._deps.db, self._caller.workspace_id)]
+        } for action in await self._tools()]
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult | None:
         # Looked up among the exposed ones only: a hidden action is answered as if it did not exist.
-        exposed = {action.name: action for action in await exposure.exposed_actions(self._deps.db,
-                                                                                    self._caller.workspace_id)}
+        exposed = {action.name: action for action in await self._tools()}
         action = exposed.get(name)
         if action is None:
             return None

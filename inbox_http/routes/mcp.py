@@ -1,7 +1,8 @@
 """MCP: `POST /api/mcp` (JSON-RPC 2.0, no session) and its settings, `/api/mcp/tokens` and `/api/mcp/actions`.
 
-`POST /api/mcp` takes an MCP token only (`inbox_actors.mcp.tokens`), never an API key: a missing, unknown or
-revoked token, or an API key, is 401 invalid_token with `WWW-Authenticate: Bearer`. Then the plan (Scale only:
+`POST /api/mcp` takes an MCP token only (`inbox_actors.mcp.tokens`), never an API key: a missing, unknown,
+expired or revoked token, or an API key, is 401 invalid_token with `WWW-Authenticate: Bearer resource_metadata=…`
+(where an MCP client starts the OAuth connection flow, `inbox_http.oauth`). Then the plan (Scale only:
 403 api_not_in_plan on Starter, api_access_not_enabled on Growth) and the token's member (account_suspended,
 membership_revoked), as the auth ladder has them. The per-IP ceiling applies as on every route. What the body is
 answered is `inbox_actors.mcp.protocol`'s; the tools are the workspace's exposed catalog actions, run with the
@@ -30,13 +31,11 @@ from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError, refusal_response, stable_error
 from inbox_http.guard import bearer_token, client_ip, current_caller, guarded, ip_limited, rate_bucket_address, responds
 from inbox_http.json_body import read_json_body
+from inbox_http.oauth import addresses
 from inbox_http.services import services
 
 blueprint = Blueprint("mcp", __name__, url_prefix="/api/mcp")
 
-# RFC 6750: a bare challenge when no token came, the error named when one did.
-_NO_TOKEN_CHALLENGE = {"WWW-Authenticate": "Bearer"}
-_INVALID_TOKEN_CHALLENGE = {"WWW-Authenticate": 'Bearer error="invalid_token"'}
 _MAX_TOKEN_LENGTH = 512
 
 
@@ -107,19 +106,21 @@ async def endpoint():
     if not admission.allowed:
         return ip_limited(admission)
     token = bearer_token(request.headers.get("Authorization"))
-    caller = None
+    holder = None
     if token is not None and len(token) <= _MAX_TOKEN_LENGTH:
-        caller = await tokens.find_caller(state.db, token, state.clock.now())
-    if caller is None:
+        holder = await tokens.find_caller(state.db, token, state.clock.now())
+    if holder is None:
+        challenge = {"WWW-Authenticate": addresses.bearer_challenge(addresses.origin(request.scheme, request.host),
+                                                                     invalid_token=token is not None)}
         if token is None:
             return stable_error(401, "invalid_token", "An MCP token is required: send Authorization: Bearer <token>.",
-                                headers=_NO_TOKEN_CHALLENGE)
-        return stable_error(401, "invalid_token", "The MCP token is unknown or revoked (an API key is not an MCP "
-                                                  "token).", headers=_INVALID_TOKEN_CHALLENGE)
-    refusal = tokens.caller_refusal(caller)
+                                headers=challenge)
+        return stable_error(401, "invalid_token", "The MCP token is unknown, expired or revoked (an API key is not "
+                                                  "an MCP token).", headers=challenge)
+    refusal = tokens.caller_refusal(holder.caller)
     if refusal is not None:
         return refusal_response(refusal)
-    toolbox = WorkspaceToolbox(state.action_deps, caller)
+    toolbox = WorkspaceToolbox(state.action_deps, holder.caller, only=holder.actions)
     reply = await protocol.answer(await request.get_data(), toolbox,
                                   protocol_version=request.headers.get("MCP-Protocol-Version"))
     if reply.body is None:

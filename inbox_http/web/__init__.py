@@ -13,6 +13,7 @@ from quart import Blueprint, Quart
 from inbox_http.web import bot_pages
 from inbox_http.web import broadcast_pages
 from inbox_http.web import chat_pages
+from inbox_http.web import connect_pages
 from inbox_http.web import inbox_pages
 from inbox_http.web import keys_pages
 from inbox_http.web import label_pages
@@ -34,6 +35,7 @@ PAGE_GROUPS = (
     broadcast_pages,
     keys_pages,
     webhook_pages,
+    connect_pages,
     live_stream,
 )
 

@@ -11,19 +11,19 @@ _TOKEN_COLUMNS = """
 """
 
 
-async def find_caller(db: Database, token_hash: bytes) -> Record | None:
-    """A live token with what its calls depend on (its member and workspace), in one indexed lookup; None for an
-    unknown or revoked token."""
+async def find_caller(db: Database, token_hash: bytes, now: datetime) -> Record | None:
+    """A live token with what its calls depend on (its member and workspace, the actions it is limited to), in one
+    indexed lookup; None for an unknown, revoked or expired token."""
     return await db.fetchrow(
         """
-        SELECT t.id AS token_id, t.name AS token_name, t.workspace_id, m.id AS member_id, m.role, m.permissions,
-               m.status, m.assigned_only, w.plan, w.cloud_api_enabled
+        SELECT t.id AS token_id, t.name AS token_name, t.workspace_id, t.actions, m.id AS member_id, m.role,
+               m.permissions, m.status, m.assigned_only, w.plan, w.cloud_api_enabled
         FROM mcp_tokens t
         JOIN members m ON m.id = t.member_id
         JOIN workspaces w ON w.id = t.workspace_id
-        WHERE t.token_hash = $1 AND t.revoked_at IS NULL
+        WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > $2)
         """,
-        token_hash,
+        token_hash, now,
     )
 
 

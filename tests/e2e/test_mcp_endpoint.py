@@ -57,7 +57,9 @@ async def test_a_missing_unknown_or_revoked_token_or_an_api_key_is_invalid_token
 
     missing = await rpc(service, None, ping, status=401)
     assert missing.json()["error"] == "invalid_token"
-    assert missing.headers["WWW-Authenticate"] == "Bearer"
+    # RFC 9728: the challenge names where the OAuth connection flow starts (tests/e2e/test_mcp_oauth.py).
+    assert missing.headers["WWW-Authenticate"] == \
+        f'Bearer resource_metadata="{service.url}/.well-known/oauth-protected-resource/api/mcp"'
     for wrong in (key, "mcp_" + "A" * 43, "not even a token"):
         refused = await rpc(service, wrong, ping, status=401)
         assert refused.json()["error"] == "invalid_token", wrong

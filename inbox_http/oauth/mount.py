@@ -1,0 +1,83 @@
+"""The ASGI app Hypercorn serves: the OAuth paths go to the SDK's handlers (Starlette), everything else to the
+Quart app, in the same process and under the same trio worker (Starlette's anyio runs on trio).
+
+The OAuth endpoints answer anyone (registration and the token endpoint are unauthenticated by nature), so each
+request counts against the per-IP ceiling first, as every API route's does. The metadata and the resource a token
+is for depend on the origin the client used, so the routes are built per origin and the last few kept; an origin
+that is neither HTTPS nor a loopback address is not offered OAuth (OAuth 2.1 wants TLS for it).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from quart_trio import QuartTrio
+from starlette.responses import JSONResponse
+from starlette.routing import Router
+
+from inbox_actors.access import rate_bucket
+from inbox_http.guard import ip_limit_body, ip_limit_headers, rate_bucket_address
+from inbox_http.oauth import addresses, routes
+from inbox_http.request_metrics import ROUTE_KEY
+from inbox_http.services import Services
+
+# Distinct origins whose routes are kept: a service is reached under a handful of names; a client sending made-up
+# Host headers only makes its own routes be built again.
+KEPT_ORIGINS = 16
+_PREFIXES = ("/oauth/", "/.well-known/oauth-")
+
+
+class OAuthMount:
+    def __init__(self, app: QuartTrio) -> None:
+        self.app = app
+        self._state: Services = app.extensions["inbox"]
+        self._routers: OrderedDict[str, Router] = OrderedDict()
+
+    async def __call__(self, scope: dict, receive, send) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith(_PREFIXES):
+            return await self.app(scope, receive, send)
+        if scope["path"] in routes.PATHS:
+            scope[ROUTE_KEY] = scope["path"]  # the request metrics' route label (the paths are fixed)
+        answer = await self._refusal(scope)
+        if answer is not None:
+            return await answer(scope, receive, send)
+        origin = addresses.origin(scope["scheme"], _host(scope))
+        if origin is None:
+            answer = JSONResponse({"error": "invalid_request", "error_description": "No valid Host header."}, 400)
+        elif not addresses.serves_oauth(origin):
+            answer = JSONResponse({"error": "not_found", "error_description": "OAuth is offered over HTTPS only "
+                                   "(plain HTTP on a loopback address)."}, 404)
+        else:
+            answer = self._router(origin)
+        return await answer(scope, receive, send)
+
+    async def _refusal(self, scope: dict) -> JSONResponse | None:
+        """The per-IP ceiling, as `guard.ip_limited` answers it."""
+        state = self._state
+        client = scope.get("client")
+        address = rate_bucket_address(client[0] if client else "unknown")
+        admission = await rate_bucket.admit_ip(state.actors, address, state.settings.ip_limit_per_minute)
+        if admission.allowed:
+            return None
+        state.metrics.request_rate_limited("ip")
+        return JSONResponse(ip_limit_body(admission), 429, headers=ip_limit_headers(admission))
+
+    def _router(self, origin: str) -> Router:
+        router = self._routers.get(origin)
+        if router is None:
+            router = Router(routes.routes_for(self._state, origin))
+            self._routers[origin] = router
+            while len(self._routers) > KEPT_ORIGINS:
+                self._routers.popitem(last=False)
+        else:
+            self._routers.move_to_end(origin)
+        return router
+
+
+def _host(scope: dict) -> str | None:
+    """The Host header (ProxyFixMiddleware has put the proxy's X-Forwarded-Host there), else the bound address."""
+    for name, value in scope.get("headers", ()):
+        if name == b"host":
+            return value.decode("latin-1")
+    server = scope.get("server")
+    return f"{server[0]}:{server[1]}" if server else None
