@@ -8,10 +8,9 @@ so that the strings a client compares (RFC 8414's issuer, RFC 9207's iss, RFC 87
 
 from __future__ import annotations
 
+import functools
 import re
 from urllib.parse import urlsplit
-
-from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter
 
 MCP_PATH = "/api/mcp"
 PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
@@ -21,12 +20,13 @@ TOKEN_PATH = "/oauth/token"
 REGISTER_PATH = "/oauth/register"
 REVOKE_PATH = "/oauth/revoke"
 CONSENT_PATH = "/app/connect"
+# Every path the SDK's handlers answer (each its own route label in the request metrics).
+PATHS = (AUTHORIZATION_SERVER_PATH, PROTECTED_RESOURCE_PATH, PROTECTED_RESOURCE_PATH + MCP_PATH, AUTHORIZE_PATH,
+         TOKEN_PATH, REGISTER_PATH, REVOKE_PATH)
 
 # A host name, an IPv4 address or a bracketed IPv6 address, and a port: anything else in a Host header names no
 # origin this service has.
 _HOST = re.compile(r"^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?$")
-# As the SDK's metadata models render URLs (an empty path stays empty: no trailing slash on the issuer).
-_URL = TypeAdapter(AnyHttpUrl, config=ConfigDict(url_preserve_empty_path=True))
 _LOOPBACK = ("localhost", "127.0.0.1", "::1")
 
 
@@ -35,7 +35,16 @@ def origin(scheme: str, host: str | None) -> str | None:
     dropped); None for a Host header that names no host."""
     if scheme not in ("http", "https") or not host or _HOST.fullmatch(host) is None:
         return None
-    return str(_URL.validate_python(f"{scheme}://{host}"))
+    return str(_url_adapter().validate_python(f"{scheme}://{host}"))
+
+
+@functools.cache
+def _url_adapter():
+    """As the SDK's metadata models render URLs (an empty path stays empty: no trailing slash on the issuer).
+    Imported on first use: pydantic, like the SDK, is no part of a start that never serves OAuth."""
+    from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter
+
+    return TypeAdapter(AnyHttpUrl, config=ConfigDict(url_preserve_empty_path=True))
 
 
 def serves_oauth(origin: str) -> bool:

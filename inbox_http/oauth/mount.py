@@ -10,14 +10,13 @@ that is neither HTTPS nor a loopback address is not offered OAuth (OAuth 2.1 wan
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import Any
 
 from quart_trio import QuartTrio
-from starlette.responses import JSONResponse
-from starlette.routing import Router
 
 from inbox_actors.access import rate_bucket
 from inbox_http.guard import ip_limit_body, ip_limit_headers, rate_bucket_address
-from inbox_http.oauth import addresses, routes
+from inbox_http.oauth import addresses
 from inbox_http.request_metrics import ROUTE_KEY
 from inbox_http.services import Services
 
@@ -31,16 +30,18 @@ class OAuthMount:
     def __init__(self, app: QuartTrio) -> None:
         self.app = app
         self._state: Services = app.extensions["inbox"]
-        self._routers: OrderedDict[str, Router] = OrderedDict()
+        self._routers: OrderedDict[str, Any] = OrderedDict()
 
     async def __call__(self, scope: dict, receive, send) -> None:
         if scope["type"] != "http" or not scope["path"].startswith(_PREFIXES):
             return await self.app(scope, receive, send)
-        if scope["path"] in routes.PATHS:
+        if scope["path"] in addresses.PATHS:
             scope[ROUTE_KEY] = scope["path"]  # the request metrics' route label (the paths are fixed)
         answer = await self._refusal(scope)
         if answer is not None:
             return await answer(scope, receive, send)
+        from starlette.responses import JSONResponse  # the SDK's side: imported once OAuth is first asked for
+
         origin = addresses.origin(scope["scheme"], _host(scope))
         if origin is None:
             answer = JSONResponse({"error": "invalid_request", "error_description": "No valid Host header."}, 400)
@@ -51,7 +52,7 @@ class OAuthMount:
             answer = self._router(origin)
         return await answer(scope, receive, send)
 
-    async def _refusal(self, scope: dict) -> JSONResponse | None:
+    async def _refusal(self, scope: dict) -> Any:
         """The per-IP ceiling, as `guard.ip_limited` answers it."""
         state = self._state
         client = scope.get("client")
@@ -60,11 +61,19 @@ class OAuthMount:
         if admission.allowed:
             return None
         state.metrics.request_rate_limited("ip")
+        from starlette.responses import JSONResponse
+
         return JSONResponse(ip_limit_body(admission), 429, headers=ip_limit_headers(admission))
 
-    def _router(self, origin: str) -> Router:
+    def _router(self, origin: str) -> Any:
         router = self._routers.get(origin)
         if router is None:
+            # The SDK (with pydantic and starlette) costs ~0.4 s to import: a process that never serves OAuth (the
+            # command line, most starts) does not pay it.
+            from starlette.routing import Router
+
+            from inbox_http.oauth import routes
+
             router = Router(routes.routes_for(self._state, origin))
             self._routers[origin] = router
             while len(self._routers) > KEPT_ORIGINS:

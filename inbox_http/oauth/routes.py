@@ -33,11 +33,6 @@ from inbox_http.services import Services
 
 CLIENT_AUTH_METHODS = ["client_secret_post", "client_secret_basic", "none"]
 RESOURCE_NAME = "Inbox Actors"
-PATHS = (addresses.AUTHORIZATION_SERVER_PATH, addresses.PROTECTED_RESOURCE_PATH,
-         addresses.PROTECTED_RESOURCE_PATH + addresses.MCP_PATH, addresses.AUTHORIZE_PATH, addresses.TOKEN_PATH,
-         addresses.REGISTER_PATH, addresses.REVOKE_PATH)
-
-
 def authorization_server_metadata(origin: str) -> OAuthMetadata:
     """RFC 8414, from the SDK's own (grant types, S256 only, the `code` response type) with this service's
     endpoints. RFC 9207's `iss` is sent with every authorization response."""

@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from mcp.server.auth.provider import construct_redirect_uri
 from quart import Blueprint, Response, redirect, request
 
 from inbox_actors.mcp import exposure, oauth_codes
@@ -107,6 +106,8 @@ async def _consent(client: RegisteredClient, connection: ConnectionRequest, *, c
 
 def _back(connection: ConnectionRequest, **answer: str) -> Response:
     """To the application's redirect URI with the answer, its state and, for RFC 9207, who answered."""
+    from mcp.server.auth.provider import construct_redirect_uri  # the SDK loads on first use (see oauth/mount.py)
+
     location = construct_redirect_uri(connection.redirect_uri, **answer, state=connection.state, iss=_origin())
     return redirect(location, 303)
 
