@@ -16,6 +16,9 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 import trio
 import trio_asyncio
+from argon2 import PasswordHasher
+
+from inbox_actors.access import passwords
 
 from persistence.database import Database
 from persistence.embedded import EmbeddedPostgres
@@ -105,6 +108,24 @@ async def db(database_url: str):
     database = await Database.connect(database_url, min_size=1, max_size=10)
     yield database
     await database.close()
+
+
+# argon2id at the least cost it takes (one pass over 1 MiB, one lane): the same code and checks, at a price a test
+# can pay by the dozen. The service's own parameters (RFC 9106's, 0.2 s and 64 MiB a check) are the ones
+# tests/unit/test_passwords.py checks, marked `real_password_cost`; the services the tests start as processes keep
+# them too.
+_CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+
+
+@pytest.fixture(autouse=True)
+def cheap_password_hashing(request, monkeypatch):
+    if request.node.get_closest_marker("real_password_cost"):
+        yield
+        return
+    passwords.dummy_hash.cache_clear()
+    monkeypatch.setattr(passwords, "_HASHER", _CHEAP_HASHER)
+    yield
+    passwords.dummy_hash.cache_clear()
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

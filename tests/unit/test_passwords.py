@@ -5,6 +5,9 @@ import pytest
 
 from inbox_actors.access import passwords
 
+# The service's own argon2 parameters, not the tests' cheap ones (tests/conftest.py).
+pytestmark = pytest.mark.real_password_cost
+
 
 @pytest.mark.parametrize("password, refusal", [
     ("", "at least 10 characters"),
