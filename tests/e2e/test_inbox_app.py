@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import expect
 
 from inbox_actors.platform.envelope import build_envelope, sign
 from inbox_actors.platform.payloads import InboundMessage
@@ -26,7 +26,9 @@ from tests.axe import assert_accessible
 from tests.browser import in_browser_thread
 from tests.e2e.conftest import bearer
 from tests.e2e.test_serve_process import start_serve, stop
-from tests.e2e.web_app import no_sideways_scroll, sign_in, tab_to, wait_until_live
+from tests.e2e.web_app import (
+    chromium_browser, no_sideways_scroll, sign_in, tab_to, wait_until_live, watched_page,
+)
 
 CUSTOMER = "919811100001"
 SILENT = "919811100002"
@@ -59,13 +61,11 @@ def _story(chromium: str, ready: dict, folder: Path) -> None:
     url, demo = ready["url"], ready["demo"]
     platform = httpx.Client(base_url=ready["platform"], timeout=10)
     api = httpx.Client(base_url=url, timeout=10, headers=bearer(demo["key"]))
-    with sync_playwright() as playwright:
-        browser: Browser = playwright.chromium.launch(executable_path=chromium)
-        try:
+    try:
+        with chromium_browser(chromium) as browser:
             admin_context = browser.new_context(viewport={"width": 1280, "height": 900})
-            admin = admin_context.new_page()
             errors: list[str] = []
-            admin.on("pageerror", lambda err: errors.append(str(err)))
+            admin = watched_page(admin_context, errors)
 
             # The admin signs in with the demo credentials the ready line printed; a wrong password first.
             admin.goto(f"{url}/app/sign-in")
@@ -90,8 +90,7 @@ def _story(chromium: str, ready: dict, folder: Path) -> None:
 
             # The agent follows the link, sets a password and is signed in.
             agent_context = browser.new_context(viewport={"width": 1280, "height": 900})
-            agent = agent_context.new_page()
-            agent.on("pageerror", lambda err: errors.append(str(err)))
+            agent = watched_page(agent_context, errors)
             agent.goto(link)
             assert_accessible(agent, "invite")
             agent.get_by_label("New password").fill(AGENT_PASSWORD)
@@ -203,9 +202,8 @@ def _story(chromium: str, ready: dict, folder: Path) -> None:
             stale = httpx.get(f"{url}/app/inbox", cookies={"inbox_session": cookie["value"]})
             assert stale.status_code == 303 and "/app/sign-in" in stale.headers["location"]
             assert errors == []
-        finally:
-            browser.close()
-            platform.close()
+    finally:
+        platform.close()
 
     # The Reporting API tells the same story: the bot answered first, Ravi was the first person.
     replies = api.get(f"/api/reporting/v1/conversations/{CUSTOMER}/replies").json()
@@ -235,12 +233,10 @@ def _working_a_chat(chromium: str, ready: dict, folder: Path) -> None:
     sent = httpx.post(f"{ready['platform']}/simulator/customers/{CUSTOMER}/messages", timeout=10,
                       json={"phone_number_id": demo["phone_number_id"], "text": "Hello there", "name": "Asha"})
     assert sent.json()["delivered_to_service"], sent.text
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        with chromium_browser(chromium) as browser:
             errors: list[str] = []
-            page.on("pageerror", lambda err: errors.append(str(err)))
+            page = watched_page(browser, errors, viewport={"width": 1280, "height": 900})
             sign_in(page, url, demo["email"], demo["password"], then=f"/app/chats/{CUSTOMER}")
 
             # By keyboard alone: Tab to Claim, Enter.
@@ -294,9 +290,8 @@ def _working_a_chat(chromium: str, ready: dict, folder: Path) -> None:
             expect(page.locator(".contact dl")).to_contain_text("Acme Traders")
             expect(page.locator(".contact dl")).to_contain_text("gold")
             assert errors == []
-        finally:
-            browser.close()
-            api.close()
+    finally:
+        api.close()
 
 
 @pytest.mark.slow

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from inbox_http.web.page_guard import csrf_token
 from tests.axe import assert_accessible
@@ -23,7 +23,7 @@ from tests.browser import in_browser_thread
 from tests.e2e.conftest import bearer
 from tests.e2e.test_cli import cli, output
 from tests.e2e.test_serve_process import start_serve, stop
-from tests.e2e.web_app import no_sideways_scroll, sign_in
+from tests.e2e.web_app import chromium_browser, no_sideways_scroll, sign_in, watched_page
 from tests.webhook_receiver import webhook_receiver
 
 AGENT_EMAIL = "meena@demo.example"
@@ -217,20 +217,17 @@ def _on_a_phone(browser: Browser, url: str, email: str, password: str, folder: P
 def _story(chromium: str, ready: dict, folder: Path, receiver_url: str, secrets: list[str]) -> None:
     url, demo = ready["url"], ready["demo"]
     api = httpx.Client(base_url=url, timeout=10, headers=bearer(demo["key"]))
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium)
-        try:
-            admin = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    try:
+        with chromium_browser(chromium) as browser:
             errors: list[str] = []
-            admin.on("pageerror", lambda err: errors.append(str(err)))
+            admin = watched_page(browser.new_context(viewport={"width": 1280, "height": 900}), errors)
             _keys(admin, api, url, demo, folder)
             _webhooks(admin, url, receiver_url, folder, secrets)
             _agent_is_refused(browser, url, folder)
             _on_a_phone(browser, url, demo["email"], demo["password"], folder)
             assert errors == []
-        finally:
-            browser.close()
-            api.close()
+    finally:
+        api.close()
 
 
 @pytest.mark.slow

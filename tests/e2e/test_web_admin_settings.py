@@ -17,14 +17,14 @@ from pathlib import Path
 import httpx
 import pytest
 import trio
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from tests.axe import assert_accessible
 from tests.browser import in_browser_thread
 from tests.e2e.conftest import bearer
 from tests.e2e.test_cli import cli, output
 from tests.e2e.test_serve_process import start_serve, stop
-from tests.e2e.web_app import no_sideways_scroll, sign_in
+from tests.e2e.web_app import chromium_browser, no_sideways_scroll, sign_in, watched_page
 
 HOSTILE_ANSWER = "<img src=x onerror=alert(1)> Orders ship within 2 days."
 MAKER = {"name": "Meera Shah", "email": "meera@demo.example", "password": "meera-has-a-long-password",
@@ -283,12 +283,10 @@ def _on_a_phone(browser: Browser, url: str, demo: dict, folder: Path) -> None:
 def _story(chromium: str, ready: dict, folder: Path, ids: dict[str, int]) -> None:
     url, demo = ready["url"], ready["demo"]
     api = httpx.Client(base_url=url, timeout=10, headers=bearer(demo["key"]))
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium)
-        try:
-            admin = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    try:
+        with chromium_browser(chromium) as browser:
             errors: list[str] = []
-            admin.on("pageerror", lambda err: errors.append(str(err)))
+            admin = watched_page(browser.new_context(viewport={"width": 1280, "height": 900}), errors)
             sign_in(admin, url, demo["email"], demo["password"], then="/app/bot")
             sections = admin.get_by_role("navigation", name="Sections")
             for title in SECTIONS:
@@ -300,9 +298,8 @@ def _story(chromium: str, ready: dict, folder: Path, ids: dict[str, int]) -> Non
             _members_without_the_permissions(browser, url, folder, ids)
             _on_a_phone(browser, url, demo, folder)
             assert errors == []
-        finally:
-            browser.close()
-            api.close()
+    finally:
+        api.close()
 
 
 @pytest.mark.slow

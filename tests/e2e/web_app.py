@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from playwright.sync_api import Page, expect
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 
 def sign_in(page: Page, url: str, email: str, password: str, *, then: str = "/app/inbox") -> None:
@@ -32,3 +35,22 @@ def tab_to(page: Page, target, presses: int = 60) -> None:
             return
         page.keyboard.press("Tab")
     raise AssertionError(f"{target} never took the focus in {presses} presses of Tab")
+
+
+@contextmanager
+def chromium_browser(chromium: str) -> Iterator[Browser]:
+    """The Chromium the web pages' tests drive (`tests/browser.py` finds it), closed however the test ends."""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def watched_page(opener, errors: list[str], **options) -> Page:
+    """A new page of a browser or a context, whose script errors are collected in `errors` (a test ends by
+    asserting there were none)."""
+    page = opener.new_page(**options)
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    return page
