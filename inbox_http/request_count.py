@@ -110,10 +110,8 @@ def _header(headers, wanted: bytes) -> bytes:
 
 
 def _content_length(headers) -> int | None:
-    try:
-        return int(_header(headers, b"content-length") or b"none")
-    except ValueError:
-        return None
+    value = _header(headers, b"content-length")
+    return int(value) if value.isdigit() else None
 
 
 _SHUTTING_DOWN = b'{"error":"shutting_down","message":"The service is shutting down; retry the request."}'

@@ -46,7 +46,7 @@ DOCUMENTED = frozenset({
 DOCUMENTED_PREFIXES = ("/api/zapier/", "/api/make/")
 
 # The agent inbox's pages are no part of the API: a browser's, answered in HTML (docs/inbox-app.md).
-WEB_APP_PATHS = ("/app/", "/app")
+WEB_APP_PREFIX = "/app/"
 
 _CONVERTER = re.compile(r"<(?:[a-z]+:)?([a-z_]+)>")
 
@@ -54,7 +54,7 @@ _CONVERTER = re.compile(r"<(?:[a-z]+:)?([a-z_]+)>")
 def route_table(app: Quart) -> list[dict[str, object]]:
     rows = []
     for rule in app.url_map.iter_rules():
-        if rule.endpoint == "static" or rule.rule.startswith(WEB_APP_PATHS):
+        if rule.endpoint == "static" or rule.rule.startswith(WEB_APP_PREFIX):
             continue
         view = app.view_functions[rule.endpoint]
         policy = getattr(view, "route_policy", None)

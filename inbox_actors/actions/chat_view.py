@@ -20,8 +20,8 @@ from inbox_actors.platform import templates
 from inbox_actors.platform.templates import Template
 from inbox_actors.contacts.contact_card import ContactView
 from inbox_actors.reporting import contact_list, thread
-from inbox_actors.reporting.chat_lookup import ChatNotFound, find_chat
-from inbox_actors.reporting.conversation_detail import ConversationDetail, find_detail
+from inbox_actors.reporting.chat_lookup import ChatNotFound
+from inbox_actors.reporting.conversation_detail import ConversationDetail, find_detail_and_row
 from inbox_actors.reporting.thread import Message
 from inbox_actors.team import labels, roster
 
@@ -75,12 +75,12 @@ async def chat_view(deps: ActionDeps, caller: Caller, raw_phone: str, *, act: bo
     """The chat as it is now, without recording a view (a live refresh of an open page)."""
     phone = phone_or_none(raw_phone)
     now = deps.clock.now()
-    chat = None if phone is None else await find_detail(deps.db, caller.workspace_id, phone, now,
-                                                        caller.only_assigned_to)
-    if chat is None or not caller.may(permissions.CHAT_CONTENT, "GET"):
+    found = None if phone is None else await find_detail_and_row(deps.db, caller.workspace_id, phone, now,
+                                                                 caller.only_assigned_to)
+    if found is None or not caller.may(permissions.CHAT_CONTENT, "GET"):
         return chats.no_such_chat()
+    chat, ref = found
     try:
-        _, ref = await find_chat(deps.db, caller.workspace_id, phone, caller.only_assigned_to)
         page = await thread.messages(deps.db, caller.workspace_id, phone,
                                      {"order": "desc", "limit": str(THREAD_SIZE), "expand": "receipts"},
                                      caller.only_assigned_to)

@@ -122,10 +122,17 @@ def detail_from_row(row: Record, now: datetime) -> ConversationDetail:
 async def find_detail(db: Database, workspace_id: int, phone: str, now: datetime,
                       only_assigned_to: int | None = None) -> ConversationDetail | None:
     """The chat, or None when there is none or the caller may see only chats assigned to someone else."""
+    found = await find_detail_and_row(db, workspace_id, phone, now, only_assigned_to)
+    return None if found is None else found[0]
+
+
+async def find_detail_and_row(db: Database, workspace_id: int, phone: str, now: datetime,
+                              only_assigned_to: int | None = None) -> tuple[ConversationDetail, Record] | None:
+    """As `find_detail`, with the chat's row beside it (its id, when its customer last wrote)."""
     row = await conversation_queries.conversation_detail(db, workspace_id, phone)
     if row is None or (only_assigned_to is not None and row["assigned_to"] != only_assigned_to):
         return None
-    return detail_from_row(row, now)
+    return detail_from_row(row, now), row
 
 
 async def find_detail_by_raw_phone(db: Database, workspace_id: int, raw_phone: str, now: datetime,
