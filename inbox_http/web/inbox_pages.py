@@ -35,7 +35,8 @@ async def inbox_list():
 async def _render(template: str):
     caller = current_caller()
     views = inbox_views.views_for(caller)
-    default = View.MINE if caller.assigned_only or caller.only_assigned_to else (
+    # A member limited to their own chats starts with them; others with what waits for the team.
+    default = View.MINE if caller.only_assigned_to is not None else (
         View.QUEUE if View.QUEUE in views else View.OPEN)
     view = request.args.get("view") or default.value
     search = (request.args.get("q") or "")[:_MAX_SEARCH]
