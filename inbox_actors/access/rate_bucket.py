@@ -44,9 +44,10 @@ class RateBucket(Actor):
 
 
 def rate_bucket_kinds() -> list[ActorKind]:
-    # Many requests of one key or one address can be in flight at once: a roomy mailbox.
+    # Many requests of one key or one address can be in flight at once: a roomy mailbox. Admission never awaits:
+    # an ask finding the bucket idle is answered in the request's own task (ActorKind.inline_asks).
     return [ActorKind(name=name, factory=RateBucket, mailbox_capacity=512, idle_timeout=2 * WINDOW_SECONDS,
-                      ask_timeout=5.0)
+                      ask_timeout=5.0, inline_asks=True)
             for name in (KEY_BUCKET, IP_BUCKET)]
 
 

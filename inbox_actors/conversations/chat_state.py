@@ -24,6 +24,7 @@ from typing import Any, AsyncIterator, Callable, Sequence
 import msgspec
 
 from inbox_actors.contacts.events import contact_event_data
+from inbox_actors.conversations.workspace_numbers import WorkspaceNumbers
 from inbox_actors.domain import events
 from inbox_actors.domain.business_hours import parse_business_hours, sla_deadline
 from inbox_actors.domain.conversation_states import State
@@ -48,13 +49,15 @@ class ChatState:
     """The state of the chat with `phone` in workspace `workspace_id` (the actor's key, "workspace:phone")."""
 
     def __init__(self, key: str, db: Database, clock: Clock,
-                 on_new_deadline: Callable[[datetime], None] | None = None) -> None:
+                 on_new_deadline: Callable[[datetime], None] | None = None,
+                 numbers: WorkspaceNumbers | None = None) -> None:
         workspace, _, phone = key.partition(":")
         self.key, self.workspace_id, self.phone = key, int(workspace), phone
         self.db, self.clock = db, clock
         # Told each committed SLA deadline that is new (the SLA clock, so it wakes for it in time).
         self._on_new_deadline = on_new_deadline
-        self._workspace: Record | None = None
+        self._numbers = numbers if numbers is not None else WorkspaceNumbers()
+        self._phone_number_id: str | None = None
         self._row: Record | None = None
         self._open: UnitOfWork | None = None       # the unit of work under way, if any
         self._written: Record | None = None        # the row as written in it, until it commits
@@ -62,23 +65,28 @@ class ChatState:
         self._unsent: list[WebhookEvent] | tuple[()] = ()
 
     async def load(self) -> None:
-        """Read the workspace profile and the row (none until the chat's first message), on one connection in one
-        crossing into asyncpg."""
+        """Read the row (none until the chat's first message), and the workspace's business number unless this
+        process knows it already (workspace_numbers.py): then both on one connection in one crossing."""
+        number = self._numbers.get(self.workspace_id)
+        if number is not None:
+            self._row = await conversation_queries.find_conversation(self.db, self.workspace_id, self.phone)
+            self._phone_number_id = number
+            return
         workspace, row = await self.db.fetchrow_each([
-            workspace_queries.workspace_profile_query(self.workspace_id),
+            workspace_queries.workspace_number_query(self.workspace_id),
             conversation_queries.conversation_query(self.workspace_id, self.phone)])
         if workspace is None:
             raise LookupError(f"no workspace {self.workspace_id}")
-        self._workspace, self._row = workspace, row
+        self._phone_number_id, self._row = self._numbers.learn(workspace), row
 
     # -- reading -------------------------------------------------------------------------------------------
 
     @property
-    def workspace(self) -> Record:
-        """What the chat needs of its workspace: plan, number, whether sending is on (the SLA policy is read
-        when a wait starts)."""
-        assert self._workspace is not None, "ChatState.load() first"
-        return self._workspace
+    def phone_number_id(self) -> str:
+        """The workspace's business number, which the chat's sends go from: all the chat needs of its workspace
+        (the SLA policy is read when a wait starts)."""
+        assert self._phone_number_id is not None, "ChatState.load() first"
+        return self._phone_number_id
 
     @property
     def row(self) -> Record | None:

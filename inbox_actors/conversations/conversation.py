@@ -20,7 +20,7 @@ itself, so the platform's webhook is answered without waiting for the bot's send
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable
 
@@ -60,6 +60,7 @@ from inbox_actors.conversations.conversation_protocol import (
 from inbox_actors.conversations.send_records import SendRecords
 from inbox_actors.conversations.sending import Sender
 from inbox_actors.conversations.team_actions import TeamActions
+from inbox_actors.conversations.workspace_numbers import WorkspaceNumbers
 from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain import delivery_status, events
 from inbox_actors.domain.conversation_states import IllegalTransition, State
@@ -108,13 +109,15 @@ class ConversationDeps:
     template_prices: TemplatePrices = TemplatePrices()
     # Told every new SLA deadline a chat commits (the SLA clock's `deadline_set`); None: nobody keeps time.
     on_new_deadline: Callable[[datetime], None] | None = None
+    # Each workspace's business number, shared by its chats (read once per process).
+    numbers: WorkspaceNumbers = field(default_factory=WorkspaceNumbers)
 
 
 class Conversation(Actor):
     def __init__(self, key: str, deps: ConversationDeps) -> None:
         super().__init__(key)
         self.deps, self.db, self.clock = deps, deps.db, deps.clock
-        self.chat = ChatState(key, deps.db, deps.clock, deps.on_new_deadline)
+        self.chat = ChatState(key, deps.db, deps.clock, deps.on_new_deadline, deps.numbers)
         self.workspace_id, self.phone = self.chat.workspace_id, self.chat.phone
         self.team = TeamActions(self.chat)
         self.sends = SendRecords(self.chat)

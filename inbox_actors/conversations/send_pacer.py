@@ -45,7 +45,9 @@ class SendPacer(Actor):
 
 
 def send_pacer_kind() -> ActorKind:
-    return ActorKind(name=KIND, factory=SendPacer, mailbox_capacity=1024, idle_timeout=60.0, ask_timeout=5.0)
+    # Its receive never awaits: an ask finding it idle is answered in the sender's task (ActorKind.inline_asks).
+    return ActorKind(name=KIND, factory=SendPacer, mailbox_capacity=1024, idle_timeout=60.0, ask_timeout=5.0,
+                     inline_asks=True)
 
 
 async def wait_for_slot(actors: Directory, phone_number_id: str, per_second: int) -> bool:

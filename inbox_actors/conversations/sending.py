@@ -148,10 +148,10 @@ class Sender:
         request = msgspec.structs.replace(request, callback_data=callback_data(pending.message["id"]))
         if order.broadcast is not None:
             # The broadcast took this send's slot from the pacer, and judges a throughput refusal itself.
-            result = await self._deps.platform.send(chat.workspace["phone_number_id"], request)
+            result = await self._deps.platform.send(chat.phone_number_id, request)
         else:
             patience = BOT_PATIENCE if order.sender_type == "bot" else 0.0
-            result = await self._send_paced(chat.workspace["phone_number_id"], request, patience)
+            result = await self._send_paced(chat.phone_number_id, request, patience)
         if isinstance(result, SendRefused):
             return await self._records.record_failure(order, result, channel, pending.message, charged=charge > 0)
         assert isinstance(result, SendAccepted)

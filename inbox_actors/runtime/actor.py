@@ -98,6 +98,11 @@ class ActorKind:
     """With batch_limit > 1: how long to wait for more messages to join a batch before handling it."""
     brief_idle_timeout: float | None = None
     """Passivate after this many seconds an actor parked with `leaves_soon` set (None: idle_timeout for all)."""
+    inline_asks: bool = False
+    """The kind's receive never awaits (a rate bucket's window in memory): an ask that finds the actor parked
+    (live, nothing queued, nothing being handled) is handled in the asker's task, without the mailbox and the
+    task switches there and back. Trio runs one task at a time and such a handler has no checkpoint, so it cannot
+    interleave with anything the actor does; an ask finding anything queued goes through the mailbox in order."""
 
     def __post_init__(self) -> None:
         # A zero-capacity channel would make every tell a rendezvous and an infinite one would remove
@@ -113,6 +118,8 @@ class ActorKind:
             raise ValueError(f"brief_idle_timeout must be positive, got {self.brief_idle_timeout!r}")
         if not isinstance(self.batch_limit, int) or self.batch_limit < 1:
             raise ValueError(f"batch_limit must be a positive int, got {self.batch_limit!r}")
+        if self.inline_asks and self.batch_limit != 1:
+            raise ValueError("inline_asks handles one message at a time: batch_limit must be 1")
         if not self.batch_linger >= 0:
             raise ValueError(f"batch_linger must be zero or positive, got {self.batch_linger!r}")
         if self.max_restarts < 0:

@@ -28,6 +28,7 @@ from .envelope import Envelope
 from .errors import ActivationFailed, ActorError, ActorFailed, ActorSystemStopping
 from .lazy_event import LazyEvent
 from .mailbox import Mailbox
+from .ref import NOT_INLINE
 from .registry import Registry
 from .statistics import ActorStatistics, ActorStatus
 from .supervision import CellSupervision
@@ -242,6 +243,37 @@ class Cell(CellSupervision):
                 self._wake()  # a parked instance crashed too: a task to restart it
 
     # -- the message loop --------------------------------------------------------------------------
+
+    def handle_inline(self, message: object) -> object:
+        """An ask of a kind with inline_asks, handled in the asker's task while the cell is parked (nothing queued,
+        nothing in hand): the reply, or NOT_INLINE if the cell is not parked. A handler that raises, or awaits
+        after all, crashes the instance as in the loop: the ask fails with ActorCrashed and a task restarts it."""
+        if not self._parked or self.status is not ActorStatus.RUNNING or self._task_crash is not None:
+            return NOT_INLINE
+        assert self._actor is not None
+        handling = self._actor.receive(message)
+        try:
+            handling.send(None)
+        except StopIteration as finished:
+            reply = finished.value
+        except Exception as exc:
+            raise self._crash_inline(exc) from exc
+        else:
+            handling.close()
+            raise self._crash_inline(RuntimeError(f"{self.name}: receive awaited, but its kind declares "
+                                                  "inline_asks"))
+        self.messages_handled += 1
+        self._tally.messages_handled += 1
+        self._tally.board.offer(self, busyness(self))
+        self.last_activity_at = trio.current_time()
+        self._registry.woken(self)   # its idle clock starts again
+        self._registry.parked(self)
+        return reply
+
+    def _crash_inline(self, exc: Exception) -> ActorError:
+        self.messages_dropped += 1
+        self._task_crashed(exc)   # the parked cell gets a task, which restarts the instance
+        return self._crashed(exc)
 
     async def _serve(self) -> bool:
         """Handle what is queued, restarting after crashes; False once the mailbox is empty (the cell parked),

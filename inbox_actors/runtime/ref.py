@@ -16,6 +16,9 @@ from .envelope import Envelope
 from .errors import AskTimeout
 from .statistics import ActorStatistics
 
+NOT_INLINE = object()
+"""Router.ask_inline's answer when the ask must go through the mailbox."""
+
 
 class Router(Protocol):
     """What a ref needs of the registry: the kind's configuration, and delivery into the actor's mailbox."""
@@ -31,6 +34,10 @@ class Router(Protocol):
 
     def statistics(self, kind: str, key: str) -> ActorStatistics | None:
         """The actor's statistics; None when it is neither live nor failed."""
+
+    def ask_inline(self, kind: ActorKind, key: str, message: object) -> object:
+        """For a kind with inline_asks: the reply of the parked actor, handled now in the caller's task; or
+        NOT_INLINE when the actor is not parked (not live, busy, refusing), and the ask goes through the mailbox."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +59,12 @@ class ActorRef:
         outcome by reading (or from an idempotency record), as after any lost answer.
         """
         kind = self.router.kind(self.kind)
+        if kind.inline_asks:
+            await trio.lowlevel.checkpoint_if_cancelled()
+            reply = self.router.ask_inline(kind, self.key, message)
+            if reply is not NOT_INLINE:
+                await trio.lowlevel.cancel_shielded_checkpoint()
+                return reply
         limit = kind.ask_timeout if timeout is None else timeout
         envelope = Envelope(message, expects_reply=True)
         with trio.move_on_after(limit):

@@ -15,7 +15,7 @@ from .actor import ActorKind
 from .cell import Cell, busyness
 from .envelope import Envelope
 from .errors import ActorSystemStopping, KindUnavailable, MailboxFull
-from .ref import ActorRef
+from .ref import NOT_INLINE, ActorRef
 from .statistics import ActorStatistics, ActorStatus, KindCounters, KindCounts, SystemSummary
 from .tally import KindTally, Leaderboard
 
@@ -272,6 +272,14 @@ class ActorSystem:
             if refusal is not None:
                 raise refusal
             # Otherwise it passivated while we waited for space; the next lookup re-activates.
+
+    def ask_inline(self, kind: ActorKind, key: str, message: object) -> object:
+        # Whatever would refuse the ask (stopping, an open circuit, a failed or missing cell) is left to the mailbox
+        # path, which says why.
+        if not self._accepting or self._circuit_open(kind.name):
+            return NOT_INLINE
+        cell = self._cells.get((kind.name, key))
+        return cell.handle_inline(message) if cell is not None else NOT_INLINE
 
     def deliver_nowait(self, kind: ActorKind, key: str, envelope: Envelope) -> None:
         while True:

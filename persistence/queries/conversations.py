@@ -22,7 +22,8 @@ class VersionConflict(RuntimeError):
 
 
 async def find_conversation(q: Database | UnitOfWork, workspace_id: int, phone: str) -> Record | None:
-    return await q.fetchrow(*conversation_query(workspace_id, phone))
+    sql, args = conversation_query(workspace_id, phone)
+    return await q.fetchrow(sql, *args)
 
 
 def conversation_query(workspace_id: int, phone: str) -> tuple[str, tuple]:

@@ -86,14 +86,9 @@ async def update_member_status(tx: UnitOfWork, member_id: int, status: str) -> R
     )
 
 
-async def find_workspace_profile(q: Database | UnitOfWork, workspace_id: int) -> Record | None:
-    """What a conversation needs of its workspace: plan, number, whether sending is on."""
-    return await q.fetchrow(*workspace_profile_query(workspace_id))
-
-
-def workspace_profile_query(workspace_id: int) -> tuple[str, tuple]:
-    """`find_workspace_profile`'s statement and arguments (for `Database.fetchrow_each`)."""
-    return "SELECT id, plan, phone_number_id, cloud_api_enabled FROM workspaces WHERE id = $1", (workspace_id,)
+def workspace_number_query(workspace_id: int) -> tuple[str, tuple]:
+    """The workspace's business number, all a chat needs of it (for `Database.fetchrow_each`)."""
+    return "SELECT id, phone_number_id FROM workspaces WHERE id = $1", (workspace_id,)
 
 
 async def find_workspace_by_number(q: Database | UnitOfWork, phone_number_id: str) -> int | None:
