@@ -159,23 +159,24 @@ class UnitOfWork(_Queries):
     async def fetchrow_then_commit(self, sql: str, *args: Any,
                                    commits: Callable[[Record], bool] | None = None) -> Record | None:
         """The block's last statement, and COMMIT in the same crossing when it answers a row (that `commits`
-        accepts, when given). Without `commits`, when it is the block's only statement it runs alone (no BEGIN,
-        no COMMIT: one statement is atomic by itself), so it must change nothing when it answers no row
-        (data-modifying CTEs guarded by the row's own); with `commits`, BEGIN goes with it. When nothing is
-        committed the block goes on in its transaction (to read why), and rolls back unless something commits
-        it later. Nothing runs after a commit."""
+        accepts, when given). When it is the block's only statement it runs alone (no BEGIN, no COMMIT: one
+        statement is atomic by itself), so it must change nothing unless it answers such a row (data-modifying
+        CTEs guarded by the row's own, or an error that undoes the statement); then the block goes on as if
+        nothing had run. After other statements, when nothing is committed the block goes on in its transaction
+        (to read why), and rolls back unless something commits it later. Nothing runs after a commit."""
         return await self._call(_Final(commits), sql, args)
 
     async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...]) -> Any:
         if self.committed:
             raise RuntimeError("a statement after the unit of work committed")
         if type(method) is _Final:
-            if not self.begun and method.commits is None:
-                self.begun = self.committed = True   # nothing to end: the statement committed itself
-                return await aio_as_trio(self._connection.fetchrow)(sql, *args)
+            if not self.begun:
+                # Alone it committed itself, or (a row it does not accept) changed nothing: no BEGIN, no COMMIT.
+                row = await aio_as_trio(self._connection.fetchrow)(sql, *args)
+                self.begun = self.committed = method.accepts(row)
+                return row
             row, self.committed = await aio_as_trio(_fetchrow_then_commit)(self._connection, sql, args,
-                                                                           not self.begun, method.commits)
-            self.begun = True
+                                                                           method.accepts)
             return row
         if self.begun:
             return await aio_as_trio(method)(self._connection, sql, *args)
@@ -191,6 +192,10 @@ class _Final:
     def __init__(self, commits: Callable[[Record], bool] | None) -> None:
         self.commits = commits
 
+    def accepts(self, row: Record | None) -> bool:
+        """Whether the statement's answer commits it: a row, and one `commits` accepts when given."""
+        return row is not None and (self.commits is None or self.commits(row))
+
 
 async def _begin_with(connection: asyncpg.Connection, method: Callable[..., Any], sql: str,
                       args: tuple[Any, ...]) -> Any:
@@ -205,14 +210,12 @@ async def _fetchrow_each(connection: asyncpg.Connection,
     return [await connection.fetchrow(sql, *args) for sql, args in statements]
 
 
-async def _fetchrow_then_commit(connection: asyncpg.Connection, sql: str, args: tuple[Any, ...], begin: bool,
-                                commits: Callable[[Record], bool] | None) -> tuple[Record | None, bool]:
-    """(asyncio side) A transaction's last statement (after BEGIN, when `begin`), then COMMIT if it answered a
-    row (that `commits` accepts, when given); the row, and whether it committed."""
-    if begin:
-        await connection.execute("BEGIN")
+async def _fetchrow_then_commit(connection: asyncpg.Connection, sql: str, args: tuple[Any, ...],
+                                accepts: Callable[[Record | None], bool]) -> tuple[Record | None, bool]:
+    """(asyncio side) A begun transaction's last statement, then COMMIT if `accepts` its answer; the row, and
+    whether it committed."""
     row = await connection.fetchrow(sql, *args)
-    committed = row is not None and (commits is None or commits(row))
+    committed = accepts(row)
     if committed:
         await connection.execute("COMMIT")
     return row, committed

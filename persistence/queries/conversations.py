@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Callable, NamedTuple, Sequence
 
+import asyncpg
+
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import outbox
 
@@ -19,6 +21,10 @@ _WRITABLE = frozenset({
 
 class VersionConflict(RuntimeError):
     """The row's version moved under the writer: another owner wrote the chat. The writer must reload."""
+
+
+# The SQLSTATE of inbox_version_conflict() (migration 023).
+_VERSION_CONFLICT = "IA409"
 
 
 async def find_conversation(q: Database | UnitOfWork, workspace_id: int, phone: str) -> Record | None:
@@ -110,22 +116,28 @@ async def update_conversation_with_message(tx: UnitOfWork, row: Record, changes:
     (NEW_MESSAGE_ID standing for its id) if the row is still at the version `row` was read at, and queue `events`
     (an event whose data's "id" is null gets the message's): one statement, the unit of work's last, which
     commits it. (The chat's new row, the message), or None when the message was stored before (nothing written;
-    the unit goes on uncommitted). Raises VersionConflict when the row moved (nothing committed)."""
+    the unit goes on uncommitted). Raises VersionConflict when the row moved: the statement then fails as a
+    whole (migration 023), so it needs no transaction around it when it is the unit's only statement."""
     sql, args = _chat_update(row, changes, at, " AND EXISTS (SELECT 1 FROM stored)")
     stored, message_args = message(len(args) + 1)
     args += message_args
     queue, queued_args = outbox.events_insert(row["workspace_id"], events, first=len(args) + 1,
                                               when="EXISTS (SELECT 1 FROM chat)", message_id_from="stored")
     args += queued_args
-    result = await tx.fetchrow_then_commit(
-        f"WITH stored AS ({stored}), chat AS ({sql}), queued AS ({queue})"
-        " SELECT (SELECT c::conversations FROM chat c) AS chat, (SELECT m::messages FROM stored m) AS message",
-        *args, commits=lambda answered: answered["chat"] is not None)
+    try:
+        result = await tx.fetchrow_then_commit(
+            f"WITH stored AS ({stored}), chat AS ({sql}), queued AS ({queue})"
+            " SELECT (SELECT c::conversations FROM chat c) AS chat, (SELECT m::messages FROM stored m) AS message,"
+            " CASE WHEN EXISTS (SELECT 1 FROM stored) AND NOT EXISTS (SELECT 1 FROM chat)"
+            "  THEN inbox_version_conflict($1) END AS conflict",
+            *args, commits=lambda answered: answered["chat"] is not None)
+    except asyncpg.PostgresError as err:
+        if err.sqlstate == _VERSION_CONFLICT:
+            raise VersionConflict(f"conversation {row['id']} is no longer at version {row['version']}") from None
+        raise
     if result["chat"] is not None:
         return result["chat"], result["message"]
-    if result["message"] is None:
-        return None
-    raise VersionConflict(f"conversation {row['id']} is no longer at version {row['version']}")
+    return None
 
 
 def _chat_update(row: Record, changes: dict[str, Any], at: datetime, condition: str) -> tuple[str, list]:

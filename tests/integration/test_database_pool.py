@@ -147,6 +147,21 @@ async def test_a_blocks_last_write_commits_it_in_the_same_crossing_and_only_when
     assert db.pool_statistics().in_use == 0
 
 
+async def test_a_blocks_only_write_whose_answer_is_refused_leaves_the_block_as_if_nothing_ran(db):
+    """Alone, a last write whose row `commits` refuses has changed nothing (its caller's contract): no BEGIN was
+    sent, nothing is committed, and the block goes on, its next statement beginning a transaction."""
+    await db.execute("CREATE TABLE refused_probe (id int PRIMARY KEY, v int)")
+    await db.execute("INSERT INTO refused_probe VALUES (1, 0)")
+    async with db.transaction() as tx:
+        row = await tx.fetchrow_then_commit("SELECT v FROM refused_probe WHERE id = 1",
+                                            commits=lambda answered: answered["v"] > 0)
+        assert row["v"] == 0 and not tx.committed and not tx.begun
+        await tx.execute("UPDATE refused_probe SET v = 5 WHERE id = 1")
+        assert tx.begun
+    assert await db.fetchval("SELECT v FROM refused_probe WHERE id = 1") == 5
+    assert db.pool_statistics().in_use == 0
+
+
 async def test_several_reads_on_one_connection_answer_each_its_first_row(db):
     """`fetchrow_each`, how a chat's activation reads its workspace and its row in one crossing."""
     rows = await db.fetchrow_each([("SELECT $1::int AS a", (1,)), ("SELECT 2 AS b WHERE false", ())])
