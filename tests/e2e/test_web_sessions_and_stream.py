@@ -13,8 +13,9 @@ import httpx
 import trio
 
 from inbox_actors.access import accounts, sign_in
-from tests.e2e.chat_helpers import customer_writes, scale_workspace
+from tests.e2e.chat_helpers import chat, customer_writes, scale_workspace
 from tests.e2e.conftest import bearer
+from tests.waiting import eventually
 
 PASSWORD = "a-long-enough-password"
 
@@ -46,6 +47,11 @@ async def test_a_form_without_the_pages_token_or_from_another_site_changes_nothi
     workspace_id, number, _, key = await scale_workspace(db)
     await _member_with_password(db, workspace_id, "ann@example.com", role="admin")
     await customer_writes(service, number, "919800000301", "Can I talk to a person?")
+    # The chat is handed over after the platform's webhook is answered, so the claim waits for it.
+    async def handed_over():
+        return (await chat(service, key, "919800000301"))["state"] == "HANDOFF_PENDING"
+
+    await eventually(handed_over)
     async with _signed_in(service, "ann@example.com") as client:
         csrf = _csrf((await client.get("/app/inbox")).text)
         claim = "/app/chats/919800000301/claim"
@@ -53,7 +59,7 @@ async def test_a_form_without_the_pages_token_or_from_another_site_changes_nothi
         assert (await client.post(claim, data={"csrf": "0" * 64})).status_code == 403
         other_site = await client.post(claim, data={"csrf": csrf}, headers={"Origin": "https://evil.example"})
         assert other_site.status_code == 403
-        detail = (await service.client.get("/api/inbox/conversations/919800000301", headers=bearer(key))).json()
+        detail = await chat(service, key, "919800000301")
         assert detail["state"] == "HANDOFF_PENDING"
         done = await client.post(claim, data={"csrf": csrf}, headers={"Origin": service.url})
         assert done.status_code == 303, done.text
