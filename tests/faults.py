@@ -11,7 +11,7 @@ from __future__ import annotations
 def records_a_send_outcome(sql: str) -> bool:
     """A send's outcome written on its row: sent with the platform's id (in the chat's commit statement), or failed
     (messages.outcome_update)."""
-    return "UPDATE messages SET status = $" in sql and ", conversation_id = coalesce($" in sql
+    return "UPDATE messages SET status = $" in sql and ", conversation_id = coalesce(" in sql
 
 
 def reads_a_contact(sql: str) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import Any, AsyncIterator, Callable, Sequence
+from typing import Any, AsyncIterator, Callable, Mapping, Sequence
 
 import msgspec
 
@@ -43,6 +43,14 @@ class WebhookEvent(msgspec.Struct, frozen=True):
     name: str
     author: str
     data: dict[str, Any]
+
+
+class NewChat(msgspec.Struct, frozen=True):
+    """Who a chat's first commit makes it for, when it has no row yet: the customer's profile name for its contact
+    (empty: none known), and the envelope's actor of `contact_created` (the customer, or the key that sent)."""
+
+    profile_name: str
+    author: str
 
 
 class ChatState:
@@ -92,6 +100,12 @@ class ChatState:
     def row(self) -> Record | None:
         """The conversation row as last committed; None while the chat does not exist."""
         return self._row
+
+    @property
+    def row_or_new(self) -> Mapping[str, Any]:
+        """The row as last committed, or a new chat's values (NEW_CONVERSATION) while it has none: what a change
+        is computed from."""
+        return self._row if self._row is not None else conversation_queries.NEW_CONVERSATION
 
     @property
     def state(self) -> State:
@@ -171,11 +185,13 @@ class ChatState:
         return conversation
 
     async def commit(self, tx: UnitOfWork, changes: dict[str, Any], emitted: Sequence[WebhookEvent],
-                     now: datetime, parts: Sequence[conversation_queries.Part] = ()) -> None:
+                     now: datetime, parts: Sequence[conversation_queries.Part] = (),
+                     new_chat: NewChat | None = None) -> None:
         """Write `changes` to the row, version-checked, append `emitted` to the outbox and make the writes `parts`
-        (a message's outcome: send_records.py), in one statement that commits `tx`, so it is the block's last.
-        No changes: the events alone, the row and its version stay and the block commits as it ends. The new row is
-        the chat's once `tx` has committed."""
+        (a message's outcome: send_records.py; the chat's id is the CTE `chat`'s), in one statement that commits
+        `tx`, so it is the block's last. A chat with no row yet is made by that statement (`new_chat`: for whom;
+        `changes` then apply to `row_or_new`). No changes: the events alone, the row and its version stay and
+        the block commits as it ends. The new row is the chat's once `tx` has committed."""
         row = self._current(tx)
         if not changes:
             if parts:
@@ -183,9 +199,29 @@ class ChatState:
             await self._flush(tx, emitted)
             return
         if row is None:
-            raise LookupError(f"chat {self.key}: no conversation to change (ensure_chat first)")
+            if new_chat is None:
+                raise LookupError(f"chat {self.key}: no conversation to change (ensure_chat first)")
+            await self._make(tx, changes, emitted, now, parts, new_chat)
+            return
         self._written = await conversation_queries.update_conversation(tx, row, changes, now,
                                                                        self._outbox_events(emitted), parts)
+
+    async def _make(self, tx: UnitOfWork, changes: dict[str, Any], emitted: Sequence[WebhookEvent], now: datetime,
+                    parts: Sequence[conversation_queries.Part], new_chat: NewChat) -> None:
+        """The chat's first commit, its contact and conversation made by the same statement: as the block's only
+        statement, one crossing with no BEGIN or COMMIT. Made one by one instead (`ensure_chat`) when that
+        statement cannot see the number's contact, which another transaction made meanwhile."""
+        contact = contact_queries.first_contact_row(self.workspace_id, self.phone, new_chat.profile_name, now)
+        contact_created = WebhookEvent(events.CONTACT_CREATED, new_chat.author, contact_event_data(contact))
+        written = await conversation_queries.make_chat(
+            tx, workspace_id=self.workspace_id, phone=self.phone, name=new_chat.profile_name, at=now,
+            changes=changes, contact_event=_queued(contact_created),
+            events=[_queued(event) for event in (*self._unsent, *emitted)], parts=parts)
+        if written is None:   # nothing was written
+            await self.ensure_chat(tx, profile_name=new_chat.profile_name, at=now, author=new_chat.author)
+            await self.commit(tx, changes, emitted, now, parts)
+            return
+        self._unsent, self._written = [], written
 
     async def commit_message(self, tx: UnitOfWork, message: dict[str, Any], changes: dict[str, Any],
                              emitted: Sequence[WebhookEvent], now: datetime) -> Record | None:
@@ -218,4 +254,9 @@ class ChatState:
         """What the block left unsent, then `emitted`, as the outbox takes them (and none unsent any more)."""
         pending = [*self._unsent, *emitted]
         self._unsent = []
-        return [(event.name, event.author, event.data, events.new_correlation_id()) for event in pending]
+        return [_queued(event) for event in pending]
+
+
+def _queued(event: WebhookEvent) -> outbox.Event:
+    """`event` as the outbox takes it, with a correlation id of its own."""
+    return event.name, event.author, event.data, events.new_correlation_id()

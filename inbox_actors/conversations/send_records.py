@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
-from typing import Any, Awaitable, Callable, NamedTuple
+from typing import Any, Awaitable, Callable, Mapping, NamedTuple
 
 import trio
 
 from inbox_actors.conversations import events as data
 from inbox_actors.conversations import idempotency_keys
-from inbox_actors.conversations.chat_state import ChatState, WebhookEvent
+from inbox_actors.conversations.chat_state import ChatState, NewChat, WebhookEvent
 from inbox_actors.conversations.conversation_protocol import Recorded, Send, SendOutcome
 from inbox_actors.conversations.send_answers import SendVerdict, send_answer
 from inbox_actors.conversations.send_callback import message_id_of
@@ -120,8 +120,9 @@ class SendRecords:
         chat = self._chat
         now = chat.clock.now()
         async with chat.transaction() as tx:
-            row = await chat.ensure_chat(tx, profile_name="", at=now, author=order.author)
-            recorded = dict(status=delivery_status.SENT, at=now, conversation_id=row["id"],
+            # A first send makes its chat in the same statement; the message then gets the chat's id from it.
+            row = chat.row_or_new
+            recorded = dict(status=delivery_status.SENT, at=now, conversation_id=row.get("id"),
                             platform_message_id=platform_message_id, sent_at=now)
             # The outcome is written by the chat's commit statement (one round trip for the send's whole record).
             message = message_queries.as_recorded(pending, **recorded)
@@ -130,7 +131,9 @@ class SendRecords:
             sent = await self._sent_event(tx, order.author, message)
             crossed = await self._credit_alerts(tx, credits, now) if credits is not None else []
             await chat.commit(tx, _counted(row, message, now), [sent, *crossed], now, parts=[
-                lambda first, when: message_queries.outcome_update(pending["id"], first=first, when=when, **recorded)])
+                lambda first, when: message_queries.outcome_update(pending["id"], first=first, when=when,
+                                                                   conversation_id_from="chat", **recorded)],
+                new_chat=NewChat(profile_name="", author=order.author))
         return outcome
 
     async def _credit_alerts(self, tx: UnitOfWork, credits: Charge, now: datetime) -> list[WebhookEvent]:
@@ -269,7 +272,7 @@ async def _answers(tx: UnitOfWork, row: Record) -> int | None:
     return latest["id"] if latest is not None else None
 
 
-def _counted(row: Record, message: Record, now: datetime) -> dict[str, Any]:
+def _counted(row: Mapping[str, Any], message: Mapping[str, Any], now: datetime) -> dict[str, Any]:
     """The chat's counters once a send's outcome is known, as it is being sent: its last word."""
     return {
         "count_messages": row["count_messages"] + 1,

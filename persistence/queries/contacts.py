@@ -28,6 +28,15 @@ async def insert_contact_if_absent(tx: UnitOfWork, workspace_id: int, phone: str
     return row, False
 
 
+def first_contact_row(workspace_id: int, phone: str, name: str, at: datetime) -> dict[str, Any]:
+    """The contact a chat's first contact makes (`conversations.make_chat`), as its row will be, but for its id:
+    the values given on the schema's defaults (migration 001; tests/integration check they agree). Known before
+    the statement runs, so the `contact_created` event it queues is built in advance."""
+    return {"workspace_id": workspace_id, "phone": phone, "name": name, "email": None, "company": None,
+            "status": "New", "tags": [], "notes": None, "custom_attributes": {}, "opted_out": False,
+            "opted_out_at": None, "read_receipts": True, "version": 1, "created_at": at, "updated_at": at}
+
+
 async def find_contact(q: UnitOfWork | Database, workspace_id: int, phone: str) -> Record | None:
     return await q.fetchrow("SELECT * FROM contacts WHERE workspace_id = $1 AND phone = $2", workspace_id, phone)
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Callable, NamedTuple, Sequence
+from types import MappingProxyType
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import asyncpg
 
@@ -74,6 +75,18 @@ async def insert_first_contact(tx: UnitOfWork, *, workspace_id: int, phone: str,
     return FirstContact(row["contact"], row["created"], row["conversation"])
 
 
+NEW_CONVERSATION: Mapping[str, Any] = MappingProxyType({
+    "state": "AI_ONLY", "channel": "whatsapp", "handover_reason": None, "handover_at": None, "assigned_to": None,
+    "claimed_by": None, "claimed_at": None, "resolved_at": None, "last_customer_message_at": None,
+    "waiting_since": None, "waiting_for_person_since": None, "sla_deadline_at": None, "unread_count": 0,
+    "unread_since": None, "labels": [], "count_messages": 0, "count_from_customer": 0, "count_from_bot": 0,
+    "last_message_id": None, "sla_breach_announced_for": None, "snoozed": False, "snoozed_until": None,
+    "version": 1,
+})
+"""A chat's row as the schema makes it (migrations 001, 004, 005, 019; tests/integration check they agree), but
+for its identity and times: what a new chat's first changes are computed from (`make_chat`)."""
+
+
 Part = Callable[[int, str], tuple[str, list]]
 """A write that goes in a chat's commit statement: given its first parameter number and the condition it must
 also meet (the commit's own), its SQL (one data-modifying statement) and arguments."""
@@ -102,6 +115,42 @@ async def update_conversation(tx: UnitOfWork, row: Record, changes: dict[str, An
     if updated is None:
         raise VersionConflict(f"conversation {row['id']} is no longer at version {row['version']}")
     return updated
+
+
+async def make_chat(tx: UnitOfWork, *, workspace_id: int, phone: str, name: str, at: datetime,
+                    changes: dict[str, Any], contact_event: outbox.Event, events: list[outbox.Event],
+                    parts: Sequence[Part] = ()) -> Record | None:
+    """A chat's first commit in one statement: its contact made unless the number has one (`contact_event`, its
+    `contact_created`, queued first then), its conversation made with `changes` on NEW_CONVERSATION's values,
+    `events` queued and the other writes `parts` made (conditioned as `update_conversation`'s, the chat's id
+    in the CTE `chat`); the unit of work's last statement, which commits it. The new row; or None when the
+    contact could not be read: another transaction made it while this statement waited, and the statement's
+    snapshot does not see it. Nothing was written then: make them one by one (`insert_first_contact`)."""
+    unknown = set(changes) - _WRITABLE
+    if unknown or NEW_MESSAGE_ID in changes.values():
+        raise ValueError(f"not writable in a chat's first commit: {sorted(unknown) or 'NEW_MESSAGE_ID'}")
+    args: list[Any] = [workspace_id, phone, name, at]
+    columns = {"last_activity_at": at, **changes}
+    for value in columns.values():
+        args.append(value)
+    values = ", ".join(f"${n}" for n in range(5, len(args) + 1))
+    written = "EXISTS (SELECT 1 FROM chat)"
+    ctes = [
+        "made AS (INSERT INTO contacts (workspace_id, phone, name, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)"
+        " ON CONFLICT (workspace_id, phone) DO NOTHING RETURNING id)",
+        "contact AS (SELECT id FROM made UNION ALL"
+        " SELECT id FROM contacts WHERE workspace_id = $1 AND phone = $2 AND NOT EXISTS (SELECT 1 FROM made))",
+        f"chat AS (INSERT INTO conversations (workspace_id, phone, contact_id, created_at, updated_at,"
+        f" {', '.join(columns)}) SELECT $1, $2, id, $4, $4, {values} FROM contact RETURNING *)"]
+    for n, part in enumerate(parts):
+        part_sql, part_args = part(len(args) + 1, written)
+        ctes.append(f"part{n} AS ({part_sql})")
+        args += part_args
+    queue, queued_args = outbox.events_insert(workspace_id, [contact_event, *events], first=len(args) + 1,
+                                              when=written, first_when="EXISTS (SELECT 1 FROM made)")
+    ctes.append(f"queued AS ({queue})")
+    args += queued_args
+    return await tx.fetchrow_then_commit(f"WITH {', '.join(ctes)} SELECT * FROM chat", *args)
 
 
 NEW_MESSAGE_ID = object()

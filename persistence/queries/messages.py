@@ -177,12 +177,14 @@ async def record_outcome(tx: UnitOfWork, message_id: int, *, status: str, at: da
 def outcome_update(message_id: int, *, status: str, at: datetime, conversation_id: int | None = None,
                    platform_message_id: str | None = None, error_code: int | None = None,
                    error_text: str | None = None, sent_at: datetime | None = None, first: int = 1,
-                   when: str = "") -> tuple[str, list]:
+                   when: str = "", conversation_id_from: str = "") -> tuple[str, list]:
     """`record_outcome`'s UPDATE, as SQL whose parameters are numbered from $`first`, and its arguments: a part of
-    a larger statement (the chat's commit, `conversations.update_conversation`). `when`: a condition it also
-    needs. What it leaves on the row is `as_recorded`'s."""
+    a larger statement (the chat's commit, `conversations.update_conversation` or `make_chat`). `when`: a
+    condition it also needs. `conversation_id_from`: a CTE of that statement which makes the chat, whose id the
+    message gets (instead of `conversation_id`). What it leaves on the row is `as_recorded`'s."""
     n = first
-    sql = (f"UPDATE messages SET status = ${n + 1}, status_at = ${n + 2}, conversation_id = coalesce(${n + 3},"
+    made = f"(SELECT id FROM {conversation_id_from}), " if conversation_id_from else ""
+    sql = (f"UPDATE messages SET status = ${n + 1}, status_at = ${n + 2}, conversation_id = coalesce({made}${n + 3},"
            f" conversation_id), platform_message_id = coalesce(${n + 4}, platform_message_id), error_code = ${n + 5},"
            f" error_text = ${n + 6}, sent_at = coalesce(${n + 7}, sent_at) WHERE id = ${n}"
            + (f" AND {when}" if when else ""))

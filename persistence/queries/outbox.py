@@ -38,21 +38,26 @@ async def append_events(tx: UnitOfWork, *, workspace_id: int, events: list[Event
 
 
 def events_insert(workspace_id: int, events: list[Event], *, first: int, when: str = "",
-                  message_id_from: str = "") -> tuple[str, list[Any]]:
+                  first_when: str = "", message_id_from: str = "") -> tuple[str, list[Any]]:
     """The INSERT that queues `events` in the order given, as SQL whose parameters are numbered from $`first`,
     and its arguments: a part of a larger statement (a data-modifying CTE), which appends the events in the
-    same statement as the change they describe. `when`: a condition that must hold for any to be queued.
-    `message_id_from`: a CTE of the statement that stores a message, whose id an event with a null "id" in its
-    data gets (the id is the database's, known only as the statement runs)."""
+    same statement as the change they describe. `when`: a condition that must hold for any to be queued;
+    `first_when`: one the first event alone needs besides. `message_id_from`: a CTE of the statement that stores
+    a message, whose id an event with a null "id" in its data gets (the id is the database's, known only as the
+    statement runs)."""
     n = first
     data = "e.data"
     if message_id_from:
         data = (f"CASE WHEN e.data -> 'id' = 'null'::jsonb THEN jsonb_set(e.data, '{{id}}',"
                 f" to_jsonb((SELECT id FROM {message_id_from}))) ELSE e.data END")
+    conditions = [when] if when else []
+    if first_when:
+        conditions.append(f"(e.n > 1 OR {first_when})")
     sql = ("INSERT INTO webhook_outbox (workspace_id, event, correlation_id, actor, data)"
            f" SELECT ${n}, e.event, e.correlation_id, e.actor, {data}"
            f" FROM unnest(${n + 1}::text[], ${n + 2}::text[], ${n + 3}::text[], ${n + 4}::jsonb[]) WITH ORDINALITY"
-           f" AS e(event, correlation_id, actor, data, n){f' WHERE {when}' if when else ''} ORDER BY e.n")
+           f" AS e(event, correlation_id, actor, data, n)"
+           f"{' WHERE ' + ' AND '.join(conditions) if conditions else ''} ORDER BY e.n")
     return sql, [workspace_id, [e[0] for e in events], [e[3] for e in events], [e[1] for e in events],
                  [msgspec.json.encode(e[2]).decode() for e in events]]
 

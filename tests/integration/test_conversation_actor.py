@@ -4,12 +4,15 @@ unless the test sends them): fencing, crash isolation, the status rules that cle
 from __future__ import annotations
 
 import itertools
+import json
 from datetime import datetime, timezone
 
 import pytest
+import trio
 
 from inbox_actors.conversations import conversation, send_pacer
-from inbox_actors.conversations.chat_state import ChatState, WebhookEvent
+from inbox_actors.contacts.events import contact_event_data
+from inbox_actors.conversations.chat_state import ChatState, NewChat, WebhookEvent
 from inbox_actors.conversations.conversation import (
     ConversationDeps,
     CustomerWrote,
@@ -21,9 +24,11 @@ from inbox_actors.conversations.send_pacer import send_pacer_kind
 from inbox_actors.platform.payloads import InboundMessage, SendAccepted, SendRequest, StatusUpdate
 from inbox_actors.runtime import Actor, ActorCrashed, ActorKind, ActorSystem
 from inbox_actors.runtime.clock import WallClock
-from persistence.queries.conversations import NEW_MESSAGE_ID, VersionConflict
+from persistence.queries.contacts import first_contact_row
+from persistence.queries.conversations import NEW_CONVERSATION, NEW_MESSAGE_ID, VersionConflict
 from tests import builders
 from tests.faults import records_a_send_outcome
+from tests.waiting import eventually
 
 _ids = itertools.count(1)
 
@@ -293,3 +298,84 @@ async def test_a_send_with_no_pacer_to_ask_fails_at_once_and_is_never_left_in_do
                               " WHERE c.phone = $1 AND m.direction = 'outbound'", phone)
     assert [row["status"] for row in statuses] == ["failed"]
     await system.shutdown(2)
+
+
+async def test_a_chat_s_first_commit_makes_its_contact_and_conversation_in_the_same_statement(db):
+    """ChatState.commit with `new_chat`: one statement, no BEGIN or COMMIT, makes the contact, the chat with the
+    changes on a new chat's values and `contact_created` before the block's events; the values the service
+    assumes for a new contact and chat (first_contact_row, NEW_CONVERSATION) are the schema's."""
+    workspace_id = await builders.workspace(db)
+    chat = ChatState(f"{workspace_id}:919800000022", db, WallClock())
+    await chat.load()
+    now = datetime.now(timezone.utc)
+    statements: list[str] = []
+    async with chat.transaction() as tx:
+        tx._connection.add_query_logger(lambda record: statements.append(record.query))
+        changes = {"count_messages": chat.row_or_new["count_messages"] + 1, "unread_count": 2}
+        await chat.commit(tx, changes, [WebhookEvent("conversation_seen", "test", {"n": 1})], now,
+                          new_chat=NewChat(profile_name="Asha", author="customer"))
+    # (asyncpg's own reads of the types, the first time a connection meets them, aside)
+    assert [sql for sql in statements if sql.startswith(("BEGIN", "COMMIT", "WITH made", "INSERT"))] == [
+        next(sql for sql in statements if sql.startswith("WITH made AS (INSERT INTO contacts"))]
+    made = chat.row
+    assert (made["count_messages"], made["unread_count"], made["last_activity_at"]) == (1, 2, now)
+    stored = await db.fetchrow("SELECT * FROM conversations WHERE id = $1", made["id"])
+    assert stored == made
+    assert {name: stored[name] for name in NEW_CONVERSATION} == {
+        **NEW_CONVERSATION, "count_messages": 1, "unread_count": 2}
+    contact = await db.fetchrow("SELECT * FROM contacts WHERE id = $1", made["contact_id"])
+    assert {name: contact[name] for name in contact.keys() if name != "id"} == {
+        **first_contact_row(workspace_id, "919800000022", "Asha", now), "custom_attributes": "{}"}
+    queued = await db.fetch("SELECT event, actor, data FROM webhook_outbox WHERE workspace_id = $1 ORDER BY id",
+                            workspace_id)
+    assert [(row["event"], row["actor"]) for row in queued] == [("contact_created", "customer"),
+                                                               ("conversation_seen", "test")]
+    assert json.loads(queued[0]["data"]) == contact_event_data(contact)
+
+
+async def test_a_first_commit_for_a_number_with_a_contact_queues_no_contact_created(db):
+    workspace_id = await builders.workspace(db)
+    contact_id = await db.fetchval("INSERT INTO contacts (workspace_id, phone, name) VALUES ($1, $2, 'Bo')"
+                                   " RETURNING id", workspace_id, "919800000023")
+    chat = ChatState(f"{workspace_id}:919800000023", db, WallClock())
+    await chat.load()
+    async with chat.transaction() as tx:
+        await chat.commit(tx, {"count_messages": 1}, [WebhookEvent("conversation_seen", "test", {})],
+                          datetime.now(timezone.utc), new_chat=NewChat(profile_name="Asha", author="customer"))
+    assert chat.row["contact_id"] == contact_id
+    assert await outbox_names(db, workspace_id) == ["conversation_seen"]
+    assert await db.fetchval("SELECT name FROM contacts WHERE id = $1", contact_id) == "Bo"
+
+
+async def test_a_first_commit_that_cannot_see_a_contact_made_meanwhile_makes_the_chat_one_step_at_a_time(db):
+    """Another transaction makes the number's contact while the first commit's statement waits on it: that
+    statement's snapshot cannot see it, so it writes nothing, and the chat is made in steps, once."""
+    workspace_id = await builders.workspace(db)
+    phone = "919800000024"
+    chat = ChatState(f"{workspace_id}:{phone}", db, WallClock())
+    await chat.load()
+
+    async def first_commit():
+        async with chat.transaction() as tx:
+            await chat.commit(tx, {"count_messages": 1}, [WebhookEvent("conversation_seen", "test", {})],
+                              datetime.now(timezone.utc), new_chat=NewChat(profile_name="Asha", author="customer"))
+
+    async def waiting_on_the_contact():
+        return await db.fetchval("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                                 " AND query LIKE 'WITH made AS (INSERT INTO contacts%'")
+
+    async with trio.open_nursery() as nursery:
+        async with db.transaction() as other:
+            contact_id = await other.fetchval("INSERT INTO contacts (workspace_id, phone, name) VALUES ($1, $2, 'Cy')"
+                                              " RETURNING id", workspace_id, phone)
+            nursery.start_soon(first_commit)
+            await eventually(waiting_on_the_contact)
+        # The contact commits here; the first commit's statement goes on, and finds it taken and out of sight.
+    assert chat.row["contact_id"] == contact_id and chat.row["count_messages"] == 1
+    assert await db.fetchval("SELECT count(*) FROM conversations WHERE workspace_id = $1", workspace_id) == 1
+    assert await outbox_names(db, workspace_id) == ["conversation_seen"]
+
+
+async def outbox_names(db, workspace_id: int) -> list[str]:
+    return [row["event"] for row in await db.fetch("SELECT event FROM webhook_outbox WHERE workspace_id = $1"
+                                                   " ORDER BY id", workspace_id)]
