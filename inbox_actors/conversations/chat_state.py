@@ -1,4 +1,4 @@
-"""A chat's state in one home: the workspace profile it needs and its conversation row, and the one way to
+"""A chat's state in one home: its workspace's business number and its conversation row, and the one way to
 change them.
 
 The conversation actor, its `Sender` and its `TeamActions` read the row here and write it only through a
@@ -10,9 +10,10 @@ unit of work:
 
 `commit` writes the changes only if the row is still at the version it was read at
 (`update_conversation`; a `VersionConflict` crashes the actor, whose restart reloads the row), and appends
-the webhook events to the outbox, in one statement that commits the transaction: it is the block's last. The
-written row becomes the chat's row only once the transaction has committed, so a write that rolled back (a
-crash, a lost connection the sender retries) leaves the chat as PostgreSQL has it.
+the webhook events to the outbox, in one statement that commits the transaction: it is the block's last. A chat
+with no row yet is made by that statement (`new_chat`), its contact too. The written row becomes the chat's row
+only once the transaction has committed, so a write that rolled back (a crash, a lost connection the sender
+retries) leaves the chat as PostgreSQL has it.
 """
 
 from __future__ import annotations

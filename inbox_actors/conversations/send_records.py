@@ -15,7 +15,8 @@ settling of a send whose outcome a crash lost.
 
 A pending message is no reply: it is not counted on the chat, has no response time and emits nothing until its
 outcome is known. A first send to a number has no chat yet: its pending row names the recipient and gets the
-chat (made then, as before) only once the platform accepted it; a refused first send leaves no chat.
+chat only once the platform accepted it, made by the statement that records the outcome (ChatState.commit with
+`new_chat`); a refused first send leaves no chat.
 """
 
 from __future__ import annotations
