@@ -182,10 +182,13 @@ async def _serve_simulator(simulator: Simulator, port: int, scope: trio.CancelSc
 
 
 async def _connect_platform(nursery: trio.Nursery, state: Services, scope: trio.CancelScope) -> Simulator | None:
-    """Point the platform link at WHATSAPP_API_URL, or start the built-in simulator and point it there."""
+    """Point the platform link at WHATSAPP_API_URL, opening the connections of its sends ahead (platform/client.py),
+    or start the built-in simulator and point it there (its connections are opened as sends need them: the tests
+    start a service each, and would pay for them every time)."""
     settings, link = state.settings, state.platform
     if not settings.uses_simulator:
         link.attach(settings.whatsapp_api_url)
+        nursery.start_soon(link.open_ahead)
         return None
     sent, delivered, read = settings.simulator_status_delays
     simulator = Simulator(SimulatorConfig(app_secret=link.app_secret, access_token=link.access_token,

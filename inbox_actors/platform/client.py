@@ -17,7 +17,10 @@ only that is `Platform timeout`. A caller that needs a bound on the whole call, 
 (`trio.move_on_after`); `statistics()` tells how many sends wait.
 
 The request goes over the service's own HTTP/1.1 connections (outbound_http/connections.py), kept alive per
-client. A send is never sent twice by the client: a kept-alive connection the platform has closed is seen
+client, and `open_ahead` opens them all before the first send: sends the pacer lets out together then leave on
+ready connections and reach the platform as they were paced. On new connections some would wait for their
+handshake (or, at a busy server, for it to accept them) and arrive bunched with later ones, and the platform
+counts its throughput by arrival. A send is never sent twice by the client: a kept-alive connection the platform has closed is seen
 (readable at EOF) and dropped before the request is written, and a request that fails once written is answered
 as unreachable, never sent again (the send's record settles what the platform did: send_records.py).
 """
@@ -52,6 +55,10 @@ TITLE_UNREACHABLE = "Platform unreachable"
 TITLE_TIMEOUT = "Platform timeout"
 TITLE_UNEXPECTED = "Unexpected platform answer"
 DEFAULT_MAX_CONCURRENT = 32                  # sends at the platform at once, per client
+# `open_ahead` tries a connection this often, for this long, while the platform does not take one yet (a platform
+# started beside the service may listen a moment after it).
+OPEN_AHEAD_RETRY_SECONDS = 0.1
+OPEN_AHEAD_PATIENCE_SECONDS = 30.0
 MAX_ANSWER_BYTES = 1024 * 1024               # Meta's answers are a few hundred bytes
 
 
@@ -94,6 +101,37 @@ class CloudApiClient:
     async def aclose(self) -> None:
         self._idle.close()
         await trio.lowlevel.checkpoint()
+
+    async def open_ahead(self, *, patience: float = OPEN_AHEAD_PATIENCE_SECONDS) -> int:
+        """Open as many connections as sends may be at the platform at once (`max_concurrent`) before any send needs
+        them, and keep them idle like any other (closed after the idle lifetime unused). While the platform refuses
+        connections, one is tried every OPEN_AHEAD_RETRY_SECONDS for `patience` seconds; once it takes one, the
+        others are opened at once. How many were opened."""
+        count = self._idle.max_idle_per_host
+        key = (self._scheme, self._host, self._port)
+        opened: list[Connection] = []
+
+        async def one() -> None:
+            try:
+                opened.append(await self._connect())
+            except EXCHANGE_FAILURES:
+                pass                    # a send will open it when it needs it
+
+        try:
+            with trio.move_on_after(patience):
+                while not opened:
+                    await one()
+                    if not opened:
+                        await trio.sleep(OPEN_AHEAD_RETRY_SECONDS)
+                async with trio.open_nursery() as nursery:
+                    for _ in range(count - 1):
+                        nursery.start_soon(one)
+        finally:
+            for connection in opened:
+                self._idle.put(key, connection)   # closed at once if the client is closed meanwhile
+        if len(opened) < count:
+            log.info("%d of %d connections to %s opened ahead of sends", len(opened), count, self.base_url)
+        return len(opened)
 
     def statistics(self) -> trio.CapacityLimiterStatistics:
         """Sends at the platform now (`borrowed_tokens`) and sends waiting for a slot (`tasks_waiting`)."""

@@ -57,6 +57,12 @@ class PlatformLink:
         self.client = CloudApiClient(self.api_url, self.access_token)
         self.media = MediaFetcher(self.api_url, self.access_token)
 
+    async def open_ahead(self) -> None:
+        """The connections of the platform's sends, opened before the first sends need them
+        (CloudApiClient.open_ahead)."""
+        if self.client is not None:
+            await self.client.open_ahead()
+
     async def aclose(self) -> None:
         if self.client is not None:
             await self.client.aclose()

@@ -22,6 +22,7 @@ from inbox_actors.platform.simulator.model import Simulator, SimulatorConfig
 from inbox_actors.platform.simulator.server import serve_simulator
 from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateSpec
 from tests.local_http import serve_on_free_port
+from tests.waiting import eventually
 
 TOKEN = "test-access-token"
 ACCEPTED = {"messaging_product": "whatsapp", "contacts": [{"input": "+447700900123", "wa_id": "447700900123"}],
@@ -210,6 +211,59 @@ async def test_waiting_for_a_slot_is_not_a_platform_timeout(platform):
     async with CloudApiClient(platform.url, TOKEN, timeout=0.3, max_concurrent=1) as cloud:
         outcomes = await send_at_once(cloud, 4)              # the last waits about 0.3 s, then gets its answer
     assert all(isinstance(outcome, SendAccepted) for outcome in outcomes)
+
+
+async def test_connections_opened_ahead_carry_the_first_sends_even_when_the_platform_listens_late():
+    """open_ahead keeps trying until the platform takes connections (it may start after the service), opens
+    max_concurrent of them, and a burst of that many sends then goes out on them: no connection is opened while
+    the burst leaves."""
+    accepted: list[trio.SocketStream] = []
+
+    async def answer_each_request(stream: trio.SocketStream) -> None:
+        accepted.append(stream)
+        buffer = b""
+        while True:
+            head, _, rest = buffer.partition(b"\r\n\r\n")
+            if not _:
+                data = await stream.receive_some(65536)
+                if not data:
+                    return
+                buffer += data
+                continue
+            length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                              if line.lower().startswith(b"content-length")))
+            while len(rest) < length:
+                rest += await stream.receive_some(65536)
+            buffer = rest[length:]
+            await trio.sleep(0.05)           # the burst's sends overlap at the platform
+            body = json.dumps(ACCEPTED).encode()
+            await stream.send_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                                  + str(len(body)).encode() + b"\r\n\r\n" + body)
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    async with CloudApiClient(f"http://127.0.0.1:{port}", TOKEN, max_concurrent=4) as cloud, \
+            trio.open_nursery() as nursery:
+        opening = trio.Event()
+        opened: list[int] = []
+
+        async def open_ahead() -> None:
+            opening.set()
+            opened.append(await cloud.open_ahead(patience=10))
+
+        nursery.start_soon(open_ahead)
+        await opening.wait()
+        await trio.sleep(0.3)                # refused meanwhile: nothing listens yet
+        assert not opened
+        listeners = await trio.open_tcp_listeners(port, host="127.0.0.1")
+        nursery.start_soon(partial(trio.serve_listeners, answer_each_request, listeners))
+        await eventually(lambda: opened and len(accepted) == 4)
+        assert opened == [4]
+        outcomes = await send_at_once(cloud, 4)
+        assert all(isinstance(outcome, SendAccepted) for outcome in outcomes)
+        assert len(accepted) == 4
+        nursery.cancel_scope.cancel()
 
 
 # -- against the simulator ------------------------------------------------------------------------------------

@@ -224,6 +224,20 @@ async def test_throughput_per_business_number(nursery, simulator_config, clock):
     assert stats["sends_accepted"] == 4 and stats["sends_refused"] == {"130429": 1}
 
 
+async def test_throughput_counts_a_send_when_it_arrived_not_when_it_was_handled(nursery, simulator_config, clock):
+    """Sends a busy simulator handles together are counted at their arrival (the server's stamp, app.py), as
+    the platform counts them: two that arrived 1.5 s apart both fit a limit of one a second."""
+    limited = Simulator(msgspec.structs.replace(simulator_config, throughput_per_second=1),
+                        catalog=InMemoryTemplateCatalog([TemplateSpec("hi", "en", 0)]), clock=clock)
+    await nursery.start(serve_simulator, limited)
+    body = json.dumps({"messaging_product": "whatsapp", "to": CUSTOMER,
+                       **template(name="hi", language="en", parameters=())}).encode()
+    now = trio.current_time()
+    answers = [await limited.send(NUMBER, AUTH["Authorization"], body, arrived_at=at)
+               for at in (now - 1.5, now, now)]
+    assert [getattr(answer, "message_id", None) is not None for answer in answers] == [True, True, False]
+
+
 # -- accepted sends and their statuses ------------------------------------------------------------------------
 
 async def test_an_accepted_send_gets_an_id_then_signed_statuses_in_order(http, receiver):

@@ -154,18 +154,19 @@ class Simulator:
 
     # -- sends ------------------------------------------------------------------------------------------------
 
-    async def send(self, phone_number_id: str, authorization: str | None,
-                   raw_body: bytes) -> SendAcceptedBySimulator | Refusal:
-        """`POST /{phone_number_id}/messages`, checked in order: token, body, throughput, then the rules."""
-        outcome = await self._decide_send(phone_number_id, authorization, raw_body)
+    async def send(self, phone_number_id: str, authorization: str | None, raw_body: bytes, *,
+                   arrived_at: float | None = None) -> SendAcceptedBySimulator | Refusal:
+        """`POST /{phone_number_id}/messages`, checked in order: token, body, throughput, then the rules. The
+        throughput counts the send at `arrived_at` (trio time; now when not given)."""
+        outcome = await self._decide_send(phone_number_id, authorization, raw_body, arrived_at)
         if isinstance(outcome, Refusal):
             self.stats.refused(outcome.error.code)
         else:
             self.stats.sends_accepted += 1
         return outcome
 
-    async def _decide_send(self, phone_number_id: str, authorization: str | None,
-                           raw_body: bytes) -> SendAcceptedBySimulator | Refusal:
+    async def _decide_send(self, phone_number_id: str, authorization: str | None, raw_body: bytes,
+                           arrived_at: float | None) -> SendAcceptedBySimulator | Refusal:
         if not self._authorized(authorization):
             return invalid_token()
         try:
@@ -175,7 +176,7 @@ class Simulator:
         recipient = wa_id(request.to)
         if recipient is None:
             return invalid_parameter(f"to: {request.to!r} is not a phone number")
-        if not self.throughput.admit(phone_number_id, trio.current_time()):
+        if not self.throughput.admit(phone_number_id, arrived_at if arrived_at is not None else trio.current_time()):
             return throughput_exceeded(self.config.throughput_per_second)
         template, name_known = None, False
         if request.type == "template":

@@ -10,7 +10,7 @@ import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
 
-from inbox_actors.platform.simulator.app import create_simulator_app
+from inbox_actors.platform.simulator.app import create_simulator_app, stamping_arrival
 from inbox_actors.platform.simulator.model import Simulator
 
 
@@ -28,7 +28,7 @@ async def serve_simulator(
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")
     config.graceful_timeout = 2.0
-    app = create_simulator_app(simulator)
+    app = stamping_arrival(create_simulator_app(simulator))
     async with simulator.running(), trio.open_nursery() as server:
         binds = await server.start(partial(serve, app, config, shutdown_trigger=shutdown_trigger))
         simulator.url = binds[0]

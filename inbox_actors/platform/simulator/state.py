@@ -79,7 +79,9 @@ class Customers:
 
 
 class Throughput:
-    """Sends per business number in any one second (exact sliding window, as the key limits use)."""
+    """Sends per business number in any one second (exact sliding window, as the key limits use), counted when
+    each arrived. Sends handled a little out of arrival order only ever make it stricter: an earlier arrival
+    counted after a later one leaves the window with it."""
 
     def __init__(self, per_second: int, capacity: int) -> None:
         self.per_second = per_second
