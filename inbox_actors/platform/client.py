@@ -20,9 +20,11 @@ The request goes over the service's own HTTP/1.1 connections (outbound_http/conn
 client, and `open_ahead` opens them all before the first send: sends the pacer lets out together then leave on
 ready connections and reach the platform as they were paced. On new connections some would wait for their
 handshake (or, at a busy server, for it to accept them) and arrive bunched with later ones, and the platform
-counts its throughput by arrival. A send is never sent twice by the client: a kept-alive connection the platform has closed is seen
-(readable at EOF) and dropped before the request is written, and a request that fails once written is answered
-as unreachable, never sent again (the send's record settles what the platform did: send_records.py).
+counts its throughput by arrival.
+
+A send is never sent twice by the client: a kept-alive connection the platform has closed is seen (readable at
+EOF) and dropped before the request is written, and a request that fails once written is answered as
+unreachable, never sent again (the send's record settles what the platform did: send_records.py).
 """
 
 from __future__ import annotations
