@@ -1,0 +1,129 @@
+"""The workspace leases one node holds (persistence/queries/workspace_leases.py), kept alive by one task.
+
+PostgreSQL is the coordinator: a lease row per workspace, with an expiry on PostgreSQL's clock and an epoch that
+grows at each change of owner. Not a session advisory lock: PostgreSQL releases one only when the holder's
+connection dies, and the connection of a paused process (SIGSTOP, a long stall) stays open, its kernel still
+answering for it, so nobody could ever take over from it. A lease expires by itself.
+
+A node holds a lease, as it sees it, until `ttl - margin` after it *sent* the statement that granted or last
+renewed it: PostgreSQL set the expiry from its own `now()`, which is later, so the node stops using a lease before
+any other node may take it, whatever the statement's delay (`margin` covers the two clocks' rates). A node that
+stalls past that and wakes finds the lease gone (`epoch` answers None) and tells `on_lost` at once; writes it had
+under way are refused by the fence (`workspace_leases.fence`), which a takeover waits for.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Callable, NamedTuple
+
+import trio
+
+from persistence.database import Database, DatabaseUnavailable
+from persistence.queries import workspace_leases
+
+log = logging.getLogger("inbox_actors.cluster.leases")
+
+LEASE_SECONDS = 10.0
+# How much sooner than the lease's expiry a node stops counting on it.
+MARGIN_SECONDS = 2.0
+# Renewals per lease period: a lease survives two failed renewals in a row.
+RENEWALS_PER_LEASE = 3
+
+
+class _Hold(NamedTuple):
+    epoch: int
+    until: float        # trio time after which this node no longer counts on the lease
+
+
+class LeaseKeeper:
+    """The leases of node `node_id`. `run` renews them and watches their deadlines; `on_lost(workspace_id)` is told,
+    once, of each lease lost (not renewed in time, or taken over after a stall): the node must stop that workspace's
+    actors, which the fence refuses to write for already."""
+
+    def __init__(self, db: Database, node_id: str, *, on_lost: Callable[[int], None],
+                 ttl: float = LEASE_SECONDS, margin: float = MARGIN_SECONDS) -> None:
+        if not 0 < margin < ttl:
+            raise ValueError("the margin must be positive and shorter than the lease")
+        self.db, self.node_id = db, node_id
+        self.ttl, self.margin = ttl, margin
+        self._on_lost = on_lost
+        self._held: dict[int, _Hold] = {}
+        self._changed = trio.Event()     # a lease taken: the watch looks at the deadlines again
+
+    def epoch(self, workspace_id: int) -> int | None:
+        """The epoch this node holds the workspace under, while it may count on it; None otherwise."""
+        hold = self._held.get(workspace_id)
+        if hold is None or trio.current_time() >= hold.until:
+            return None
+        return hold.epoch
+
+    def held(self) -> dict[int, int]:
+        """Every lease this node may count on now: workspace id -> epoch."""
+        now = trio.current_time()
+        return {workspace: hold.epoch for workspace, hold in self._held.items() if now < hold.until}
+
+    async def acquire(self, workspace_id: int) -> int | None:
+        """Take the workspace's lease unless another node holds it: the epoch to write under, or None. A lease this
+        node holds already is answered as it is."""
+        epoch = self.epoch(workspace_id)
+        if epoch is not None:
+            return epoch
+        sent = trio.current_time()
+        epoch = await workspace_leases.take(self.db, workspace_id, self.node_id, timedelta(seconds=self.ttl))
+        if epoch is not None:
+            self._held[workspace_id] = _Hold(epoch, sent + self.ttl - self.margin)
+            self._changed.set()
+        return epoch
+
+    async def release(self, workspace_id: int) -> None:
+        """Hand the workspace over: its actors must have stopped. Another node may take it at once."""
+        hold = self._held.pop(workspace_id, None)
+        if hold is not None:
+            await workspace_leases.release(self.db, self.node_id, workspace_id, hold.epoch)
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Renew every lease `RENEWALS_PER_LEASE` times a lease period and give up those past their deadline, until
+        cancelled."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._renew_forever)
+            nursery.start_soon(self._watch_deadlines)
+            task_status.started()
+
+    async def _renew_forever(self) -> None:
+        while True:
+            await trio.sleep(self.ttl / RENEWALS_PER_LEASE)
+            held = self.held()
+            sent = trio.current_time()
+            try:
+                renewed = await workspace_leases.renew(self.db, self.node_id, held, timedelta(seconds=self.ttl))
+            except DatabaseUnavailable as err:
+                log.warning("node %s: renewing %d leases failed (%s); they lapse at their deadlines",
+                            self.node_id, len(held), err)
+                continue
+            for workspace, epoch in held.items():
+                hold = self._held.get(workspace)
+                if hold is None or hold.epoch != epoch:
+                    continue                     # released or lost meanwhile
+                if workspace in renewed:
+                    self._held[workspace] = _Hold(epoch, sent + self.ttl - self.margin)
+                else:
+                    self._lose(workspace, "no longer this node's in PostgreSQL")
+
+    async def _watch_deadlines(self) -> None:
+        while True:
+            now = trio.current_time()
+            for workspace, hold in list(self._held.items()):
+                if now >= hold.until:
+                    self._lose(workspace, "not renewed in time")
+            self._changed = trio.Event()
+            earliest = min((hold.until for hold in self._held.values()), default=float("inf"))
+            with trio.move_on_at(earliest):
+                await self._changed.wait()
+
+    def _lose(self, workspace_id: int, why: str) -> None:
+        hold = self._held.pop(workspace_id)
+        log.warning("node %s lost the lease of workspace %d (epoch %d): %s", self.node_id, workspace_id, hold.epoch,
+                    why)
+        self._on_lost(workspace_id)

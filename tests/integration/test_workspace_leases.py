@@ -1,0 +1,100 @@
+"""Workspace leases against a real PostgreSQL, with two keepers standing for two nodes: one owner at a time, a
+lease kept alive by renewal, a stalled node that gives the lease up before another may take it and whose writes
+the fence then refuses, a takeover that waits for a fenced write under way, and a hand-over at once."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+
+from inbox_actors.cluster.leases import LeaseKeeper
+from persistence.queries import workspace_leases
+from persistence.queries.workspace_leases import LeaseLost
+from tests import builders
+from tests.waiting import eventually
+
+TTL = 0.6
+
+
+def keeper(db, node: str, lost: list | None = None, *, ttl: float = TTL) -> LeaseKeeper:
+    return LeaseKeeper(db, node, on_lost=(lost if lost is not None else []).append, ttl=ttl, margin=ttl / 3)
+
+
+async def fenced_write(db, workspace_id: int, epoch: int) -> None:
+    async with db.transaction() as tx:
+        await workspace_leases.fence(tx, workspace_id, epoch)
+        await tx.execute("UPDATE workspaces SET name = name || '.' WHERE id = $1", workspace_id)
+
+
+async def test_one_node_holds_a_workspace_while_it_renews(db, nursery):
+    workspace_id = await builders.workspace(db)
+    # Long enough a lease that a busy machine's pauses between renewals do not lose it.
+    a, b = keeper(db, "a", ttl=1.5), keeper(db, "b", ttl=1.5)
+    await nursery.start(a.run)
+    assert await a.acquire(workspace_id) == 1
+    assert await a.acquire(workspace_id) == 1                    # held already: the same epoch
+    for _ in range(4):                                           # two lease periods
+        assert await b.acquire(workspace_id) is None
+        await trio.sleep(0.75)
+    assert a.epoch(workspace_id) == 1 and a.held() == {workspace_id: 1}
+    assert await workspace_leases.owner(db, workspace_id) == ("a", 1)
+    await fenced_write(db, workspace_id, 1)
+
+
+async def test_a_stalled_node_gives_the_lease_up_before_another_takes_it_and_then_writes_nothing(db):
+    """Node a takes the lease and never renews (its process stalled): by the time b may take the workspace, a no
+    longer counts on it, and a write under a's epoch is refused."""
+    workspace_id = await builders.workspace(db)
+    a, b = keeper(db, "a"), keeper(db, "b")
+    assert await a.acquire(workspace_id) == 1
+
+    async def taken_by_b():
+        return await b.acquire(workspace_id)
+
+    assert await eventually(taken_by_b, interval=0.01) == 2
+    assert a.epoch(workspace_id) is None
+    with pytest.raises(LeaseLost):
+        await fenced_write(db, workspace_id, 1)
+    await fenced_write(db, workspace_id, 2)
+
+
+async def test_a_takeover_waits_for_a_fenced_write_under_way(db, nursery):
+    workspace_id = await builders.workspace(db)
+    a, b = keeper(db, "a"), keeper(db, "b")
+    assert await a.acquire(workspace_id) == 1
+    order: list[str] = []
+
+    async def take_over():
+        await eventually(lambda: b.acquire(workspace_id), interval=0.01)
+        order.append("taken")
+
+    async with db.transaction() as tx:
+        await workspace_leases.fence(tx, workspace_id, 1)
+        nursery.start_soon(take_over)
+        await trio.sleep(TTL + 0.2)                               # past the expiry, the fence's row lock held
+        assert order == []
+        order.append("written")
+    await eventually(lambda: order == ["written", "taken"])
+
+
+async def test_a_lease_taken_from_under_a_node_is_told_lost_at_the_next_renewal(db, nursery):
+    workspace_id = await builders.workspace(db)
+    lost: list[int] = []
+    a, b = keeper(db, "a", lost), keeper(db, "b")
+    await nursery.start(a.run)
+    assert await a.acquire(workspace_id) == 1
+    # An operator (or a bug) ends the lease in PostgreSQL: the renewal finds it gone.
+    await db.execute("UPDATE workspace_leases SET expires_at = now() WHERE workspace_id = $1", workspace_id)
+    assert await b.acquire(workspace_id) == 2
+    await eventually(lambda: lost == [workspace_id])
+    assert a.epoch(workspace_id) is None and a.held() == {}
+
+
+async def test_a_released_workspace_is_taken_at_once_under_a_new_epoch(db):
+    workspace_id = await builders.workspace(db)
+    lost: list[int] = []
+    a, b = keeper(db, "a", lost), keeper(db, "b")
+    assert await a.acquire(workspace_id) == 1
+    await a.release(workspace_id)
+    assert await b.acquire(workspace_id) == 2 and a.epoch(workspace_id) is None and lost == []
+    assert await a.acquire(workspace_id) is None
