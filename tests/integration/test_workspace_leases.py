@@ -98,3 +98,17 @@ async def test_a_released_workspace_is_taken_at_once_under_a_new_epoch(db):
     await a.release(workspace_id)
     assert await b.acquire(workspace_id) == 2 and a.epoch(workspace_id) is None and lost == []
     assert await a.acquire(workspace_id) is None
+
+
+async def test_a_node_that_cannot_renew_gives_the_lease_up_at_its_deadline(db, nursery):
+    """PostgreSQL unreachable for the renewals: the lease is told lost when this node's hold runs out, and another
+    node takes it once it has expired."""
+    workspace_id = await builders.workspace(db)
+    lost: list[int] = []
+    a, b = keeper(db, "a", lost), keeper(db, "b")
+    outage = db.fail_next(lambda sql: sql.startswith("UPDATE workspace_leases l SET expires_at"), times=100)
+    await nursery.start(a.run)
+    assert await a.acquire(workspace_id) == 1
+    await eventually(lambda: lost == [workspace_id])
+    assert outage.raised >= 1
+    assert await eventually(lambda: b.acquire(workspace_id), interval=0.01) == 2
