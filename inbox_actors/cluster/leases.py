@@ -66,10 +66,13 @@ class LeaseKeeper:
 
     async def acquire(self, workspace_id: int) -> int | None:
         """Take the workspace's lease unless another node holds it: the epoch to write under, or None. A lease this
-        node holds already is answered as it is."""
+        node holds already is answered as it is; one it held past its deadline is told lost first (after a stall,
+        before the deadlines' watch has run), so whatever ran under the old epoch stops."""
         epoch = self.epoch(workspace_id)
         if epoch is not None:
             return epoch
+        if workspace_id in self._held:
+            self._lose(workspace_id, "not renewed in time")
         sent = trio.current_time()
         epoch = await workspace_leases.take(self.db, workspace_id, self.node_id, timedelta(seconds=self.ttl))
         if epoch is not None:

@@ -112,3 +112,18 @@ async def test_a_node_that_cannot_renew_gives_the_lease_up_at_its_deadline(db, n
     await eventually(lambda: lost == [workspace_id])
     assert outage.raised >= 1
     assert await eventually(lambda: b.acquire(workspace_id), interval=0.01) == 2
+
+
+async def test_a_node_that_stalled_past_its_lease_hears_it_lost_before_taking_the_workspace_again(db):
+    workspace_id = await builders.workspace(db)
+    lost: list[int] = []
+    a = keeper(db, "a", lost)                                     # no renewals, no watch: a stalled node
+    assert await a.acquire(workspace_id) == 1
+    await eventually(lambda: a.epoch(workspace_id) is None)      # its hold ran out while it stalled
+    assert lost == []                                             # nothing has looked yet
+
+    async def taken_again():
+        return await a.acquire(workspace_id)
+
+    assert await eventually(taken_again, interval=0.01) == 2
+    assert lost == [workspace_id] and a.epoch(workspace_id) == 2
