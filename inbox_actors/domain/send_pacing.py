@@ -5,9 +5,10 @@ last second holds fewer than `limit` sends, and waits until then. Reservations a
 second, wherever it starts, holds at most `limit` of them; memory follows the last second's sends.
 
 Within that, sends are spread rather than let out a second's worth at a time: at most `burst` go at once (the
-replies' share below), the rest `window / limit` apart, in the order they asked. A second's worth let out at once
-reached the wire over whatever time the busy process took to write them, and met the next second's on time:
-timed at the write in scripts/load_chats.py at 80/s, one second held 87 sends; spread, none held more than 80.
+replies' share below), and no more than `burst` in any `burst × window / limit` (a saturated number sends a
+burst each such interval), in the order they asked. A second's worth let out at once reached the wire over
+whatever time the busy process took to write them, and met the next second's on time: timed at the write in
+scripts/load_chats.py at 80/s, one second held 87 sends; spread, none held more than 80.
 
 Bulk sends (broadcasts) have a lane of their own that never gets ahead of one-to-one sends: a bulk send is let
 through only now, never reserved in the future, and only while the window holds fewer than `bulk_limit` sends
