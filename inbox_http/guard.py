@@ -127,13 +127,13 @@ async def _guard(policy: RoutePolicy, handler, args, kwargs):
     if refusal is not None:
         if limit is not None and auth_ladder.is_live(credential, now):
             # A refused call uses none of the allowance, but still shows where the key stands.
-            g.rate_limit_headers = _key_limit_headers(await rate_bucket.peek_key(state.actors, credential.key_id,
-                                                                                 limit))
+            g.rate_limit_headers = _key_limit_headers(await rate_bucket.peek_key(
+                state.actors, credential.workspace_id, credential.key_id, limit))
         return refusal_response(refusal)
     g.credential = credential
 
     if limit is not None:
-        admission = await rate_bucket.admit_key(state.actors, credential.key_id, limit)
+        admission = await rate_bucket.admit_key(state.actors, credential.workspace_id, credential.key_id, limit)
         # Added to whatever answers this call, an error raised by the handler included (install_guard).
         g.rate_limit_headers = _key_limit_headers(admission)
         if not admission.allowed:

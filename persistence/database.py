@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import logging
 import time
-from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
+from typing import Any, AsyncIterator, Callable, Iterator, Mapping, Sequence
 
 import asyncpg
 import trio
@@ -22,6 +23,22 @@ from persistence.connections import ConnectionPool, PoolStatistics
 log = logging.getLogger("persistence.database")
 
 Record = asyncpg.Record
+
+# What every statement of the current task checks first, and a commit before it is sent: it raises to refuse.
+_statement_check: ContextVar[Callable[[], None] | None] = ContextVar("statement_check", default=None)
+
+
+@contextmanager
+def checking_statements(check: Callable[[], None] | None) -> Iterator[None]:
+    """Within the block, and in the tasks it starts, `check()` runs before each statement and before a commit, and
+    whatever it raises stops the statement unsent (the transaction rolls back). A node's actors of a workspace run
+    so: a node that lost the workspace's lease while paused sends nothing once it wakes (inbox_actors/cluster).
+    None: no check, whatever the task that started this one had."""
+    token = _statement_check.set(check)
+    try:
+        yield
+    finally:
+        _statement_check.reset(token)
 
 
 def open_database_loop():
@@ -123,6 +140,9 @@ class _Queries:
         return await self._call(asyncpg.Connection.execute, sql, args)
 
     async def _call(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...]) -> Any:
+        check = _statement_check.get()
+        if check is not None:
+            check()
         if self._faults:
             planned = _planned_failure(self._faults, sql)
             if planned is not None:
@@ -276,6 +296,9 @@ class Database(_Queries):
     async def fetchrow_each(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[Record | None]:
         """Several reads, each (sql, args), on one connection in one crossing into asyncio: the first row each
         answers (None: no row). Each sees what was committed when it ran, as separate statements do."""
+        check = _statement_check.get()
+        if check is not None:
+            check()
         if self._faults:
             for sql, _args in statements:
                 planned = _planned_failure(self._faults, sql)
@@ -319,6 +342,9 @@ class Database(_Queries):
         commit = False
         try:
             yield unit
+            check = _statement_check.get()
+            if check is not None and unit.begun and not unit.committed:
+                check()                      # refused: the block's statements roll back, and the caller hears why
             commit = True
         finally:
             with trio.CancelScope(shield=True):

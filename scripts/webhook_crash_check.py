@@ -16,8 +16,8 @@ and check that every event committed to the outbox reached the receiver at least
    tests/e2e/chat_helpers.py::customer_writes does) at --rate messages a second over --phones numbers (the first
    message of each number also makes a contact_created). After --kill-after seconds the service gets SIGKILL
    mid-stream (its simulator dies with it: calls in flight fail and are counted, never retried).
-5. The service is started again on the same database (it resumes from the outbox: its listener wakes every
-   workspace with pending events on connecting); customers write for --after-restart seconds more through its
+5. The service is started again on the same database and port, so it takes the workspace's lease back at once
+   (it resumes from the outbox: its listener wakes every workspace with pending events on connecting); customers write for --after-restart seconds more through its
    new simulator; then the script waits until no outbox row of the workspace is pending.
 6. Every outbox row of the two events (`SELECT correlation_id FROM webhook_outbox WHERE workspace_id = $1 AND
    event IN (...)`) must have been received at least once; every message the simulator saw acknowledged (the
@@ -164,7 +164,10 @@ async def check(args: argparse.Namespace, server_url: str, _postgres_pid: int | 
                     print(f"killed (SIGKILL) after {args.kill_after:g} s: {stream.sent:,} messages written, "
                           f"{len(stream.acknowledged):,} acknowledged; {at_kill['distinct']:,} events received, "
                           f"{pending_at_kill:,} rows still pending in the outbox", flush=True)
-                async with service_child(url, work_dir, "service-2").running(120.0) as second:
+                # Restarted on the same address, as a service is: the node takes its workspaces' leases back at
+                # once (docs/architecture.md), where a node on another address would wait for them to expire.
+                port = int(first.ready["url"].rpartition(":")[2])
+                async with service_child(url, work_dir, "service-2", port).running(120.0) as second:
                     print(f"restarted: {second.ready['url']} (pid {second.process.pid})", flush=True)
                     await write_messages(second.ready["platform"], ws.phone_number_id, phones, args.rate,
                                          next_message, stream, stop=trio.Event(), seconds=args.after_restart)

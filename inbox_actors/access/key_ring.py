@@ -20,7 +20,7 @@ from inbox_actors.domain.api_keys import generate_key, hash_key
 from inbox_actors.domain.member_ref import MemberRef
 from inbox_actors.domain.plans import Plan
 from inbox_actors.domain.scopes import is_read_only
-from inbox_actors.runtime import Actor, ActorKind, ActorSystem
+from inbox_actors.runtime import Actor, ActorKind, ActorSystem, workspace_in_key
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import api_keys as key_queries
@@ -285,7 +285,7 @@ def key_ring_kind(db: Database, clock: Clock, credentials: CredentialCache, *, i
     # An ask ends at its deadline (10 s) even while a key is being made; the key then exists without anyone
     # holding its plaintext, shows in the key list, and is revoked like any lost key.
     return ActorKind(name=KIND, factory=lambda key: KeyRing(key, db, clock, credentials),
-                     mailbox_capacity=32, idle_timeout=idle_timeout)
+                     mailbox_capacity=32, idle_timeout=idle_timeout, workspace_of=workspace_in_key)
 
 
 async def change_keys(actors: ActorSystem, workspace_id: int,

@@ -10,7 +10,7 @@ import msgspec
 import trio
 
 from inbox_actors.domain.rate_window import WINDOW_SECONDS, Admission, SlidingWindow
-from inbox_actors.runtime import Actor, ActorKind, ActorSystem
+from inbox_actors.runtime import Actor, ActorKind, ActorSystem, workspace_in_key
 
 KEY_BUCKET = "key_rate_bucket"
 IP_BUCKET = "ip_rate_bucket"
@@ -46,18 +46,24 @@ class RateBucket(Actor):
 def rate_bucket_kinds() -> list[ActorKind]:
     # Many requests of one key or one address can be in flight at once: a roomy mailbox. Admission never awaits:
     # an ask finding the bucket idle is answered in the request's own task (ActorKind.inline_asks).
+    # A key's bucket runs on the node holding the key's workspace, so its limit holds whichever node a call lands
+    # on; an address's bucket is the node's own.
     return [ActorKind(name=name, factory=RateBucket, mailbox_capacity=512, idle_timeout=2 * WINDOW_SECONDS,
-                      ask_timeout=5.0, inline_asks=True)
-            for name in (KEY_BUCKET, IP_BUCKET)]
+                      ask_timeout=5.0, inline_asks=True, workspace_of=placed)
+            for name, placed in ((KEY_BUCKET, workspace_in_key), (IP_BUCKET, None))]
 
 
-async def admit_key(actors: ActorSystem, key_id: int, limit: int) -> Admission:
-    return await actors.ref(KEY_BUCKET, str(key_id)).ask(Admit(limit))
+def key_bucket(workspace_id: int, key_id: int) -> str:
+    return f"{workspace_id}:{key_id}"
+
+
+async def admit_key(actors: ActorSystem, workspace_id: int, key_id: int, limit: int) -> Admission:
+    return await actors.ref(KEY_BUCKET, key_bucket(workspace_id, key_id)).ask(Admit(limit))
 
 
 async def admit_ip(actors: ActorSystem, ip: str, limit: int) -> Admission:
     return await actors.ref(IP_BUCKET, ip).ask(Admit(limit))
 
 
-async def peek_key(actors: ActorSystem, key_id: int, limit: int) -> Admission:
-    return await actors.ref(KEY_BUCKET, str(key_id)).ask(Peek(limit))
+async def peek_key(actors: ActorSystem, workspace_id: int, key_id: int, limit: int) -> Admission:
+    return await actors.ref(KEY_BUCKET, key_bucket(workspace_id, key_id)).ask(Peek(limit))

@@ -66,7 +66,7 @@ async def decide(deps: ActionDeps, caller: Caller, broadcast_id: int, action: st
     """One of DECISIONS on the broadcast, as the caller's member; the broadcast as it now is."""
     if await find(deps, caller, broadcast_id) is None:
         return NOT_FOUND
-    row = await deps.actors.ref(broadcast.KIND, str(broadcast_id)).ask(
+    row = await deps.actors.ref(broadcast.KIND, broadcast.broadcast_key(caller.workspace_id, broadcast_id)).ask(
         broadcast.Decide(action, member_id=caller.member_id, via=caller.author, reason=reason))
     if isinstance(row, broadcast.Refused):
         return Refused(reason_of_status(row.status), row.message, row.status, row.code)

@@ -34,7 +34,7 @@ from inbox_actors.conversations import send_pacer
 from inbox_actors.conversations.conversation import BroadcastRecipient, Send, SendOutcome, ask_conversation
 from inbox_actors.domain import team_audit
 from inbox_actors.platform.payloads import SendRequest
-from inbox_actors.runtime import Actor, ActorError, ActorKind
+from inbox_actors.runtime import Actor, ActorError, ActorKind, workspace_in_key
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, DatabaseUnavailable, Record
 from persistence.queries import broadcasts as queries
@@ -104,7 +104,7 @@ class Broadcast(Actor):
     def __init__(self, key: str, deps: BroadcastDeps) -> None:
         super().__init__(key)
         self.deps = deps
-        self.id = int(key)
+        self.id = int(key.partition(":")[2])
         self.row: Record | None = None
         self._pumping = False
         self._changed = trio.Event()   # set when the status moves, so a sleeping pump looks again
@@ -225,7 +225,8 @@ class Broadcast(Actor):
                     if self.row["status"] != SENDING:
                         break
                     await slots.acquire()
-                    await send_pacer.wait_for_bulk_slot(self.actors, self._phone_number_id, deps.sends_per_second)
+                    await send_pacer.wait_for_bulk_slot(self.actors, self.row["workspace_id"], self._phone_number_id,
+                                                    deps.sends_per_second)
                     nursery.start_soon(self._send_one, recipient, slots)
                     after = recipient["position"]
         if self.row["status"] != SENDING:
@@ -311,4 +312,8 @@ _PAST = {"approve": "approved", "reject": "rejected", "cancel": "cancelled", "pa
 def broadcast_kind(deps: BroadcastDeps, *, idle_timeout: float = 300.0) -> ActorKind:
     # The pump is a task of the actor: a sending broadcast stays in memory; a finished one passivates.
     return ActorKind(name=KIND, factory=lambda key: Broadcast(key, deps), mailbox_capacity=64,
-                     idle_timeout=idle_timeout, ask_timeout=30.0)
+                     idle_timeout=idle_timeout, ask_timeout=30.0, workspace_of=workspace_in_key)
+
+
+def broadcast_key(workspace_id: int, broadcast_id: int) -> str:
+    return f"{workspace_id}:{broadcast_id}"

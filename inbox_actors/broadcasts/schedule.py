@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from inbox_actors.broadcasts import broadcast
-from inbox_actors.runtime import ActorError, ActorKind, Directory, MailboxFull
+from inbox_actors.runtime import ActorError, ActorKind, Directory, MailboxFull, ServedElsewhere
 from inbox_actors.runtime.alarm import Alarm, DueAt, Round, Start
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, DatabaseUnavailable, Record
@@ -46,7 +46,10 @@ class BroadcastSchedule(Alarm):
     async def round(self, now: datetime) -> Round:
         for row in await queries.due_broadcasts(self.deps.db, now, DUE_BATCH):
             try:
-                await self.actors.ref(broadcast.KIND, str(row["id"])).ask(broadcast.Due())
+                await self.actors.ref(broadcast.KIND, broadcast.broadcast_key(row["workspace_id"], row["id"])).ask(
+                    broadcast.Due())
+            except ServedElsewhere:
+                pass          # the node holding the workspace sends it
             except ActorError as err:
                 log.warning("broadcast %s not started yet: %s", row["id"], err)
         return Round(await queries.next_scheduled(self.deps.db, now))
@@ -73,7 +76,8 @@ async def launch(actors: Directory, row: Record) -> Record | broadcast.Refused:
     """Set a broadcast just created going: one sending now is told it is due (its answer, the row as it now
     is, returned); a scheduled one is handed to the schedule. Other statuses (pending approval) wait."""
     if row["status"] == broadcast.SENDING:
-        return await actors.ref(broadcast.KIND, str(row["id"])).ask(broadcast.Due())  # type: ignore[return-value]
+        ref = actors.ref(broadcast.KIND, broadcast.broadcast_key(row["workspace_id"], row["id"]))
+        return await ref.ask(broadcast.Due())  # type: ignore[return-value]
     if row["status"] == broadcast.SCHEDULED:
         scheduled(actors, row["scheduled_at"])
     return row

@@ -1,2 +1,2 @@
-"""Several nodes on one PostgreSQL: which node owns a workspace's actors, under a lease with an epoch that fences
-its writes (`leases.py`). The service does not run as several nodes yet: nothing takes a lease while it serves."""
+"""Several nodes on one PostgreSQL: which node runs a workspace's actors (`placement.py`), under a lease with an
+epoch that can fence its writes (`leases.py`)."""

@@ -25,7 +25,8 @@ from persistence.queries import workspace_leases
 
 log = logging.getLogger("inbox_actors.cluster.leases")
 
-LEASE_SECONDS = 10.0
+# A dead node's workspaces wait at most this long for another node (its last renewal's lease running out).
+LEASE_SECONDS = 8.0
 # How much sooner than the lease's expiry a node stops counting on it.
 MARGIN_SECONDS = 2.0
 # Renewals per lease period: a lease survives two failed renewals in a row.
@@ -42,15 +43,29 @@ class LeaseKeeper:
     once, of each lease lost (not renewed in time, or taken over after a stall): the node must stop that workspace's
     actors, which the fence refuses to write for already."""
 
-    def __init__(self, db: Database, node_id: str, *, on_lost: Callable[[int], None],
+    def __init__(self, db: Database, node_id: str | None, *, on_lost: Callable[[int], object],
                  ttl: float = LEASE_SECONDS, margin: float = MARGIN_SECONDS) -> None:
         if not 0 < margin < ttl:
             raise ValueError("the margin must be positive and shorter than the lease")
-        self.db, self.node_id = db, node_id
+        self.db = db
+        # A node named by the address it serves on learns it once listening: leases wait for the name.
+        self.node_id = node_id or ""
+        self._named = trio.Event()
+        if node_id:
+            self._named.set()
         self.ttl, self.margin = ttl, margin
-        self._on_lost = on_lost
+        self.on_lost = on_lost
         self._held: dict[int, _Hold] = {}
         self._changed = trio.Event()     # a lease taken: the watch looks at the deadlines again
+        # One statement per workspace at a time: the senders that need it meanwhile wait for its answer.
+        self._taking: dict[int, trio.Event] = {}
+
+    def name(self, node_id: str) -> None:
+        """Name the node (once), letting `acquire` take leases."""
+        if self._named.is_set():
+            raise RuntimeError(f"the node is named {self.node_id!r} already")
+        self.node_id = node_id
+        self._named.set()
 
     def epoch(self, workspace_id: int) -> int | None:
         """The epoch this node holds the workspace under, while it may count on it; None otherwise."""
@@ -68,13 +83,21 @@ class LeaseKeeper:
         """Take the workspace's lease unless another node holds it: the epoch to write under, or None. A lease this
         node holds already is answered as it is; one it held past its deadline is told lost first (after a stall,
         before the deadlines' watch has run), so whatever ran under the old epoch stops."""
+        await self._named.wait()
+        while (taking := self._taking.get(workspace_id)) is not None:
+            await taking.wait()
         epoch = self.epoch(workspace_id)
         if epoch is not None:
             return epoch
         if workspace_id in self._held:
             self._lose(workspace_id, "not renewed in time")
-        sent = trio.current_time()
-        epoch = await workspace_leases.take(self.db, workspace_id, self.node_id, timedelta(seconds=self.ttl))
+        self._taking[workspace_id] = taking = trio.Event()
+        try:
+            sent = trio.current_time()
+            epoch = await workspace_leases.take(self.db, workspace_id, self.node_id, timedelta(seconds=self.ttl))
+        finally:
+            del self._taking[workspace_id]
+            taking.set()
         if epoch is not None:
             self._held[workspace_id] = _Hold(epoch, sent + self.ttl - self.margin)
             self._changed.set()
@@ -85,6 +108,13 @@ class LeaseKeeper:
         hold = self._held.pop(workspace_id, None)
         if hold is not None:
             await workspace_leases.release(self.db, self.node_id, workspace_id, hold.epoch)
+
+    async def release_all(self) -> int:
+        """Hand every workspace over (a node leaving once its actors have stopped): how many were released."""
+        held = list(self._held)
+        for workspace in held:
+            await self.release(workspace)
+        return len(held)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Renew every lease `RENEWALS_PER_LEASE` times a lease period and give up those past their deadline, until
@@ -129,4 +159,4 @@ class LeaseKeeper:
         hold = self._held.pop(workspace_id)
         log.warning("node %s lost the lease of workspace %d (epoch %d): %s", self.node_id, workspace_id, hold.epoch,
                     why)
-        self._on_lost(workspace_id)
+        self.on_lost(workspace_id)

@@ -28,7 +28,7 @@ import msgspec
 from inbox_actors.contacts.events import contact_event_data, tag_event_data
 from inbox_actors.domain import contact_fields as fields
 from inbox_actors.domain.events import CONTACT_CREATED, TAG_ADDED, new_correlation_id
-from inbox_actors.runtime import Actor, ActorKind, ActorSystem
+from inbox_actors.runtime import Actor, ActorKind, ActorSystem, workspace_in_key
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import contacts as contact_queries
@@ -315,7 +315,7 @@ def contact_card_kind(db: Database, clock: Clock, *, idle_timeout: float = 300.0
     # An ask ends at its deadline even while a write is under way; the write may still land, and the client
     # reads the contact (its version) before retrying, as after any lost answer.
     return ActorKind(name=KIND, factory=lambda key: ContactCard(key, db, clock), mailbox_capacity=64,
-                     idle_timeout=idle_timeout)
+                     idle_timeout=idle_timeout, workspace_of=workspace_in_key)
 
 
 async def change_contact(actors: ActorSystem, workspace_id: int, phone: str,

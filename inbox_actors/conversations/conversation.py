@@ -68,7 +68,7 @@ from inbox_actors.domain.credit_prices import TemplatePrices
 from inbox_actors.domain.text import storable
 from inbox_actors.platform.client import PlatformClient
 from inbox_actors.platform.payloads import InboundMessage, SendRequest, StatusUpdate
-from inbox_actors.runtime import Actor, ActorError, ActorKind, Directory, MailboxFull
+from inbox_actors.runtime import Actor, ActorError, ActorKind, Directory, MailboxFull, workspace_in_key
 from inbox_actors.runtime.alarm import DueAt
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
@@ -401,7 +401,7 @@ def conversation_kind(deps: ConversationDeps, *, idle_timeout: float = 300.0) ->
     # A send waits on the platform (10 s client timeout) inside the actor, so asks get room beyond that.
     return ActorKind(name=KIND, factory=lambda key: Conversation(key, deps), mailbox_capacity=256,
                      idle_timeout=idle_timeout, brief_idle_timeout=min(BROADCAST_IDLE_SECONDS, idle_timeout),
-                     ask_timeout=30.0, vital=True)
+                     ask_timeout=30.0, vital=True, workspace_of=workspace_in_key)
 
 
 async def ask_conversation(actors: Directory, workspace_id: int, phone: str, message: object) -> object:

@@ -16,7 +16,7 @@ import logging
 
 from inbox_actors.conversations.conversation import GiveUpInDoubt, ask_conversation
 from inbox_actors.conversations.send_records import IN_DOUBT_LIFETIME
-from inbox_actors.runtime import ActorError, Directory, Job
+from inbox_actors.runtime import ActorError, Directory, Job, ServedElsewhere
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database
 from persistence.queries import messages as message_queries
@@ -40,6 +40,8 @@ async def give_up_in_doubt(actors: Directory, db: Database, clock: Clock) -> int
         for row in rows:
             try:
                 await ask_conversation(actors, row["workspace_id"], row["phone"], GiveUpInDoubt(row["id"]))
+            except ServedElsewhere:
+                continue      # the node holding the workspace gives it up
             except ActorError as err:
                 # The chat is failing; the message stays pending and a later round tries again.
                 log.warning("send %s of %s:%s not given up yet: %s", row["id"], row["workspace_id"],

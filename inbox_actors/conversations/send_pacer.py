@@ -13,7 +13,7 @@ import msgspec
 import trio
 
 from inbox_actors.domain.send_pacing import SendSchedule
-from inbox_actors.runtime import Actor, ActorKind, Directory
+from inbox_actors.runtime import Actor, ActorKind, Directory, workspace_in_key
 
 KIND = "send_pacer"
 DEFAULT_PER_SECOND = 80
@@ -47,15 +47,20 @@ class SendPacer(Actor):
 def send_pacer_kind() -> ActorKind:
     # Its receive never awaits: an ask finding it idle is answered in the sender's task (ActorKind.inline_asks).
     return ActorKind(name=KIND, factory=SendPacer, mailbox_capacity=1024, idle_timeout=60.0, ask_timeout=5.0,
-                     inline_asks=True)
+                     inline_asks=True, workspace_of=workspace_in_key)
 
 
-async def wait_for_slot(actors: Directory, phone_number_id: str, per_second: int) -> bool:
+def pacer_key(workspace_id: int, phone_number_id: str) -> str:
+    """A number belongs to one workspace; its pacer runs on the node holding that workspace."""
+    return f"{workspace_id}:{phone_number_id}"
+
+
+async def wait_for_slot(actors: Directory, workspace_id: int, phone_number_id: str, per_second: int) -> bool:
     """Wait until this number may send; False (at once) when it is saturated beyond MAX_WAIT.
 
     A send that wakes well after its slot (the process was busy) would leave together with the others that woke
     late, closer than the schedule spaced them: it asks for a slot again, up to LATE_RETRIES times."""
-    pacer = actors.ref(KIND, phone_number_id)
+    pacer = actors.ref(KIND, pacer_key(workspace_id, phone_number_id))
     for _ in range(1 + LATE_RETRIES):
         due = trio.current_time()
         delay = await pacer.ask(ReserveSlot(per_second))
@@ -69,8 +74,8 @@ async def wait_for_slot(actors: Directory, phone_number_id: str, per_second: int
     return True
 
 
-async def wait_for_bulk_slot(actors: Directory, phone_number_id: str, per_second: int) -> None:
+async def wait_for_bulk_slot(actors: Directory, workspace_id: int, phone_number_id: str, per_second: int) -> None:
     """Wait until a bulk send may go from this number (however long one-to-one sends keep it busy)."""
-    pacer = actors.ref(KIND, phone_number_id)
+    pacer = actors.ref(KIND, pacer_key(workspace_id, phone_number_id))
     while (delay := await pacer.ask(ReserveSlot(per_second, bulk=True))) > 0:
         await trio.sleep(delay)

@@ -195,7 +195,7 @@ class Sender:
         return await self._deps.platform.send(phone_number_id, request)
 
     async def _wait_for_slot(self, phone_number_id: str) -> bool:
-        return await send_pacer.wait_for_slot(self._actors, phone_number_id, self._deps.sends_per_second)
+        return await send_pacer.wait_for_slot(self._actors, self._chat.workspace_id, phone_number_id, self._deps.sends_per_second)
 
 
 def _throughput_refused(result: SendAccepted | SendRefused) -> bool:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from inbox_actors.conversations.conversation import SlaDue, ask_conversation
-from inbox_actors.runtime import ActorError, ActorKind, ActorSystem, MailboxFull
+from inbox_actors.runtime import ActorError, ActorKind, ActorSystem, MailboxFull, ServedElsewhere
 from inbox_actors.runtime.alarm import Alarm, DueAt, Round, Start
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, DatabaseUnavailable
@@ -60,6 +60,8 @@ class SlaClock(Alarm):
     async def _announce(self, workspace_id: int, phone: str, deadline: datetime) -> bool:
         try:
             await ask_conversation(self.actors, workspace_id, phone, SlaDue(deadline))
+        except ServedElsewhere:
+            return False      # the node holding the workspace announces it
         except ActorError as err:
             # The chat is failing; its deadline stays unannounced and a later round tries again.
             log.warning("SLA breach of %s:%s not announced yet: %s", workspace_id, phone, err)

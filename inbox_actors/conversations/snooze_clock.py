@@ -15,7 +15,7 @@ from datetime import datetime
 
 from inbox_actors.conversations.conversation import SnoozeDue, ask_conversation
 from inbox_actors.conversations.conversation_protocol import SNOOZE_CLOCK, SNOOZE_CLOCK_KEY
-from inbox_actors.runtime import ActorError, ActorKind, Directory
+from inbox_actors.runtime import ActorError, ActorKind, Directory, ServedElsewhere
 from inbox_actors.runtime.alarm import Alarm, Round, Start
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, DatabaseUnavailable
@@ -54,6 +54,8 @@ class SnoozeClock(Alarm):
     async def _end_snooze(self, workspace_id: int, phone: str, until: datetime) -> bool:
         try:
             await ask_conversation(self.actors, workspace_id, phone, SnoozeDue(until))
+        except ServedElsewhere:
+            return False      # the node holding the workspace ends it
         except ActorError as err:
             log.warning("snooze of %s:%s not ended yet: %s", workspace_id, phone, err)
             return False

@@ -32,7 +32,7 @@ from inbox_actors.conversations.send_callback import message_id_of
 from inbox_actors.domain import delivery_status, events
 from inbox_actors.domain.text import storable
 from inbox_actors.platform.payloads import StatusUpdate
-from inbox_actors.runtime import Actor, ActorKind, Directory
+from inbox_actors.runtime import Actor, ActorKind, Directory, workspace_in_key
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record
 from persistence.queries import messages as message_queries
@@ -146,7 +146,7 @@ class StatusWriter(Actor):
 def status_writer_kind(db: Database, clock: Clock) -> ActorKind:
     # Envelopes of one workspace queue here while a batch is written; the route waits for room, never memory.
     return ActorKind(name=KIND, factory=lambda key: StatusWriter(key, db, clock), mailbox_capacity=256,
-                     batch_limit=BATCH_LIMIT, idle_timeout=300.0, ask_timeout=30.0)
+                     batch_limit=BATCH_LIMIT, idle_timeout=300.0, ask_timeout=30.0, workspace_of=workspace_in_key)
 
 
 async def write_statuses(actors: Directory, workspace_id: int, statuses: Sequence[StatusUpdate]) -> Written:

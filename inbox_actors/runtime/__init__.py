@@ -10,7 +10,9 @@ from .errors import (
     AskTimeout,
     KindUnavailable,
     MailboxFull,
+    ServedElsewhere,
 )
+from .placement import Placement, workspace_in_key
 from .ref import ActorRef
 from .statistics import ActorStatistics, ActorStatus, KindCounts, SystemSummary
 from .system import ActorSystem
@@ -36,8 +38,11 @@ __all__ = [
     "KindCounts",
     "KindUnavailable",
     "MailboxFull",
+    "Placement",
+    "ServedElsewhere",
     "SystemSummary",
     "Job",
     "start_timers",
     "timer_kind",
+    "workspace_in_key",
 ]

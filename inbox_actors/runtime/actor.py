@@ -103,6 +103,10 @@ class ActorKind:
     (live, nothing queued, nothing being handled) is handled in the asker's task, without the mailbox and the
     task switches there and back. Trio runs one task at a time and such a handler has no checkpoint, so it cannot
     interleave with anything the actor does; an ask finding anything queued goes through the mailbox in order."""
+    workspace_of: Callable[[str], int] | None = None
+    """key -> the workspace the actor's state belongs to. With a placement (several nodes), such an actor runs only
+    on the node holding its workspace (runtime/placement.py); None: a node's own actor (its timers, its rate
+    buckets by address), run wherever it is asked for."""
 
     def __post_init__(self) -> None:
         # A zero-capacity channel would make every tell a rendezvous and an infinite one would remove

@@ -169,7 +169,9 @@ class Cell(CellSupervision):
     async def _run(self, job: Callable[[], Awaitable[bool]]) -> None:
         """Every task of the cell runs through here; `job` answers True when the cell has ended."""
         try:
-            ended = await job()
+            # Tasks the job starts (the instance's ActorTasks) inherit the guard with the task's context.
+            with self._registry.guarding(self):
+                ended = await job()
         except trio.Cancelled:
             self._abort()
             self._finish()

@@ -65,3 +65,15 @@ class ActivationFailed(ActorError):
     """The actor's first on_start raised, so it never became ready; the cause is chained."""
 
     reason = "activation failed"
+
+
+class ServedElsewhere(ActorError):
+    """The actor's workspace is held by another node (`owner`, its node id; "" when it could not be told), or, for a
+    send that may not wait, by no node yet: the work belongs there."""
+
+    reason = "its workspace is served by another node"
+
+    def __init__(self, kind: str, key: str, workspace_id: int, owner: str | None) -> None:
+        self.workspace_id, self.owner = workspace_id, owner
+        super().__init__(kind, key, f"workspace {workspace_id} held by {owner}" if owner else
+                         f"workspace {workspace_id} not held here")

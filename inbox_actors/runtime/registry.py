@@ -4,6 +4,7 @@ import the system."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .ref import ActorRef
@@ -34,6 +35,9 @@ class Registry(Protocol):
 
     def note_failed(self, cell: Cell) -> None:
         """The cell escalated (restart intensity exceeded): the kind's supervisor decides what follows."""
+
+    def guarding(self, cell: Cell) -> AbstractContextManager[None]:
+        """Around each task of the cell: for an actor of a workspace, the placement's guard of its statements."""
 
     def ref(self, kind: str, key: str) -> ActorRef:
         """A handle to any actor of the system (what an actor is given to reach the others)."""

@@ -7,6 +7,7 @@ import logging
 import math
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import trio
@@ -14,7 +15,8 @@ import trio
 from .actor import ActorKind
 from .cell import Cell, busyness
 from .envelope import Envelope
-from .errors import ActorSystemStopping, KindUnavailable, MailboxFull
+from .errors import ActorSystemStopping, KindUnavailable, MailboxFull, ServedElsewhere
+from .placement import Placement
 from .ref import NOT_INLINE, ActorRef
 from .statistics import ActorStatistics, ActorStatus, KindCounters, KindCounts, SystemSummary
 from .tally import KindTally, Leaderboard
@@ -30,8 +32,11 @@ FAILING_LISTED = 100
 
 
 class ActorSystem:
-    def __init__(self, kinds: Iterable[ActorKind] = ()) -> None:
+    def __init__(self, kinds: Iterable[ActorKind] = (), placement: Placement | None = None) -> None:
         self._kinds: dict[str, ActorKind] = {}
+        # With a placement, an actor of a kind with `workspace_of` activates only while this node holds its workspace.
+        self._placement = placement
+        self._by_workspace: dict[int, dict[Cell, None]] = {}   # such live cells, so a lost workspace's can stop
         # Counts kept as actors live, so summary() and kind_counters() never visit every cell.
         self._board: Leaderboard[Cell] = Leaderboard(BUSIEST_CANDIDATES)
         self._tallies: dict[str, KindTally] = {}
@@ -166,6 +171,12 @@ class ActorSystem:
         finally:
             self._sweeping.discard(lane)
 
+    def guarding(self, cell: Cell) -> AbstractContextManager[None]:
+        if self._placement is None:
+            return nullcontext()
+        workspace_of = cell.kind.workspace_of
+        return self._placement.guarding(workspace_of(cell.key) if workspace_of is not None else None)
+
     def forget(self, cell: Cell) -> None:
         address = (cell.kind.name, cell.key)
         if self._cells.get(address) is cell:
@@ -204,6 +215,13 @@ class ActorSystem:
 
     def note_exited(self, cell: Cell) -> None:
         address = (cell.kind.name, cell.key)
+        if cell.kind.workspace_of is not None:
+            workspace = cell.kind.workspace_of(cell.key)
+            cells = self._by_workspace.get(workspace)
+            if cells is not None:
+                cells.pop(cell, None)
+                if not cells:
+                    del self._by_workspace[workspace]
         if self._retiring.get(address) is cell:
             del self._retiring[address]
         if cell.status is ActorStatus.FAILED:
@@ -249,6 +267,8 @@ class ActorSystem:
         tally = self._tallies[kind.name]
         cell = Cell(self, kind, key, predecessor=self._retiring.get(address), tally=tally)
         self._cells[address] = cell
+        if kind.workspace_of is not None:
+            self._by_workspace.setdefault(kind.workspace_of(key), {})[cell] = None
         tally.live += 1
         tally.activated += 1
         # In a system task rather than the first sender's, so that sender's deadline or cancellation cannot
@@ -258,6 +278,9 @@ class ActorSystem:
 
     async def deliver(self, kind: ActorKind, key: str, envelope: Envelope, *, await_activation: bool) -> None:
         while True:
+            if (kind.workspace_of is not None and self._placement is not None and self._accepting
+                    and (kind.name, key) not in self._cells):
+                await self._place(kind, key)
             cell, activated = self._resolve(kind, key)
             try:
                 await cell.mailbox.send(envelope)
@@ -283,6 +306,12 @@ class ActorSystem:
 
     def deliver_nowait(self, kind: ActorKind, key: str, envelope: Envelope) -> None:
         while True:
+            if (kind.workspace_of is not None and self._placement is not None and self._accepting
+                    and (kind.name, key) not in self._cells):
+                workspace = kind.workspace_of(key)
+                if not self._placement.holds(workspace):
+                    # Taking a workspace waits on PostgreSQL: only an awaiting send (tell, ask) may do it.
+                    raise ServedElsewhere(kind.name, key, workspace, None)
             cell, _ = self._resolve(kind, key)
             try:
                 cell.mailbox.send_nowait(envelope)
@@ -295,6 +324,27 @@ class ActorSystem:
             refusal = cell.refusal()
             if refusal is not None:
                 raise refusal
+
+    async def _place(self, kind: ActorKind, key: str) -> None:
+        """Return once this node holds the workspace of (kind, key), taking it if no node does; ServedElsewhere if
+        another node holds it. No checkpoint follows the last await here, so the caller activates under the hold."""
+        assert kind.workspace_of is not None and self._placement is not None
+        workspace = kind.workspace_of(key)
+        if self._placement.holds(workspace):
+            return
+        owner = await self._placement.claim(workspace)
+        if owner is not None:
+            raise ServedElsewhere(kind.name, key, workspace, owner)
+
+    def evict_workspace(self, workspace_id: int) -> int:
+        """The node no longer holds the workspace: its live actors stop, each finishing the message in hand and those
+        queued (a write the node may no longer make is refused by the lease's fence), and sends to them fail until
+        the workspace is placed again. How many were asked to stop."""
+        cells = list(self._by_workspace.get(workspace_id, ()))
+        for cell in cells:
+            self.forget(cell)
+            cell.request_stop()
+        return len(cells)
 
     def _live_or_failed(self, address: _Address) -> Cell | None:
         """The registered cell, dropping a failed one whose cooldown is over (the next send starts afresh)."""

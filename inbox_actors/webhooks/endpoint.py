@@ -22,6 +22,7 @@ crash interrupted is made again).
 from __future__ import annotations
 
 import logging
+import weakref
 from collections import deque
 from dataclasses import dataclass
 
@@ -30,7 +31,8 @@ import trio
 
 from inbox_actors.domain import events
 from inbox_actors.domain.plans import Plan
-from inbox_actors.runtime import Actor, ActorKind, ActorSystem, MailboxFull
+from inbox_actors.runtime import (Actor, ActorError, ActorKind, ActorSystem, MailboxFull, ServedElsewhere,
+                                  workspace_in_key)
 from inbox_actors.runtime.clock import Clock
 from inbox_actors.webhooks.address_guard import AddressGuard, InvalidEndpointUrl
 from inbox_actors.webhooks.attempt_log import AttemptLog
@@ -272,7 +274,7 @@ def _outbox_event(row: Record) -> OutboxEvent:
 
 def webhook_endpoint_kind(deps: EndpointDeps, *, idle_timeout: float = 300.0) -> ActorKind:
     return ActorKind(name=KIND, factory=lambda key: WebhookEndpoint(key, deps), mailbox_capacity=16,
-                     idle_timeout=idle_timeout)
+                     idle_timeout=idle_timeout, workspace_of=workspace_in_key)
 
 
 def wake_endpoint(actors: ActorSystem, workspace_id: int, *, settings_changed: bool = False) -> None:
@@ -282,3 +284,25 @@ def wake_endpoint(actors: ActorSystem, workspace_id: int, *, settings_changed: b
         actors.ref(KIND, str(workspace_id)).tell_nowait(Wake(settings_changed=settings_changed))
     except MailboxFull:
         pass
+    except ServedElsewhere:
+        # No actor of the workspace on this node (several nodes): the node holding it heard the same notification,
+        # and a workspace no node holds is taken here, which waits on PostgreSQL, so in a task; one per workspace.
+        placing = _placing.setdefault(actors, set())
+        if workspace_id not in placing:
+            placing.add(workspace_id)
+            actors.start_soon(_wake_once_placed, actors, workspace_id, name=f"place webhook endpoint {workspace_id}")
+
+
+# Per actor system, the workspaces whose endpoint a task is placing.
+_placing: weakref.WeakKeyDictionary[ActorSystem, set[int]] = weakref.WeakKeyDictionary()
+
+
+async def _wake_once_placed(actors: ActorSystem, workspace_id: int) -> None:
+    try:
+        await actors.ref(KIND, str(workspace_id)).tell(Wake(settings_changed=True))
+    except ActorError as err:
+        log.debug("webhook endpoint of workspace %d stays where it is: %s", workspace_id, err)
+    except DatabaseUnavailable as err:
+        log.warning("webhook endpoint of workspace %d not placed: %s", workspace_id, err)
+    finally:
+        _placing[actors].discard(workspace_id)

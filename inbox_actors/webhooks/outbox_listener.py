@@ -8,6 +8,11 @@ Notifications arrive on the database's own connection; they only mark the worksp
 tells its endpoint actor. Whenever the listening connection is (re)made, every workspace with pending events
 is woken: that covers the start of the service (a backlog left by a crash) and whatever was committed while
 nobody listened.
+
+With several nodes, the node holding a workspace delivers its events (its listener hears the same notifications).
+A node that died leaves its workspaces' events pending with nobody to wake them, so every few seconds the
+listener also wakes the workspaces with pending events whose lease no node holds: taking the lease, it delivers
+them.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from collections.abc import Callable
 import trio
 
 from inbox_actors.access.credentials import ACCESS_CHANGED_CHANNEL
+from inbox_actors.cluster.leases import LEASE_SECONDS
 from inbox_actors.runtime import ActorError, ActorSystem, ActorSystemStopping
 from inbox_actors.webhooks.endpoint import wake_endpoint
 from persistence.database import Database, DatabaseUnavailable
@@ -28,6 +34,8 @@ log = logging.getLogger("inbox_actors.webhooks")
 CHANNEL = "inbox_webhook_outbox"
 _RECONNECT_FIRST_DELAY = 0.5
 _RECONNECT_MAX_DELAY = 30.0
+# Half a lease: a dead node's events are picked up within about 12 s of its last renewal.
+ORPHANS_EVERY_SECONDS = LEASE_SECONDS / 2
 
 
 class OutboxListener:
@@ -45,6 +53,7 @@ class OutboxListener:
         """Listen (reconnecting as needed) and wake endpoints, until cancelled."""
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._wake_heard)
+            nursery.start_soon(self._wake_orphans)
             delay = _RECONNECT_FIRST_DELAY
             while True:
                 lost = trio.Event()
@@ -63,6 +72,17 @@ class OutboxListener:
                     log.warning("lost the connection that listens for webhook events; reconnecting")
                 await trio.sleep(delay)
                 delay = min(2 * delay, _RECONNECT_MAX_DELAY)
+
+    async def _wake_orphans(self) -> None:
+        while True:
+            await trio.sleep(ORPHANS_EVERY_SECONDS)
+            try:
+                orphans = await workspaces_with_pending(self._db, unleased_only=True)
+            except DatabaseUnavailable as err:
+                log.warning("cannot look for webhook events no node delivers (%s)", err)
+                continue
+            for workspace_id in orphans:
+                self._hear(workspace_id, settings_changed=True)
 
     def _on_outbox(self, payload: str) -> None:
         workspace_id = self._hear_payload(CHANNEL, payload, settings_changed=False)

@@ -95,8 +95,11 @@ async def prune_finished(db: Database, older_than: datetime, *, batch: int = 10_
             return removed
 
 
-async def workspaces_with_pending(db: Database) -> list[int]:
-    """Every workspace with a pending event: a skip scan of the pending index, one probe per workspace."""
+async def workspaces_with_pending(db: Database, *, unleased_only: bool = False) -> list[int]:
+    """Every workspace with a pending event: a skip scan of the pending index, one probe per workspace.
+    `unleased_only`: only those no node holds the lease of (migration 024), whose node stopped or died."""
+    unleased = (" AND NOT EXISTS (SELECT 1 FROM workspace_leases l WHERE l.workspace_id = w.workspace_id"
+                " AND l.expires_at > now())") if unleased_only else ""
     return [row["workspace_id"] for row in await db.fetch(
         "WITH RECURSIVE w AS ("
         " (SELECT workspace_id FROM webhook_outbox WHERE outcome = 'pending' AND NOT test"
@@ -105,4 +108,4 @@ async def workspaces_with_pending(db: Database) -> list[int]:
         " SELECT (SELECT o.workspace_id FROM webhook_outbox o WHERE o.outcome = 'pending' AND NOT o.test"
         "  AND o.workspace_id > w.workspace_id ORDER BY o.workspace_id LIMIT 1) FROM w"
         "  WHERE w.workspace_id IS NOT NULL"
-        ") SELECT workspace_id FROM w WHERE workspace_id IS NOT NULL")]
+        ") SELECT workspace_id FROM w WHERE workspace_id IS NOT NULL" + unleased)]

@@ -29,12 +29,17 @@ class Owner(NamedTuple):
 
 async def take(db: Database, workspace_id: int, node_id: str, ttl: timedelta) -> int | None:
     """The workspace's lease for `node_id` for `ttl`, unless another node holds it unexpired: the new epoch (one
-    more than the last owner's; 1 for a workspace never leased), or None. A node re-taking a lease of its own that
-    expired gets a new epoch too: whatever it ran under the old one has stopped."""
+    more than the last owner's; 1 for a workspace never leased), or None.
+
+    A lease `node_id` itself holds is taken again at once, under a new epoch: a node's id is the address it serves
+    on, which one process at a time can listen on, so the holder is this node's earlier process (it crashed and was
+    restarted) or this process after a stall, which has told its actors the old epoch is over. Its workspaces then
+    wait for no expiry after a restart."""
     return await db.fetchval(
         "INSERT INTO workspace_leases (workspace_id, node_id, epoch, expires_at) VALUES ($1, $2, 1, now() + $3)"
         " ON CONFLICT (workspace_id) DO UPDATE SET node_id = EXCLUDED.node_id, epoch = workspace_leases.epoch + 1,"
-        "  expires_at = EXCLUDED.expires_at WHERE workspace_leases.expires_at <= now()"
+        "  expires_at = EXCLUDED.expires_at"
+        " WHERE workspace_leases.expires_at <= now() OR workspace_leases.node_id = EXCLUDED.node_id"
         " RETURNING epoch",
         workspace_id, node_id, ttl)
 

@@ -130,20 +130,23 @@ def cli_command() -> list[str]:
 
 
 def service_env(data_dir: Path, platform_env: dict[str, str] | None = None) -> dict[str, str]:
-    """The caller's environment less its database, platform and port (a script's service must not reach the
+    """The caller's environment less its database, platform, port and nodes (a script's service must not reach the
     caller's), plus `platform_env` (a separate simulator's URL and secrets)."""
     env = {**os.environ, "INBOX_DATA_DIR": str(data_dir),
            "INBOX_LOG_LEVEL": os.environ.get("INBOX_LOG_LEVEL", "WARNING")}
-    for name in ("DATABASE_URL", "WHATSAPP_API_URL", "INBOX_PORT"):
+    for name in ("DATABASE_URL", "WHATSAPP_API_URL", "INBOX_PORT", "INBOX_NODES", "INBOX_NODE_URL", "INBOX_NODE_PORT",
+                 "INBOX_REUSE_PORT"):
         env.pop(name, None)
     return {**env, **(platform_env or {})}
 
 
-def service_child(url: str, work_dir: Path, name: str = "service") -> Child:
-    """`inbox-actors serve --port 0` on `url`, allowed to post to 127.0.0.1, log in `<work_dir>/<name>.log`."""
+def service_child(url: str, work_dir: Path, name: str = "service", port: int = 0,
+                  extra_env: dict[str, str] | None = None) -> Child:
+    """`inbox-actors serve --port <port>` (0: one picked at start) on `url`, allowed to post to 127.0.0.1, log in
+    `<work_dir>/<name>.log`; `extra_env` on top (a cluster's secret, say)."""
     env = {**service_env(work_dir / "service"), "DATABASE_URL": url,
-           "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8", "INBOX_IP_LIMIT_PER_MINUTE": "1000000"}
-    return Child(name, [*cli_command(), "serve", "--port", "0"], env, work_dir / f"{name}.log")
+           "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8", "INBOX_IP_LIMIT_PER_MINUTE": "1000000", **(extra_env or {})}
+    return Child(name, [*cli_command(), "serve", "--port", str(port)], env, work_dir / f"{name}.log")
 
 
 @dataclass

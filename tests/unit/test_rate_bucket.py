@@ -17,7 +17,7 @@ async def test_four_clients_at_3000_per_minute_never_get_more_than_the_limit(aut
         await trio.sleep(offset)
         for _ in range(750 * 3):  # 750 a minute each, for three minutes: 3,000 a minute in all
             attempts += 1
-            if (await admit_key(system, 42, 600)).allowed:
+            if (await admit_key(system, 7, 42, 600)).allowed:
                 accepted.append(trio.current_time())
             await trio.sleep(0.08)
 
@@ -42,13 +42,13 @@ async def test_buckets_are_separate_and_leave_memory_when_idle(autojump_clock, n
     system = ActorSystem(rate_bucket_kinds())
     await nursery.start(system.run)
     for _ in range(3):
-        await admit_key(system, 1, 3)
-    assert not (await admit_key(system, 1, 3)).allowed
-    assert (await admit_key(system, 2, 3)).allowed
+        await admit_key(system, 7, 1, 3)
+    assert not (await admit_key(system, 7, 1, 3)).allowed
+    assert (await admit_key(system, 7, 2, 3)).allowed
     assert (await admit_ip(system, "10.0.0.1", 3)).allowed
-    assert system.statistics(KEY_BUCKET, "1") is not None
+    assert system.statistics(KEY_BUCKET, "7:1") is not None
     await trio.sleep(121)  # two empty windows
-    assert system.statistics(KEY_BUCKET, "1") is None
+    assert system.statistics(KEY_BUCKET, "7:1") is None
     # Nothing was lost by leaving: the window had emptied.
-    assert (await admit_key(system, 1, 3)).remaining == 2
+    assert (await admit_key(system, 7, 1, 3)).remaining == 2
     await system.shutdown()

@@ -25,18 +25,18 @@ class CountingPacer:
 async def test_sends_that_wake_on_time_ask_once_each(autojump_clock):
     pacer = CountingPacer(2)
     for _ in range(5):
-        assert await wait_for_slot(pacer, "number", 2)
+        assert await wait_for_slot(pacer, 7, "number", 2)
     assert pacer.asks == 5
 
 
 async def test_a_send_that_wakes_long_after_its_slot_asks_for_another(autojump_clock, nursery):
     pacer = CountingPacer(2)
-    assert await wait_for_slot(pacer, "number", 2) and await wait_for_slot(pacer, "number", 2)
+    assert await wait_for_slot(pacer, 7, "number", 2) and await wait_for_slot(pacer, 7, "number", 2)
 
     async def busy_process():
         await trio.sleep(1.0)
         autojump_clock.jump(0.5)  # the third send's slot (1.1 s) passes while nothing runs
 
     nursery.start_soon(busy_process)
-    assert await wait_for_slot(pacer, "number", 2)
+    assert await wait_for_slot(pacer, 7, "number", 2)
     assert pacer.asks == 4  # the late one asked again, and got a slot at once

@@ -1,0 +1,69 @@
+"""The runtime's placement (runtime/placement.py) for a node among several: a workspace's actors run on the node
+holding its lease (cluster/leases.py). A workspace no node holds is taken by the first node that needs it (a request,
+a timer's sweep, an outbox notification); one that another node holds is answered with that node's id, which is the
+address the HTTP front forwards the request to."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+
+import trio
+
+from inbox_actors.cluster.leases import LeaseKeeper
+from persistence.database import checking_statements
+from persistence.queries import workspace_leases
+from persistence.queries.workspace_leases import LeaseLost
+
+# How long a node trusts what it learned of another node's lease before asking PostgreSQL again: a request landing
+# on the wrong node costs a lookup at most this often per workspace.
+OWNER_MEMORY_SECONDS = 1.0
+_OWNERS_REMEMBERED = 10_000
+
+
+class WorkspacePlacement:
+    def __init__(self, keeper: LeaseKeeper) -> None:
+        self.keeper = keeper
+        self._owners: dict[int, tuple[str, float]] = {}    # workspace -> (the node holding it, known until)
+
+    @property
+    def node_id(self) -> str:
+        return self.keeper.node_id
+
+    def holds(self, workspace_id: int) -> bool:
+        return self.keeper.epoch(workspace_id) is not None
+
+    async def claim(self, workspace_id: int) -> str | None:
+        known = self._owners.get(workspace_id)
+        if known is not None and trio.current_time() < known[1]:
+            return known[0]
+        # Twice: a lease that expires between the refused take and the lookup is free for the second take.
+        for _ in range(2):
+            if await self.keeper.acquire(workspace_id) is not None:
+                self._owners.pop(workspace_id, None)
+                return None
+            owner = await workspace_leases.owner(self.keeper.db, workspace_id)
+            if owner is not None:
+                self._remember(workspace_id, owner.node_id)
+                return owner.node_id
+        return ""
+
+    def guarding(self, workspace_id: int | None) -> AbstractContextManager[None]:
+        if workspace_id is None:
+            return checking_statements(None)
+
+        def still_held() -> None:
+            if self.keeper.epoch(workspace_id) is None:
+                raise LeaseLost(f"node {self.node_id} no longer holds workspace {workspace_id}")
+        return checking_statements(still_held)
+
+    def forget_owner(self, workspace_id: int) -> None:
+        """What this node knew of another node holding the workspace is stale (that node did not answer)."""
+        self._owners.pop(workspace_id, None)
+
+    def _remember(self, workspace_id: int, node_id: str) -> None:
+        if len(self._owners) >= _OWNERS_REMEMBERED:
+            now = trio.current_time()
+            self._owners = {w: o for w, o in self._owners.items() if o[1] > now}
+            if len(self._owners) >= _OWNERS_REMEMBERED:
+                self._owners.clear()
+        self._owners[workspace_id] = (node_id, trio.current_time() + OWNER_MEMORY_SECONDS)
