@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 from functools import partial
 from typing import Awaitable, Callable, Sequence
 
@@ -15,6 +16,8 @@ from quart_trio import QuartTrio
 from inbox_actors.access.credentials import CredentialCache
 from inbox_actors.access.demo_workspace import DemoAccess, seed_demo
 from inbox_actors.actor_kinds import ServiceDeps, actor_kinds, start_standing_actors
+from inbox_actors.cluster.leases import LeaseKeeper
+from inbox_actors.cluster.placement import WorkspacePlacement
 from inbox_actors.conversations import idempotency_keys
 from inbox_actors.conversations.bot import FaqBot, Responder
 from inbox_actors.conversations.conversation import ConversationDeps
@@ -35,12 +38,13 @@ from inbox_actors.webhooks.endpoint import EndpointDeps
 from inbox_actors.webhooks.outbox_listener import OutboxListener
 from inbox_actors.webhooks.transport import WebhookTransport
 from inbox_http.app import create_app
+from inbox_http.cluster.routing import WorkspaceRouting
 from inbox_http.oauth.mount import OAuthMount
 from inbox_http.request_count import RequestCount
 from inbox_http.request_metrics import RequestMetrics
 from inbox_http.services import Services, WebhookServices
 from inbox_http.settings import Settings
-from persistence.database import Database, open_database_loop
+from persistence.database import Database, DatabaseUnavailable, open_database_loop
 from persistence.startup import open_database
 
 log = logging.getLogger("inbox_http.server")
@@ -78,14 +82,18 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
     service_deps = ServiceDeps(db=db, clock=clock, credentials=credentials, conversations=conversations,
                                webhooks=endpoint_deps, idle_seconds=settings.actor_idle_seconds,
                                extra_jobs=_front_jobs(db, clock), metrics=metrics)
-    actors = ActorSystem()
+    # Unless INBOX_NODE_URL names it, the node is named by the address it serves on, once listening (serve_app).
+    placement = WorkspacePlacement(LeaseKeeper(db, settings.node_url, on_lost=lambda workspace: None))
+    actors = ActorSystem(placement=placement)
+    placement.keeper.on_lost = actors.evict_workspace
     for kind in (*actor_kinds(service_deps), *extra_kinds):
         actors.register(kind)
     conversations.on_new_deadline = partial(deadline_set, actors)
     metrics.watch(ActorKindCollector(actors))
     metrics.watch(DatabasePoolCollector(db))
     return create_app(Services(settings=settings, db=db, actors=actors, credentials=credentials, clock=clock,
-                               platform=platform, webhooks=webhooks, actor_deps=service_deps, metrics=metrics))
+                               platform=platform, webhooks=webhooks, actor_deps=service_deps, placement=placement,
+                               metrics=metrics))
 
 
 def _front_jobs(db: Database, clock: Clock) -> dict[str, Job]:
@@ -110,17 +118,20 @@ async def serve_app(
     state: Services = app.extensions["inbox"]
     settings = state.settings
     config = Config()
-    config.bind = [f"{settings.host}:{settings.port}"]
+    config.bind = _binds(settings)
     config.graceful_timeout = settings.shutdown_grace_seconds
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")
     # The OAuth connection flow's endpoints are the MCP SDK's Starlette handlers, mounted in front of the app.
-    counted = RequestCount(RequestMetrics(OAuthMount(app), state.metrics), closing=lambda: state.lifecycle.draining)
+    secret = settings.cluster_secret.encode() if settings.cluster_secret else None
+    routing = WorkspaceRouting(RequestMetrics(OAuthMount(app), state.metrics), state, secret=secret)
+    counted = RequestCount(routing, closing=lambda: state.lifecycle.draining)
     served = counted if settings.trusted_proxy_hops == 0 else ProxyFixMiddleware(
         counted, mode="legacy", trusted_hops=settings.trusted_proxy_hops)
     stopping = trio.Event()
     async with trio.open_nursery() as nursery:
         await nursery.start(state.credentials.keep_listening)
+        await nursery.start(state.placement.keeper.run)
         await nursery.start(state.actors.run)
         await start_standing_actors(state.actors, state.actor_deps)
         # After the actors run: on connecting it wakes every workspace with events a crash left pending.
@@ -144,6 +155,8 @@ async def serve_app(
         try:
             async with trio.open_nursery() as http:
                 binds = await http.start(partial(serve, served, config, shutdown_trigger=stop_serving))
+                if settings.node_url is None:
+                    state.placement.keeper.name(settings.node_name(binds[-1] if settings.node_port else binds[0]))
                 http.start_soon(_end_when_answered, stopping, counted, settings.shutdown_grace_seconds,
                                 http.cancel_scope)
                 if simulator is not None:
@@ -157,9 +170,39 @@ async def serve_app(
                      counted.refused_stopping)
             with trio.CancelScope(shield=True):
                 await state.actors.shutdown(settings.shutdown_grace_seconds)
+                await _hand_over(state.placement.keeper)
                 await state.platform.aclose()
+                await routing.aclose()
                 await state.webhooks.transport.aclose()
             nursery.cancel_scope.cancel()
+
+
+def _binds(settings: Settings) -> list[str]:
+    """The service's address and, when the service port is shared by several nodes, this node's own."""
+    service = f"{settings.host}:{settings.port}"
+    binds = [service]
+    if settings.reuse_port:
+        # Hypercorn sets SO_REUSEPORT only for its own worker processes: the socket is made here, and handed over.
+        family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+        shared = socket.socket(family, socket.SOCK_STREAM)
+        shared.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        shared.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        shared.bind((settings.host.strip("[]"), settings.port))
+        binds = [f"fd://{shared.detach()}"]
+    if settings.node_port is not None:
+        binds.append(f"{settings.host}:{settings.node_port}")
+    return binds
+
+
+async def _hand_over(keeper: LeaseKeeper) -> None:
+    """The actors have stopped: release the node's workspaces, so another node takes them at once rather than after
+    their leases expire."""
+    try:
+        released = await keeper.release_all()
+    except DatabaseUnavailable as err:
+        log.warning("leases not released (%s): other nodes take them once they expire", err)
+    else:
+        log.info("released the leases of %d workspaces", released)
 
 
 async def _end_when_answered(stopping: trio.Event, counted: RequestCount, grace: float,

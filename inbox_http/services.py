@@ -14,6 +14,7 @@ from quart import current_app
 from inbox_actors.access.credentials import CredentialCache
 from inbox_actors.actions.deps import ActionDeps
 from inbox_actors.actor_kinds import ServiceDeps
+from inbox_actors.cluster.placement import WorkspacePlacement
 from inbox_actors.live.wakeups import WorkspaceWakeups
 from inbox_actors.monitoring.metrics import ServiceMetrics
 from inbox_actors.platform.link import PlatformLink
@@ -58,6 +59,7 @@ class Services:
     platform: PlatformLink
     webhooks: WebhookServices
     actor_deps: ServiceDeps
+    placement: WorkspacePlacement
     metrics: ServiceMetrics = field(default_factory=ServiceMetrics)
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
     live: WorkspaceWakeups = field(default_factory=WorkspaceWakeups)

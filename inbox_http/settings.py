@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 import msgspec
@@ -58,6 +59,31 @@ class Settings(msgspec.Struct, frozen=True):
     webhook_concurrency: int = 64
     # Credits a template send costs by category (INBOX_TEMPLATE_CREDITS); all zero: sends are not metered.
     template_prices: TemplatePrices = TemplatePrices()
+    # The address other nodes reach this node at (several nodes on one PostgreSQL): it names the node in the
+    # workspace leases, and requests for the workspaces it holds are forwarded there. Unset: the address it serves
+    # on (a wildcard host replaced by this machine's name), enough for nodes on one machine.
+    node_url: str | None = None
+    # Signs the requests one node forwards to another (their proof of the client's address); every node of a
+    # cluster needs the same. Unset: a random one, which only a node alone can do with.
+    cluster_secret: str | None = None
+    # A second port this node listens on, its own (INBOX_NODE_URL's), when the service port is shared.
+    node_port: int | None = None
+    # Bind the service port with SO_REUSEPORT, so the kernel spreads its connections over the nodes sharing it.
+    reuse_port: bool = False
+    # `serve` starts this many nodes on this machine, sharing the service port (inbox_http/cluster/nodes.py).
+    nodes: int = 1
+
+    def node_name(self, served_at: str) -> str:
+        """The node's name in the workspace leases, given the URL it serves on. One process at a time can listen
+        there, so a node restarted on the same address takes its workspaces back at once
+        (persistence/queries/workspace_leases.py)."""
+        if self.node_url is not None:
+            return self.node_url
+        scheme, _, address = served_at.partition("://")
+        host, _, port = address.rpartition(":")
+        if host in ("0.0.0.0", "[::]", "::"):
+            host = socket.gethostname()
+        return f"{scheme}://{host}:{port}"
 
     @property
     def uses_simulator(self) -> bool:
@@ -66,6 +92,9 @@ class Settings(msgspec.Struct, frozen=True):
     @classmethod
     def from_environment(cls, env: dict[str, str] | None = None) -> "Settings":
         env = dict(os.environ if env is None else env)
+        if env.get("INBOX_NODE_URL") and not env.get("INBOX_CLUSTER_SECRET"):
+            raise SettingsError("with INBOX_NODE_URL set, INBOX_CLUSTER_SECRET must be set too (the same on every "
+                                "node)")
         return cls(
             database_url=env.get("DATABASE_URL") or None,
             data_dir=Path(env.get("INBOX_DATA_DIR") or ".inbox"),
@@ -82,6 +111,11 @@ class Settings(msgspec.Struct, frozen=True):
             webhook_allowed_networks=_networks(env, "WEBHOOK_ALLOWED_NETWORKS"),
             webhook_concurrency=_int(env, "INBOX_WEBHOOK_CONCURRENCY", 64, 1, 1_000),
             template_prices=_prices(env, "INBOX_TEMPLATE_CREDITS"),
+            node_url=_node_url(env, "INBOX_NODE_URL"),
+            cluster_secret=env.get("INBOX_CLUSTER_SECRET") or None,
+            node_port=_int(env, "INBOX_NODE_PORT", 0, 0, 65535) or None,
+            reuse_port=_flag(env, "INBOX_REUSE_PORT"),
+            nodes=_int(env, "INBOX_NODES", 1, 1, 64),
             **_whatsapp(env),
         )
 
@@ -114,6 +148,22 @@ def _whatsapp(env: dict[str, str]) -> dict[str, object]:
             raise SettingsError("INBOX_SIMULATOR_STATUS_DELAYS must be three seconds values: sent,delivered,read")
         values["simulator_status_delays"] = parsed
     return values
+
+
+def _flag(env: dict[str, str], name: str) -> bool:
+    raw = (env.get(name) or "").strip().lower()
+    if raw in ("", "0", "false", "no"):
+        return False
+    if raw in ("1", "true", "yes"):
+        return True
+    raise SettingsError(f"{name} must be 1 or 0, not {raw!r}")
+
+
+def _node_url(env: dict[str, str], name: str) -> str | None:
+    url = (env.get(name) or "").rstrip("/") or None
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise SettingsError(f"{name} must be an http(s) URL, not {url!r}")
+    return url
 
 
 def _prices(env: dict[str, str], name: str) -> TemplatePrices:

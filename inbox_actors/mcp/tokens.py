@@ -63,6 +63,10 @@ def generate_token() -> str:
     return f"{TOKEN_PREFIX}_{secrets.token_urlsafe(32)}"
 
 
+def has_token_shape(plaintext: str) -> bool:
+    return _SHAPE.fullmatch(plaintext) is not None
+
+
 def hash_token(plaintext: str) -> bytes:
     return hashlib.sha256(plaintext.encode("utf-8")).digest()
 
@@ -85,7 +89,7 @@ class TokenHolder(msgspec.Struct, frozen=True):
 async def find_caller(db: Database, plaintext: str, now: datetime) -> TokenHolder | None:
     """The caller behind a live token (its last use recorded), or None: unknown, revoked, expired, or not
     token-shaped (an API key is not, so it is never looked up)."""
-    if _SHAPE.fullmatch(plaintext) is None:
+    if not has_token_shape(plaintext):
         return None
     row = await queries.find_caller(db, hash_token(plaintext), now)
     if row is None:

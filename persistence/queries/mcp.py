@@ -87,3 +87,8 @@ async def save_action(tx: UnitOfWork, workspace_id: int, action: str, *, exposed
 async def lock_workspace_actions(tx: UnitOfWork, workspace_id: int) -> None:
     """Serialise changes to one workspace's action settings (read, judge, write)."""
     await tx.execute("SELECT pg_advisory_xact_lock(hashtext('mcp_actions'), $1::int)", workspace_id % 2**31)
+
+
+async def workspace_of_token(db: Database, token_hash: bytes) -> int | None:
+    """The workspace of an MCP token, live or not (where to route its requests; the node serving them checks it)."""
+    return await db.fetchval("SELECT workspace_id FROM mcp_tokens WHERE token_hash = $1", token_hash)

@@ -41,3 +41,10 @@ async def revoke_session(q: Database | UnitOfWork, token_hash: bytes, at: dateti
         "UPDATE member_sessions SET revoked_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL", token_hash, at
     )
     return status.split()[-1] != "0"
+
+
+async def workspace_of_session(db: Database, token_hash: bytes) -> int | None:
+    """The workspace of a session's member, live or not (where to route its requests; the node serving them checks
+    the session)."""
+    return await db.fetchval("SELECT m.workspace_id FROM member_sessions s JOIN members m ON m.id = s.member_id"
+                             " WHERE s.token_hash = $1", token_hash)

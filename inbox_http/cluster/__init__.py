@@ -1,0 +1,1 @@
+"""Several nodes, one service: a request for a workspace another node owns is relayed to it (`relay.py`)."""

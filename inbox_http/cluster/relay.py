@@ -1,0 +1,487 @@
+"""Relaying one HTTP request to the node that owns its workspace, and its answer back as it streams.
+
+- The request leaves as it came (method, raw path, query, headers, body) minus the hop-by-hop headers, since h11
+  frames each connection itself, plus who forwarded it (`X-Inbox-Forwarded-By`), the client's address
+  (`X-Inbox-Client-Ip`) and an HMAC proof over both, the method and the target (`X-Inbox-Forwarded-Proof`). A
+  client's own copies of those three are dropped first; the receiving node believes them only through
+  `forwarded_by` / `forwarded_client_ip`, which check the proof with the cluster's secret.
+- A body that declares a length of at most MAX_REPLAYABLE_BODY is read whole before sending, so it can be sent
+  again; any other is streamed to the target as it arrives (chunked unless the client declared its length).
+- The answer streams back chunk by chunk: Server-Sent Events stay open for minutes. A client that leaves closes
+  the connection to the target at once; an answer the target breaks off is broken off to the client (the relay
+  returns without ending the body, and the front server closes the client's connection).
+- Connections are kept alive per target (outbound_http/connections.py's pool) and go back only after a clean
+  exchange. A reused one that fails before any byte of the answer was closed by the target while idle: the
+  request goes once more on a new connection if its body was read whole, else the answer is 502.
+- A target that cannot be reached (refused, reset before answering, no first byte within `first_byte_timeout`)
+  is answered 503 `node_unavailable` with `Retry-After: 1`.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import hmac
+import json
+import logging
+import math
+import re
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import h11
+import trio
+
+from inbox_actors.outbound_http.connections import (
+    EXCHANGE_FAILURES,
+    RECEIVE_SIZE,
+    Connection,
+    IdleConnections,
+    PoolKey,
+    TlsContext,
+    open_connection,
+)
+
+log = logging.getLogger("inbox_http.cluster.relay")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+Headers = Iterable[tuple[bytes, bytes]]
+
+FORWARDED_BY = b"x-inbox-forwarded-by"
+FORWARDED_PROOF = b"x-inbox-forwarded-proof"
+CLIENT_IP = b"x-inbox-client-ip"
+FIRST_BYTE_TIMEOUT = 10.0
+WARN_EVERY_SECONDS = 5.0
+# Bodies up to this declared length are read whole first, so a stale connection's request can be sent again; an
+# API call's JSON is far below it, an upload above it.
+MAX_REPLAYABLE_BODY = 64 * 1024
+
+_HOP_BY_HOP = frozenset({b"connection", b"keep-alive", b"transfer-encoding", b"te", b"trailer", b"upgrade"})
+_FORWARDING = frozenset({FORWARDED_BY, FORWARDED_PROOF, CLIENT_IP})
+# Hypercorn writes its own Date and Server on every answer: the target's copies would make each appear twice.
+_FRONT_SERVER_WRITES = frozenset({b"date", b"server"})
+_PATH_SAFE = "/:@!$&'()*+,;="             # RFC 3986's pchar and "/", for a scope without raw_path
+_NODE_ID = re.compile(r"[!-~]+")           # visible ASCII: it travels as a header value and in the proof
+
+
+class _Outcome(enum.Enum):
+    DONE = enum.auto()            # answered (or broken off once begun), or the client left
+    STALE = enum.auto()           # a reused connection failed before any byte of the answer
+    UNREACHABLE = enum.auto()     # a new connection failed before any byte, or no first byte in time
+    INVALID = enum.auto()         # the target's bytes were no answer
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    key: PoolKey
+    host_header: bytes            # for a client that sent no Host (HTTP/2 has :authority instead)
+
+    @classmethod
+    def parse(cls, url: str) -> _Target:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/") \
+                or parts.query:
+            raise ValueError(f"a node's URL is http(s)://host[:port], not {url!r}")
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return cls((parts.scheme, parts.hostname, port), parts.netloc.rpartition("@")[2].encode())
+
+
+@dataclass(frozen=True, slots=True)
+class _Opening:
+    body: bytes
+    complete: bool                # the whole body, so the request can be sent again
+
+
+class NodeRelay:
+    """Forwards requests to other nodes over kept-alive HTTP/1.1 connections (h11 over trio).
+
+    `aclose()` closes the idle connections; those in use close when their exchange ends.
+    """
+
+    def __init__(self, *, node_id: str, secret: bytes, max_idle_per_host: int = 32,
+                 first_byte_timeout: float = FIRST_BYTE_TIMEOUT) -> None:
+        if not _NODE_ID.fullmatch(node_id):
+            raise ValueError(f"a node id is visible ASCII without spaces, not {node_id!r}")
+        if not secret:
+            raise ValueError("the cluster's secret must not be empty: anyone could make the proof")
+        self.node_id = node_id
+        self._node_id = node_id.encode("ascii")
+        self._secret = secret
+        self._first_byte_timeout = first_byte_timeout
+        self._idle = IdleConnections(max_idle_per_host=max_idle_per_host)
+        self._tls = TlsContext()
+        self._targets: dict[str, _Target] = {}
+        self._warned: dict[PoolKey, tuple[float, int]] = {}   # per node: when last warned, failures since
+
+    def _warn(self, target: _Target, message: str, *args: object) -> None:
+        """A node that is down fails every request sent its way until its lease expires: said once per
+        WARN_EVERY_SECONDS per node, with how many more failed meanwhile."""
+        now = trio.current_time()
+        last, quiet = self._warned.get(target.key, (-math.inf, 0))
+        if now - last < WARN_EVERY_SECONDS:
+            self._warned[target.key] = (last, quiet + 1)
+            return
+        self._warned[target.key] = (now, 0)
+        if quiet:
+            message += f" ({quiet} more since the last warning)"
+        log.warning(message, *args)
+
+    async def aclose(self) -> None:
+        self._idle.close()
+        await trio.lowlevel.checkpoint()
+
+    def idle_connections(self) -> int:
+        return len(self._idle)
+
+    async def forward(self, scope: Scope, receive: Receive, send: Send, target: str, *,
+                      answer_unreachable: bool = True) -> bool:
+        """Relay the ASGI HTTP request (scope/receive) to `target` (a base URL like http://127.0.0.1:9001) and
+        send its answer through `send`, its body chunk by chunk as the target sends it. A target that cannot be
+        reached is answered 503 `node_unavailable`; one that answers no valid HTTP, or a stale connection whose
+        streamed body cannot be sent again, 502 `node_failed`. Returns when the answer ended, broke off, or the
+        client left: False when the target could not be reached, answered 503 unless `answer_unreachable` is false
+        (nothing is then sent: the caller answers). ValueError for a `target` that is not a base URL."""
+        destination = self._targets.get(target)
+        if destination is None:
+            destination = self._targets[target] = _Target.parse(target)
+        declared = _declared_length(scope["headers"])
+        opening = await _read_opening(receive, declared)
+        if opening is None:
+            return True                                 # the client left before there was anything to send
+        request = self._request(scope, destination, opening, declared)
+        outcome = await self._relay(destination, request, opening, receive, send)
+        if outcome is _Outcome.UNREACHABLE:
+            if not answer_unreachable:
+                return False
+            await _answer_error(send, 503, "node_unavailable",
+                                "The node that serves this workspace cannot be reached. Please try again.",
+                                [(b"retry-after", b"1")])
+            return False
+        if outcome is not _Outcome.DONE:
+            await _answer_error(send, 502, "node_failed",
+                                "The node that serves this workspace did not answer the request. Please try again.")
+        return True
+
+    async def _relay(self, target: _Target, request: h11.Request, opening: _Opening, receive: Receive,
+                     send: Send) -> _Outcome:
+        # One deadline for connecting, sending and the first byte of the answer, resend included.
+        deadline = trio.current_time() + self._first_byte_timeout
+        connection = self._take_idle(target.key)
+        if connection is not None:
+            outcome = await self._exchange(target, connection, request, opening, receive, send, deadline)
+            if outcome is not _Outcome.STALE:
+                return outcome
+            if not opening.complete:
+                log.warning("a kept-alive connection to %s:%s failed under a streamed body, which cannot be sent "
+                            "again", *target.key[1:])
+                return _Outcome.INVALID
+        connection = None
+        with trio.move_on_at(deadline):
+            try:
+                connection = await self._connect(target)
+            except EXCHANGE_FAILURES as err:
+                self._warn(target, "node at %s:%s unreachable: %s", *target.key[1:], _describe(err))
+                return _Outcome.UNREACHABLE
+        if connection is None:
+            self._warn(target, "node at %s:%s took no connection within %gs", *target.key[1:],
+                       self._first_byte_timeout)
+            return _Outcome.UNREACHABLE
+        outcome = await self._exchange(target, connection, request, opening, receive, send, deadline)
+        return _Outcome.UNREACHABLE if outcome is _Outcome.STALE else outcome
+
+    async def _exchange(self, target: _Target, connection: Connection, request: h11.Request, opening: _Opening,
+                        receive: Receive, send: Send, deadline: float) -> _Outcome:
+        def give_back() -> None:
+            connection.protocol.start_next_cycle()
+            self._idle.put(target.key, connection)
+
+        exchange = _Exchange(connection, opening, receive, send, self._first_byte_timeout, give_back)
+        try:
+            outcome = await exchange.run(request, deadline)
+        finally:
+            # Also on cancellation: a connection left mid-exchange would hand the next request a half answer.
+            if not exchange.given_back:
+                connection.close()
+        if exchange.error is not None and outcome is not _Outcome.STALE:
+            log.warning("exchange with node at %s:%s failed: %s", *target.key[1:], exchange.error)
+        return outcome
+
+    def _take_idle(self, key: PoolKey) -> Connection | None:
+        while (connection := self._idle.take(key)) is not None:
+            if not connection.socket_stream.socket.is_readable():
+                return connection
+            connection.close()      # readable while idle means EOF: the target closed it; never written to
+        return None
+
+    async def _connect(self, target: _Target) -> Connection:
+        scheme, host, port = target.key
+        addresses = [(family, sockaddr) for family, _type, _proto, _name, sockaddr in
+                     await trio.socket.getaddrinfo(host, port, type=trio.socket.SOCK_STREAM)]
+        return await open_connection(addresses, tls=self._tls.for_scheme(scheme), server_hostname=host)
+
+    def _request(self, scope: Scope, target: _Target, opening: _Opening, declared: int | None) -> h11.Request:
+        method = scope["method"].encode("ascii")
+        raw_target = _raw_target(scope)
+        client_ip = _client_ip(scope)
+        nominated = _nominated(scope["headers"])
+        headers: list[tuple[bytes, bytes]] = []
+        chunked = not opening.complete or bool(opening.body)
+        for name, value in scope["headers"]:
+            name = name.lower()
+            if name == b"transfer-encoding":
+                chunked = True
+            # Framing is set below; pseudo-headers (HTTP/2) have no HTTP/1.1 form.
+            if name in (b"content-length", b"transfer-encoding") or name in _FORWARDING or name.startswith(b":") \
+                    or _hop_by_hop(name, nominated):
+                continue
+            headers.append((name, value))
+        if not any(name == b"host" for name, _value in headers):
+            headers.insert(0, (b"host", target.host_header))
+        if declared is not None:
+            headers.append((b"content-length", str(declared).encode()))
+        elif chunked:
+            headers.append((b"transfer-encoding", b"chunked"))
+        proof = _proof(self._secret, self._node_id, client_ip, method, raw_target)
+        headers += [(FORWARDED_BY, self._node_id), (FORWARDED_PROOF, proof), (CLIENT_IP, client_ip)]
+        return h11.Request(method=method, target=raw_target, headers=headers)
+
+
+class _Exchange:
+    """One request and its answer on one connection. The target side (this task) sends the request's head and
+    opening, reads the answer and relays it; the client side (a task beside it) streams the rest of the body, then
+    waits for the client to leave, which ends both."""
+
+    def __init__(self, connection: Connection, opening: _Opening, receive: Receive, send: Send,
+                 first_byte_timeout: float, give_back: Callable[[], None]) -> None:
+        self.connection = connection
+        self.opening = opening
+        self.receive = receive
+        self.send = send
+        self.first_byte_timeout = first_byte_timeout
+        self.give_back = give_back
+        self.given_back = False           # to the pool, once both sides of the exchange finished cleanly
+        self.error: str | None = None
+        self.answered = False             # a byte of the answer arrived
+        self.request_written = False      # every byte of the request is on the wire, not only in h11's state
+        self.response_done = False
+        self.client_gone = False
+        self._first_byte = trio.CancelScope()
+        self._both = trio.CancelScope()
+
+    def reusable(self) -> bool:
+        protocol = self.connection.protocol
+        return (self.request_written and self.response_done and not self.client_gone
+                and protocol.our_state is h11.DONE and protocol.their_state is h11.DONE)
+
+    async def run(self, request: h11.Request, deadline: float) -> _Outcome:
+        """`deadline`: for the first byte of the answer, when the body was read whole."""
+        outcome = _Outcome.DONE
+        async with trio.open_nursery() as nursery:
+            self._both = nursery.cancel_scope
+            outcome = await self._target_side(request, deadline, nursery)
+            nursery.cancel_scope.cancel()
+        return _Outcome.DONE if self.client_gone else outcome
+
+    async def _target_side(self, request: h11.Request, deadline: float, nursery: trio.Nursery) -> _Outcome:
+        protocol, stream = self.connection.protocol, self.connection.stream
+        # A streamed body's time is the client's: the wait for the first byte starts once it is all sent.
+        with trio.CancelScope(deadline=deadline if self.opening.complete else math.inf) as self._first_byte:
+            try:
+                data = protocol.send(request)
+                if self.opening.body:
+                    data += protocol.send(h11.Data(data=self.opening.body))
+                if self.opening.complete:
+                    data += protocol.send(h11.EndOfMessage())
+                await stream.send_all(data)
+                self.request_written = self.opening.complete
+                nursery.start_soon(self._client_side)
+                response = await self._response_head()
+            except EXCHANGE_FAILURES as err:
+                return self._failed(err)
+        if self._first_byte.cancelled_caught:
+            self.error = f"no answer within {self.first_byte_timeout:g}s"
+            return _Outcome.UNREACHABLE
+        await self.send({"type": "http.response.start", "status": response.status_code,
+                         "headers": _response_headers(response.headers)})
+        try:
+            while type(event := await self._next_event()) is h11.Data:
+                await self.send({"type": "http.response.body", "body": event.data, "more_body": True})
+            if type(event) is not h11.EndOfMessage:
+                raise h11.RemoteProtocolError("the connection closed inside the answer")
+        except EXCHANGE_FAILURES as err:
+            self.error = f"the answer broke off: {_describe(err)}"
+            return _Outcome.DONE
+        self.response_done = True
+        if self.reusable():
+            # Before the client hears the end, so its next request finds the connection idle.
+            self.give_back()
+            self.given_back = True
+        await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+        return _Outcome.DONE
+
+    async def _client_side(self) -> None:
+        if not self.opening.complete:
+            await self._stream_body()
+            self._first_byte.deadline = trio.current_time() + self.first_byte_timeout
+        # After the body, receive() only says the client left; the front server says so after a finished answer
+        # too, from inside the relay's last send, which must not be cancelled.
+        while not self.client_gone and (await self.receive())["type"] != "http.disconnect":
+            pass
+        if not self.response_done:
+            self.client_gone = True
+            self._both.cancel()
+
+    async def _stream_body(self) -> None:
+        protocol, stream = self.connection.protocol, self.connection.stream
+        try:
+            while True:
+                message = await self.receive()
+                if message["type"] == "http.disconnect":
+                    self.client_gone = True
+                    return
+                body = message.get("body", b"")
+                more = message.get("more_body", False)
+                data = protocol.send(h11.Data(data=body)) if body else b""
+                if not more:
+                    data += protocol.send(h11.EndOfMessage())
+                if data:
+                    await stream.send_all(data)
+                if not more:
+                    self.request_written = True
+                    return
+        except (*EXCHANGE_FAILURES, h11.LocalProtocolError):
+            # The target stopped reading (an early answer, or it broke): the target side reads what it said.
+            # What is left of the body is drained by the caller's wait for the client to leave.
+            return
+
+    async def _response_head(self) -> h11.Response:
+        while True:
+            event = await self._next_event()
+            if type(event) is h11.Response:
+                return event
+            if type(event) is not h11.InformationalResponse:      # 1xx (100 Continue) is the relay's own
+                raise h11.RemoteProtocolError("the connection closed before an answer")
+
+    async def _next_event(self) -> Any:
+        protocol = self.connection.protocol
+        while (event := protocol.next_event()) is h11.NEED_DATA:
+            data = await self.connection.stream.receive_some(RECEIVE_SIZE)
+            self.answered = self.answered or bool(data)
+            protocol.receive_data(data)
+        return event
+
+    def _failed(self, err: BaseException) -> _Outcome:
+        self.error = _describe(err)
+        if self.answered:
+            return _Outcome.INVALID
+        return _Outcome.STALE if self.connection.reused else _Outcome.UNREACHABLE
+
+
+def forwarded_by(scope: Scope, secret: bytes) -> str | None:
+    """The node id a request was forwarded by, if its proof header verifies with `secret`; else None."""
+    verified = _verified(scope, secret)
+    return verified[0] if verified else None
+
+
+def forwarded_client_ip(scope: Scope, secret: bytes) -> str | None:
+    """The client's address the forwarding node saw, if the request's proof verifies with `secret`; else None."""
+    verified = _verified(scope, secret)
+    return verified[1] if verified else None
+
+
+def _verified(scope: Scope, secret: bytes) -> tuple[str, str] | None:
+    if not secret:
+        return None
+    found: dict[bytes, list[bytes]] = {name: [] for name in _FORWARDING}
+    for name, value in scope.get("headers", ()):
+        if (name := name.lower()) in found:
+            found[name].append(value)
+    # Exactly one of each: with two, which one the proof covers would be the reader's guess.
+    if any(len(values) != 1 for values in found.values()):
+        return None
+    (node_id,), (proof,), (client_ip,) = found[FORWARDED_BY], found[FORWARDED_PROOF], found[CLIENT_IP]
+    expected = _proof(secret, node_id, client_ip, scope["method"].encode("ascii"), _raw_target(scope))
+    if not hmac.compare_digest(expected, proof):
+        return None
+    return node_id.decode("latin-1"), client_ip.decode("latin-1")
+
+
+def _proof(secret: bytes, node_id: bytes, client_ip: bytes, method: bytes, raw_target: bytes) -> bytes:
+    message = b"\n".join((node_id, client_ip, method, raw_target))
+    return hmac.new(secret, message, hashlib.sha256).hexdigest().encode("ascii")
+
+
+async def _read_opening(receive: Receive, declared: int | None) -> _Opening | None:
+    """The body whole when it declared a length of at most MAX_REPLAYABLE_BODY (or turned out empty), else its
+    first part; None when the client left first."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        body = message.get("body", b"")
+        chunks.append(body)
+        size += len(body)
+        if not message.get("more_body", False):
+            return _Opening(b"".join(chunks), complete=True)
+        if declared is None or declared > MAX_REPLAYABLE_BODY or size > MAX_REPLAYABLE_BODY:
+            return _Opening(b"".join(chunks), complete=False)
+
+
+async def _answer_error(send: Send, status: int, code: str, message: str,
+                        headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = json.dumps({"error": code, "message": message}).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *(headers or [])]})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def _declared_length(headers: Headers) -> int | None:
+    for name, value in headers:
+        if name.lower() == b"content-length":
+            try:
+                return int(value)         # the front server has validated it
+            except ValueError:
+                return None
+    return None
+
+
+def _raw_target(scope: Scope) -> bytes:
+    path = scope.get("raw_path") or quote(scope["path"], safe=_PATH_SAFE).encode("ascii")
+    query = scope.get("query_string", b"")
+    return path + b"?" + query if query else path
+
+
+def _client_ip(scope: Scope) -> bytes:
+    client = scope.get("client")
+    return client[0].encode("ascii", "replace") if client else b""
+
+
+def _nominated(headers: Headers) -> frozenset[bytes]:
+    """The headers a Connection header names: hop-by-hop too (RFC 9110, 7.6.1)."""
+    return frozenset(token.strip().lower() for name, value in headers if name.lower() == b"connection"
+                     for token in value.split(b",") if token.strip())
+
+
+def _hop_by_hop(name: bytes, nominated: frozenset[bytes]) -> bool:
+    return name in _HOP_BY_HOP or name.startswith(b"proxy-") or name in nominated
+
+
+def _response_headers(headers: Headers) -> list[tuple[bytes, bytes]]:
+    nominated = _nominated(headers)
+    return [(name, value) for name, value in headers
+            if not _hop_by_hop(name, nominated) and name not in _FRONT_SERVER_WRITES]
+
+
+def _describe(err: BaseException) -> str:
+    if isinstance(err, trio.BrokenResourceError) and isinstance(err.__cause__, OSError):
+        err = err.__cause__               # trio wraps socket and TLS errors
+    if isinstance(err, OSError):
+        return f"{type(err).__name__}: {err.strerror or err}"
+    return f"{type(err).__name__}: {err}"

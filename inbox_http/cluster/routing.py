@@ -1,0 +1,234 @@
+"""Which node answers a request: the one holding its workspace's lease (inbox_actors/cluster/placement.py).
+
+In front of the app, each request's workspace is read off what it carries, before any of its work is done: an API
+key (the credential cache), a dashboard session (its bearer token or the web app's cookie), an MCP token, or, on
+the platform's webhook, the envelope's `phone_number_id`. A workspace this node holds, or takes because no node
+holds it, is served here; one another node holds is relayed there unchanged (relay.py), its answer streamed back,
+so the key's rate bucket, the chat's actor and the number's send pacer that the request meets are that node's, the
+only ones. A request that names no workspace (health, metrics, sign-in, OAuth, the static pages) is served where
+it lands.
+
+A request another node forwarded carries that node's proof: it is served here whatever this node holds (never
+forwarded twice), with the client's address the forwarding node saw.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import msgspec
+
+from inbox_actors.access.sessions import has_session_shape
+from inbox_actors.domain.api_keys import has_key_shape, hash_key
+from inbox_actors.mcp import tokens as mcp_tokens
+from inbox_http.cluster.relay import NodeRelay, forwarded_by, forwarded_client_ip
+from inbox_http.services import Services
+from persistence.database import DatabaseUnavailable
+from persistence.queries import mcp as mcp_queries
+from persistence.queries import sessions as session_queries
+
+log = logging.getLogger("inbox_http.cluster.routing")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+PLATFORM_WEBHOOK = "/webhooks/whatsapp"
+SESSION_COOKIE = b"inbox_session"
+# A platform envelope is read whole to find its number; a bigger body is left to the app, which refuses it.
+MAX_ENVELOPE_BYTES = 1024 * 1024
+# A body up to this size is kept while a request is relayed, so that it can be served here if the owner is gone.
+MAX_KEPT_BODY = 64 * 1024
+# How long a secret's workspace is remembered for routing (it never changes; the bound keeps the memory fresh of
+# revoked secrets) and how many are.
+SECRET_MEMORY_SECONDS = 60.0
+SECRETS_REMEMBERED = 50_000
+
+
+class _Metadata(msgspec.Struct):
+    phone_number_id: str
+
+
+class _Value(msgspec.Struct):
+    metadata: _Metadata | None = None
+
+
+class _Change(msgspec.Struct):
+    value: _Value | None = None
+
+
+class _Entry(msgspec.Struct):
+    changes: list[_Change] = []
+
+
+class _Envelope(msgspec.Struct):
+    entry: list[_Entry] = []
+
+
+_envelope = msgspec.json.Decoder(_Envelope)
+
+
+class WorkspaceRouting:
+    """ASGI middleware: serve a request here or relay it to the node holding its workspace."""
+
+    def __init__(self, app: App, state: Services, *, secret: bytes | None = None) -> None:
+        self.app, self.state = app, state
+        self.secret = secret or secrets.token_bytes(32)
+        self._relay: NodeRelay | None = None     # made at the first forward: the node is named once listening
+        self._secrets: dict[bytes, tuple[int | None, float]] = {}
+        self.forwarded = 0          # requests relayed to another node
+        self.taken_forwarded = 0    # requests another node relayed here
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if forwarded_by(scope, self.secret) is not None:
+            self.taken_forwarded += 1
+            client = forwarded_client_ip(scope, self.secret)
+            if client:
+                scope = {**scope, "client": (client, 0)}
+            await self.app(scope, receive, send)
+            return
+        workspace, receive = await self._workspace_of(scope, receive)
+        placement = self.state.placement
+        if workspace is None or placement.holds(workspace):
+            await self.app(scope, receive, send)
+            return
+        try:
+            owner = await placement.claim(workspace)
+        except DatabaseUnavailable:
+            owner = None      # the app meets the same outage and answers for it
+        if owner is None:
+            await self.app(scope, receive, send)
+            return
+        self.forwarded += 1
+        if self._relay is None:
+            self._relay = NodeRelay(node_id=placement.node_id, secret=self.secret)
+        if not owner.startswith(("http://", "https://")):
+            log.warning("workspace %d is held by node %r, which has no address to forward to", workspace, owner)
+            owner = "http://node-without-an-address.invalid"
+        # A body small enough to keep can be served here after all if the owner is gone: it handed the workspace
+        # over since this node last asked (a node leaving releases its leases), so asking again takes it.
+        body, replay = await _read_body(receive, MAX_KEPT_BODY)
+        if body is None:
+            if not await self._relay.forward(scope, replay, send, owner):
+                placement.forget_owner(workspace)
+            return
+        # Read whole: each try gets the body afresh, then what the client sends next (its leaving) from `receive`,
+        # never the body twice.
+        if await self._relay.forward(scope, _replaying(body, receive), send, owner, answer_unreachable=False):
+            return
+        placement.forget_owner(workspace)
+        try:
+            owner = await placement.claim(workspace)
+        except DatabaseUnavailable:
+            owner = None
+        if owner is None:
+            await self.app(scope, _replaying(body, receive), send)
+        else:
+            await self._relay.forward(scope, _replaying(body, receive), send, owner)
+
+    async def aclose(self) -> None:
+        if self._relay is not None:
+            await self._relay.aclose()
+
+    async def _workspace_of(self, scope: Scope, receive: Receive) -> tuple[int | None, Receive]:
+        """The request's workspace (None: it names none, or nothing it names is known) and how to read its body."""
+        headers = scope["headers"]
+        if scope["path"] == PLATFORM_WEBHOOK and scope["method"] == "POST":
+            body, receive = await _read_body(receive, MAX_ENVELOPE_BYTES)
+            return (await self._workspace_of_envelope(body) if body is not None else None), receive
+        for name, value in headers:
+            if name == b"authorization":
+                scheme, _, token = value.decode("latin-1").strip().partition(" ")
+                if scheme.lower() == "bearer":
+                    return await self._workspace_of_token(token.strip()), receive
+                break
+        for name, value in headers:
+            if name == b"cookie":
+                for part in value.decode("latin-1").split(";"):
+                    key, _, token = part.strip().partition("=")
+                    if key.encode() == SESSION_COOKIE:
+                        return await self._workspace_of_token(token), receive
+        return None, receive
+
+    async def _workspace_of_token(self, token: str) -> int | None:
+        state = self.state
+        if has_key_shape(token):
+            credential = await state.credentials.lookup(token)
+            return credential.workspace_id if credential is not None else None
+        if has_session_shape(token):
+            return await self._remembered(hash_key(token), session_queries.workspace_of_session)
+        if mcp_tokens.has_token_shape(token):
+            return await self._remembered(mcp_tokens.hash_token(token), mcp_queries.workspace_of_token)
+        return None
+
+    async def _remembered(self, secret_hash: bytes, look_up: Callable[[Any, bytes], Awaitable[int | None]]
+                          ) -> int | None:
+        now = time.monotonic()
+        known = self._secrets.get(secret_hash)
+        if known is not None and now < known[1]:
+            return known[0]
+        workspace = await look_up(self.state.db, secret_hash)
+        if len(self._secrets) >= SECRETS_REMEMBERED:
+            self._secrets = {h: w for h, w in self._secrets.items() if w[1] > now}
+            if len(self._secrets) >= SECRETS_REMEMBERED:
+                self._secrets.clear()
+        self._secrets[secret_hash] = (workspace, now + SECRET_MEMORY_SECONDS)
+        return workspace
+
+    async def _workspace_of_envelope(self, body: bytes) -> int | None:
+        try:
+            envelope = _envelope.decode(body)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None       # the app says what is wrong with it
+        for entry in envelope.entry:
+            for change in entry.changes:
+                if change.value is not None and change.value.metadata is not None:
+                    # One number per envelope, as the platform sends them; an envelope that mixed workspaces
+                    # would be served with the first's, the others' batches refused (503) and sent again.
+                    return await self.state.platform.workspace_of(self.state.db, change.value.metadata.phone_number_id)
+        return None
+
+
+async def _read_body(receive: Receive, limit: int) -> tuple[bytes | None, Receive]:
+    """The whole body, if it is at most `limit` bytes (else None), and a `receive` that hands on what was read and
+    then the rest."""
+    taken: list[Message] = []
+    size = 0
+    while True:
+        message = await receive()
+        taken.append(message)
+        if message["type"] != "http.request":
+            break
+        size += len(message.get("body", b""))
+        if size > limit or not message.get("more_body", False):
+            break
+    complete = taken[-1]["type"] == "http.request" and not taken[-1].get("more_body", False)
+    body = b"".join(m.get("body", b"") for m in taken) if complete and size <= limit else None
+
+    async def replay() -> Message:
+        if taken:
+            return taken.pop(0)
+        return await receive()
+
+    return body, replay
+
+
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """A fresh `receive` for a body read whole: the body once, then whatever the client does next (its leaving)."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replay() -> Message:
+        if pending:
+            return pending.pop()
+        return await receive()
+
+    return replay

@@ -1,0 +1,141 @@
+"""Three nodes on one PostgreSQL, each the real service on a real socket, sharing one platform (the first node's
+built-in simulator): requests for one workspace spread over all three are answered as one node answers them,
+because every one of them is served by the node holding the workspace's lease, the others relaying it there."""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from functools import partial
+
+import httpx
+import pytest
+import trio
+
+from inbox_http.server import build_app, serve_app
+from inbox_http.settings import Settings
+from tests.e2e.chat_helpers import chat, customer_writes, outbox_events, scale_workspace
+from tests.e2e.conftest import bearer, with_settings
+from tests.waiting import eventually
+
+PHONE = "919812345777"
+
+
+@dataclass
+class Node:
+    url: str
+    state: object
+    client: httpx.AsyncClient
+    simulator_url: str | None       # the platform's, for the chat helpers
+
+    def holds(self, workspace_id: int) -> bool:
+        return self.state.placement.holds(workspace_id)
+
+    def live(self, kind: str) -> int:
+        return self.state.actors.summary().kinds[kind].live
+
+
+@asynccontextmanager
+async def running_node(db, settings: Settings):
+    app = await build_app(db, settings)
+    stop = trio.Event()
+    async with trio.open_nursery() as nursery:
+        url = await nursery.start(partial(serve_app, app, shutdown_trigger=stop.wait))
+        async with httpx.AsyncClient(base_url=url, timeout=10) as client:
+            state = app.extensions["inbox"]
+            yield Node(url=url, state=state, client=client, simulator_url=state.platform.simulator_url)
+        stop.set()
+
+
+@pytest.fixture
+async def nodes(db, service_settings):
+    shared = with_settings(service_settings, cluster_secret="test-cluster-secret", whatsapp_app_secret="app-secret",
+                           whatsapp_access_token="access-token", whatsapp_verify_token="verify-token")
+    async with running_node(db, shared) as first:
+        platform = with_settings(shared, whatsapp_api_url=first.state.platform.simulator_url)
+        async with running_node(db, platform) as second, running_node(db, platform) as third:
+            yield [first, second, third]
+
+
+async def test_one_workspace_spread_over_three_nodes_is_served_by_one_of_them(nodes):
+    first, second, third = nodes
+    workspace_id, number, _, key = await scale_workspace(first.state.db)
+    # The customer's message reaches the first node (the simulator posts there); the chat is whichever node's takes
+    # the workspace first: the second's, asked before anyone else.
+    assert (await second.client.get("/api/reporting/v1/whoami", headers=bearer(key))).status_code == 200
+    assert second.holds(workspace_id) and not first.holds(workspace_id) and not third.holds(workspace_id)
+    await customer_writes(first, number, PHONE, "Where is my order?")
+    for node in nodes:
+        assert (await chat(node, key, PHONE))["phone"] == PHONE
+
+    answers = []
+    for n, node in enumerate([first, second, third, first, third]):
+        answers.append(await node.client.post("/api/send-message", headers=bearer(key),
+                                              json={"to": PHONE, "message": f"Reply {n}"}))
+    assert [answer.status_code for answer in answers] == [200] * 5
+    # Every chat actor, key bucket and send pacer of the workspace lives on the second node alone.
+    assert (first.live("conversation"), second.live("conversation"), third.live("conversation")) == (0, 1, 0)
+    assert first.live("send_pacer") == third.live("send_pacer") == 0 and second.live("send_pacer") == 1
+    assert first.live("key_rate_bucket") == third.live("key_rate_bucket") == 0
+
+    sent = await first.state.db.fetch("SELECT text FROM messages WHERE text LIKE 'Reply %' AND status <> 'pending'")
+    assert sorted(row["text"] for row in sent) == [f"Reply {n}" for n in range(5)]
+    events = await outbox_events(first.state.db, workspace_id)
+    assert events.count("message_received") == 1 and events.count("message_sent") == 5
+
+
+async def test_an_idempotency_key_replays_on_any_node(nodes):
+    first, second, third = nodes
+    _, number, _, key = await scale_workspace(first.state.db)
+    await customer_writes(first, number, PHONE, "hello")
+    body, headers = {"to": PHONE, "message": "Once"}, {**bearer(key), "Idempotency-Key": "order-7"}
+    answers = [await node.client.post("/api/send-message", headers=headers, json=body) for node in nodes]
+    assert [answer.status_code for answer in answers] == [200] * 3
+    assert len({answer.json()["messageId"] for answer in answers}) == 1
+    assert await first.state.db.fetchval("SELECT count(*) FROM messages WHERE text = 'Once'") == 1
+
+
+async def test_a_key_limit_holds_whichever_node_a_call_lands_on(nodes):
+    from tests import builders
+
+    issued = await builders.plaintext_key(nodes[0].state.db, rate_limit_per_minute=10)
+    statuses = [(await nodes[n % 3].client.get("/api/reporting/v1/whoami", headers=bearer(issued.key))).status_code
+                for n in range(13)]
+    assert statuses == [200] * 10 + [429] * 3
+
+
+async def test_a_node_that_stops_hands_its_workspaces_over_at_once(db, service_settings):
+    shared = with_settings(service_settings, cluster_secret="test-cluster-secret")
+    async with running_node(db, shared) as staying:
+        workspace_id, _, _, key = await scale_workspace(db)
+        async with running_node(db, shared) as leaving:
+            assert (await leaving.client.get("/api/reporting/v1/whoami", headers=bearer(key))).status_code == 200
+            assert leaving.holds(workspace_id)
+            assert (await staying.client.get("/api/reporting/v1/whoami", headers=bearer(key))).status_code == 200
+            assert not staying.holds(workspace_id)
+        # Released on the way out: the next call takes it, with no expiry to wait for. The staying node still
+        # remembers the leaving one as the holder: the relay finds it gone, and the call is served here, its body
+        # read once.
+        with trio.fail_after(2):
+            made = await staying.client.post("/api/contacts", headers=bearer(key),
+                                             json={"phone": "919812345778", "name": "Meera"})
+        assert made.status_code in (200, 201), made.text
+        assert staying.holds(workspace_id)
+        assert await db.fetchval("SELECT name FROM contacts WHERE workspace_id = $1", workspace_id) == "Meera"
+
+
+async def test_a_request_for_a_node_that_is_gone_is_answered_503_until_its_lease_expires(db, service_settings):
+    shared = with_settings(service_settings, cluster_secret="test-cluster-secret")
+    async with running_node(db, shared) as staying:
+        workspace_id, _, _, key = await scale_workspace(db)
+        await db.execute("INSERT INTO workspace_leases (workspace_id, node_id, epoch, expires_at)"
+                         " VALUES ($1, 'http://127.0.0.1:9', 1, now() + interval '1 second')", workspace_id)
+        gone = await staying.client.get("/api/reporting/v1/whoami", headers=bearer(key))
+        assert gone.status_code == 503 and gone.json()["error"] == "node_unavailable"
+        assert gone.headers["Retry-After"] == "1"
+
+        async def answered() -> bool:
+            return (await staying.client.get("/api/reporting/v1/whoami", headers=bearer(key))).status_code == 200
+
+        await eventually(answered)
+        assert staying.holds(workspace_id)
