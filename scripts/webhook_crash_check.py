@@ -17,8 +17,9 @@ and check that every event committed to the outbox reached the receiver at least
    message of each number also makes a contact_created). After --kill-after seconds the service gets SIGKILL
    mid-stream (its simulator dies with it: calls in flight fail and are counted, never retried).
 5. The service is started again on the same database and port, so it takes the workspace's lease back at once
-   (it resumes from the outbox: its listener wakes every workspace with pending events on connecting); customers write for --after-restart seconds more through its
-   new simulator; then the script waits until no outbox row of the workspace is pending.
+   (it resumes from the outbox: its listener wakes every workspace with pending events on connecting);
+   customers write for --after-restart seconds more through its new simulator; then the script waits until no
+   outbox row of the workspace is pending.
 6. Every outbox row of the two events (`SELECT correlation_id FROM webhook_outbox WHERE workspace_id = $1 AND
    event IN (...)`) must have been received at least once; every message the simulator saw acknowledged (the
    service answered its webhook 2xx) must have its message_received row.

@@ -1,0 +1,228 @@
+"""Three nodes on one PostgreSQL, and the one serving the workspace killed with SIGKILL while sends are under way:
+how long until the workspace answers again on the others, and whether anything acknowledged was lost, sent twice or
+left without its webhook event.
+
+    .venv/bin/python scripts/cluster_check.py                   # 600 sends over 3 nodes, a kill after 2 s
+    .venv/bin/python scripts/cluster_check.py --sends 100 --kill-after 1 --database-url postgresql://...
+
+1. PostgreSQL as every script has it (harness.postgres); a Scale workspace and a full-access key. The platform:
+   `inbox-actors simulator` in a process of its own for the whole run (its record of what it accepted is the
+   truth), as in scripts/retried_sends.py, posting statuses to the first node. A webhook receiver in a process of its
+   own, subscribed to `message_sent`.
+2. Three nodes: `inbox-actors serve` each, on ports of their own, with one cluster secret. The third takes the
+   workspace (the first call goes there), so the first and second relay every request for it to the third.
+3. The clients: --sends template sends, all started at once on --connections connections, each sent to the next
+   node that is still up at every try; every other one carries an Idempotency-Key. A client retries after any
+   error, as in scripts/retried_sends.py, until it gets a verdict.
+4. After --kill-after seconds the third node gets SIGKILL and is not started again. From then on the first node is
+   asked `GET /api/reporting/v1/whoami` every 0.1 s: the time until it answers 200 is how long the workspace was
+   out of service (its lease expires at most 8 s after the dead node last renewed it; one of the others then
+   takes it). Bound: 10 s.
+5. Once the clients are done: every send the platform accepted must be in the database (as in crash_sends), and
+   every `message_sent` event of the outbox must reach the receiver (the node that took the workspace delivers
+   what the dead one left pending).
+
+Prints the time until the workspace answered again, the crash check's counts (acknowledged sends lost, sends
+delivered twice for one key) and the webhook events lost. Exit status 0 when the workspace answered within 10 s and
+nothing was lost or sent twice; 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import secrets
+import sys
+import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import trio
+import trio_asyncio
+
+from harness import retried_sends
+from harness.options import add_database_url, script_parser
+from harness.postgres import bench_database
+from harness.processes import Child, free_ports, service_child
+from harness.run import run_on_postgres
+from harness.simulator import STATUS_RETRIES, SeparateSimulator, platform_record
+from harness.webhook_receiver import configure_webhook, pending_count, running_receiver
+from harness.workspace import Workspace, make_workspace
+from persistence.database import Database
+
+NODES = 3
+OUT_OF_SERVICE_BOUND = 10.0
+WHOAMI = "/api/reporting/v1/whoami"
+
+
+@dataclass
+class Cluster:
+    """The nodes and which are up; what crash_sends' clients read of a service (`up`, `started_at`)."""
+
+    nodes: list[Child]
+    clients: list[httpx.AsyncClient] = field(default_factory=list)
+    dead: set[int] = field(default_factory=set)
+    up: trio.Event = field(default_factory=trio.Event)
+    started_at: float = 0.0
+    turn: int = 0
+    refusals: list[str] = field(default_factory=list)      # the first answers 4xx other than 409 and 429
+
+    async def post(self, path: str, **request) -> httpx.Response:
+        """The request on the next node still up (crash_sends' client calls this as it calls an httpx client)."""
+        live = [n for n in range(len(self.clients)) if n not in self.dead]
+        self.turn += 1
+        answer = await self.clients[live[self.turn % len(live)]].post(path, **request)
+        if 400 <= answer.status_code < 500 and answer.status_code not in (409, 429) and len(self.refusals) < 5:
+            self.refusals.append(f"{answer.status_code} {answer.text[:200]}")
+        return answer
+
+
+async def out_of_service(client: httpx.AsyncClient, key: str, since: float) -> float:
+    """Seconds from `since` until the node answers a call of the workspace 200."""
+    while True:
+        try:
+            answer = await client.get(WHOAMI, headers={"Authorization": f"Bearer {key}"})
+        except httpx.HTTPError:
+            answer = None
+        if answer is not None and answer.status_code == 200:
+            return trio.current_time() - since
+        await trio.sleep(0.1)
+
+
+async def webhook_events(db: Database, workspace_id: int) -> set[str]:
+    return {row["correlation_id"] for row in await db.fetch(
+        "SELECT correlation_id FROM webhook_outbox WHERE workspace_id = $1 AND event = 'message_sent' AND NOT test",
+        workspace_id)}
+
+
+async def wait_delivered(db: Database, ws: Workspace, receiver, timeout: float) -> float | None:
+    """Seconds until no event of the workspace is pending and the receiver has them all; None after `timeout`."""
+    started = trio.current_time()
+    while trio.current_time() - started < timeout:
+        if await pending_count(db, ws.workspace_id) == 0:
+            received = set(await receiver.ids())
+            if await webhook_events(db, ws.workspace_id) <= received:
+                return trio.current_time() - started
+        await trio.sleep(0.25)
+    return None
+
+
+async def run(args: argparse.Namespace, server_url: str, _postgres_pid: int | None, work_dir: Path) -> int:
+    platform = SeparateSimulator.on_free_ports()
+    simulator = Child("simulator", [
+        *platform.command(from_environment=False), "--template", f"{retried_sends.TEMPLATE}:en:1",
+        "--throughput", "1000", "--history", str(args.sends * 4), "--webhook-retry-delays",
+        STATUS_RETRIES], dict(os.environ), work_dir / "simulator.log")
+    cluster_env = {**platform.service_env(), "INBOX_CLUSTER_SECRET": secrets.token_urlsafe(24),
+                   "WHATSAPP_SENDS_PER_SECOND": "1000"}
+    ports = [platform.service_port, *free_ports(NODES - 1)]
+    async with trio_asyncio.open_loop():
+        async with bench_database(server_url, f"inbox_bench_cluster_{os.getpid()}") as (url, db):
+            ws = await make_workspace(db, "Cluster check")
+            async with simulator.running(retried_sends.STARTUP_SECONDS), \
+                    running_receiver() as receiver, AsyncExitStack() as stack:
+                nodes = [await stack.enter_async_context(
+                    service_child(url, work_dir, f"node-{n + 1}", port, cluster_env).running(
+                        retried_sends.STARTUP_SECONDS)) for n, port in enumerate(ports)]
+                cluster = Cluster(nodes)
+                for node in nodes:
+                    cluster.clients.append(await stack.enter_async_context(httpx.AsyncClient(
+                        base_url=node.ready["url"], timeout=httpx.Timeout(retried_sends.REQUEST_TIMEOUT, pool=None),
+                        limits=httpx.Limits(max_connections=args.connections))))
+                victim = NODES - 1
+                await out_of_service(cluster.clients[victim], ws.key, 0.0)       # the third node takes it
+                holder = await db.fetchval("SELECT node_id FROM workspace_leases WHERE workspace_id = $1",
+                                           ws.workspace_id)
+                print(f"nodes: {', '.join(node.ready['url'] for node in nodes)}; the workspace is held by {holder};"
+                      f" platform {platform.url}", flush=True)
+                secret = await configure_webhook(nodes[0].ready["url"], ws.key, f"{receiver.url}/hook",
+                                                 ["message_sent"])
+                await receiver.check_signatures(secret)
+                cluster.up.set()
+                cluster.started_at = trio.current_time()
+                sends, out_for, seconds = await drive(args, cluster, ws, victim)
+                settled = await retried_sends.wait_settled(db, ws, platform.url, args.settle_timeout)
+                delivered = await wait_delivered(db, ws, receiver, args.settle_timeout)
+                record = await platform_record(platform.url, ws.phone_number_id)
+                rows = await retried_sends.outbound_rows(db, ws.workspace_id)
+                events = await webhook_events(db, ws.workspace_id)
+                received = await receiver.ids()
+    status = retried_sends.report(args.chats, sends, [out_for[0]], seconds, settled, record, rows)
+    lost_events = sorted(events - set(received))
+    print(f"the workspace answered again {out_for[1]:.2f} s after the SIGKILL (bound {OUT_OF_SERVICE_BOUND:g} s)")
+    print(f"webhook events (message_sent): {len(events):,} in the outbox, {len(events) - len(lost_events):,} "
+          + ("received" if delivered is not None else "received by the end of the wait"))
+    print(f"webhook events lost: {len(lost_events)}")
+    if cluster.refusals:
+        print(f"first refusals (4xx but 409 and 429): {'; '.join(cluster.refusals)}")
+    return 1 if status or lost_events or out_for[1] > OUT_OF_SERVICE_BOUND else 0
+
+
+async def drive(args: argparse.Namespace, cluster: Cluster, ws: Workspace,
+                victim: int) -> tuple[list[retried_sends.Send], tuple[float, float], float]:
+    run_tag = secrets.token_hex(3)
+    sends = [retried_sends.Send(n, f"cluster {run_tag} #{n}", f"cluster-{run_tag}-{n}" if n % 2 == 0 else None)
+             for n in range(args.sends)]
+    first = retried_sends.PHONE_BASE + random.randrange(1000) * 10**6
+    phones = [str(first + i * 10 + 1) for i in range(args.chats)]
+    started = trio.current_time()
+    out_for: list[float] = []
+    async with trio.open_nursery() as nursery:
+        async def kill() -> None:
+            await trio.sleep(args.kill_after)
+            node = cluster.nodes[victim]
+            killed_at = trio.current_time()
+            node.process.kill()
+            cluster.dead.add(victim)
+            acknowledged = sum(1 for send in sends if send.final == "acknowledged")
+            print(f"SIGKILL of node {victim + 1} (pid {node.process.pid}) {killed_at - started:.2f} s in, "
+                  f"{acknowledged:,} of {len(sends):,} sends acknowledged", flush=True)
+            out_for.extend([killed_at - cluster.started_at, await out_of_service(cluster.clients[0], ws.key,
+                                                                                 killed_at)])
+
+        nursery.start_soon(kill)
+        connections = trio.CapacityLimiter(args.connections)
+        async with trio.open_nursery() as clients:
+            for send in sends:
+                clients.start_soon(retried_sends.client, cluster, connections, cluster, send,
+                                   phones[send.n % len(phones)], ws.key, args.doubt_timeout,
+                                   started + args.deadline)
+    return sends, (out_for[0], out_for[1]), trio.current_time() - started
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = script_parser(__doc__)
+    parser.add_argument("--sends", type=int, default=600, help="logical sends, all started at once (600)")
+    parser.add_argument("--chats", type=int, default=100, help="numbers sent to, in turn (100)")
+    parser.add_argument("--kill-after", type=float, default=2.0, help="seconds of sends before the SIGKILL (2)")
+    parser.add_argument("--connections", type=int, default=24, help="client connections at once (24)")
+    parser.add_argument("--doubt-timeout", type=float, default=20.0,
+                        help="a client stops retrying a key in doubt this long after the start (20 s)")
+    parser.add_argument("--deadline", type=float, default=300.0, help="clients give up after this (300 s)")
+    parser.add_argument("--settle-timeout", type=float, default=90.0,
+                        help="wait at most this long for the sends and the webhook events to settle (90 s)")
+    parser.add_argument("--seed", type=int, help="random seed for the numbers")
+    add_database_url(parser)
+    args = parser.parse_args(argv)
+    if args.sends < 1 or args.chats < 1 or args.connections < 1 or args.kill_after <= 0 \
+            or args.doubt_timeout <= 0 or args.deadline <= 0 or args.settle_timeout <= 0:
+        parser.error("--sends, --chats and --connections must be at least 1, and the times positive")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.seed is not None:
+        random.seed(args.seed)
+    started = time.perf_counter()
+    try:
+        return run_on_postgres("cluster", args.database_url, run, args, noun="check")
+    finally:
+        print(f"run: {time.perf_counter() - started:.1f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

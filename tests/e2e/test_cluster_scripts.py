@@ -1,0 +1,50 @@
+"""scripts/cluster_check.py and scripts/bench_forwarding.py, run as a user runs them, small, against the test session's
+PostgreSQL (each makes a database of its own there and drops it)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.e2e.test_bench_reporting_script import ONE_BENCH_DATABASE_AT_A_TIME, bench_databases
+from tests.e2e.test_webhook_scripts import number, run_script
+
+
+@pytest.mark.slow
+@ONE_BENCH_DATABASE_AT_A_TIME
+def test_a_node_killed_under_sends_loses_nothing_and_its_workspace_answers_again_within_ten_seconds(postgres_server):
+    before = bench_databases(postgres_server.admin_url)
+    done = run_script("cluster_check.py", "--sends", "60", "--chats", "10", "--kill-after", "0.5",
+                      "--database-url", postgres_server.admin_url)
+
+    out = done.stdout
+    assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]
+    assert re.search(r"^nodes: .*; the workspace is held by http://127\.0\.0\.1:\d+;", out, re.M), out
+    assert re.search(r"^SIGKILL of node 3 \(pid \d+\) ", out, re.M), out
+    answered = re.search(r"^the workspace answered again ([\d.]+) s after the SIGKILL \(bound 10 s\)$", out, re.M)
+    assert answered and float(answered[1]) <= 10, out
+    assert re.search(r"^acknowledged sends lost: 0$", out, re.M), out
+    assert re.search(r"^sends delivered twice to the platform for one key: 0$", out, re.M), out
+    events = re.search(r"^webhook events \(message_sent\): ([\d,]+) in the outbox, ([\d,]+) received$", out, re.M)
+    assert events and number(events[1]) == number(events[2]) > 0, out
+    assert re.search(r"^webhook events lost: 0$", out, re.M), out
+    assert bench_databases(postgres_server.admin_url) == before
+
+
+@pytest.mark.slow
+@ONE_BENCH_DATABASE_AT_A_TIME
+def test_the_forwarding_bench_times_the_right_and_the_wrong_node(postgres_server):
+    before = bench_databases(postgres_server.admin_url)
+    done = run_script("bench_forwarding.py", "--requests", "200", "--rounds", "2",
+                      "--database-url", postgres_server.admin_url)
+
+    out = done.stdout
+    assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]
+    holder = r"^nodes: http://\S+ \(holds the workspace: http://127\.0\.0\.1:\d+\), http://\S+$"
+    assert re.search(holder, out, re.M), out
+    for way in ("right", "wrong"):
+        assert re.search(rf"^{way} node: 200 requests, p50 [\d.]+ ms, p99 [\d.]+ ms; CPU per request", out, re.M), out
+    assert re.search(r"^landing on the wrong node adds -?[\d.]+ ms at p50 and [\d.]+ ms of the relaying node's CPU "
+                     r"per request \([\d.]+ of answering it\)$", out, re.M), out
+    assert bench_databases(postgres_server.admin_url) == before
