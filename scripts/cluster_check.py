@@ -34,7 +34,6 @@ import os
 import random
 import secrets
 import sys
-import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +46,7 @@ from harness import retried_sends
 from harness.options import add_database_url, script_parser
 from harness.postgres import bench_database
 from harness.processes import Child, free_ports, service_child
-from harness.run import run_on_postgres
+from harness.run import run_check
 from harness.simulator import STATUS_RETRIES, SeparateSimulator, platform_record
 from harness.webhook_receiver import configure_webhook, pending_count, running_receiver
 from harness.workspace import Workspace, make_workspace
@@ -214,14 +213,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    if args.seed is not None:
-        random.seed(args.seed)
-    started = time.perf_counter()
-    try:
-        return run_on_postgres("cluster", args.database_url, run, args, noun="check")
-    finally:
-        print(f"run: {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return run_check("cluster", parse_args(argv), run)
 
 
 if __name__ == "__main__":

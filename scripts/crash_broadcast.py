@@ -43,7 +43,6 @@ import os
 import random
 import secrets
 import sys
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -56,7 +55,7 @@ import trio_asyncio
 from harness.options import add_database_url, script_parser
 from harness.postgres import bench_database
 from harness.processes import Child, RestartableService, service_env
-from harness.run import run_on_postgres
+from harness.run import run_check
 from harness.simulator import STATUS_RETRIES, SeparateSimulator, platform_record
 from harness.workspace import Workspace, make_workspace
 from inbox_actors.domain.send_pacing import WINDOW_SECONDS, SendSchedule
@@ -364,14 +363,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    if args.seed is not None:
-        random.seed(args.seed)
-    started = time.perf_counter()
-    try:
-        return run_on_postgres("crash-broadcast", args.database_url, run_all, args, noun="check")
-    finally:
-        print(f"run: {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return run_check("crash-broadcast", parse_args(argv), run_all)
 
 
 if __name__ == "__main__":

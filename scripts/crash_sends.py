@@ -41,7 +41,6 @@ import os
 import random
 import secrets
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -53,7 +52,7 @@ from harness.postgres import bench_database
 from harness.processes import Child, RestartableService, service_env
 from harness.retried_sends import (PHONE_BASE, REQUEST_TIMEOUT, STARTUP_SECONDS, TEMPLATE, Send, client, outbound_rows,
                                    report, wait_settled)
-from harness.run import run_on_postgres
+from harness.run import run_check
 from harness.simulator import STATUS_RETRIES, SeparateSimulator, platform_record
 from harness.workspace import Workspace, make_workspace
 
@@ -155,14 +154,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    if args.seed is not None:
-        random.seed(args.seed)
-    started = time.perf_counter()
-    try:
-        return run_on_postgres("crash-sends", args.database_url, run, args, noun="check")
-    finally:
-        print(f"run: {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return run_check("crash-sends", parse_args(argv), run)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,11 @@ started stopped, the directory removed and a sentence instead of a traceback."""
 
 from __future__ import annotations
 
+import random
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -30,3 +32,15 @@ def run_on_postgres(what: str, database_url: str | None, run: Callable[..., Awai
         return 1
     finally:
         shutil.rmtree(work_dir, ignore_errors=True)
+
+
+def run_check(what: str, args: Any, run: Callable[..., Awaitable[int]]) -> int:
+    """A crash check's main: `--seed` applied, `run(args, ...)` on PostgreSQL as run_on_postgres runs it, and the
+    whole run's time on stderr at the end."""
+    if args.seed is not None:
+        random.seed(args.seed)
+    started = time.perf_counter()
+    try:
+        return run_on_postgres(what, args.database_url, run, args, noun="check")
+    finally:
+        print(f"run: {time.perf_counter() - started:.1f} s", file=sys.stderr)
