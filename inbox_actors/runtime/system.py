@@ -338,8 +338,8 @@ class ActorSystem:
 
     def evict_workspace(self, workspace_id: int) -> int:
         """The node no longer holds the workspace: its live actors stop, each finishing the message in hand and those
-        queued (a write the node may no longer make is refused by the lease's fence), and sends to them fail until
-        the workspace is placed again. How many were asked to stop."""
+        queued (their statements refused by the placement's guard once the hold has ended), and sends to them fail
+        until the workspace is placed again. How many were asked to stop."""
         cells = list(self._by_workspace.get(workspace_id, ()))
         for cell in cells:
             self.forget(cell)
