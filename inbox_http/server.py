@@ -86,6 +86,7 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
     placement = WorkspacePlacement(LeaseKeeper(db, settings.node_url, on_lost=lambda workspace: None))
     actors = ActorSystem(placement=placement)
     placement.keeper.on_lost = actors.evict_workspace
+    metrics.workspaces_held.set_function(lambda: len(placement.keeper.held()))
     for kind in (*actor_kinds(service_deps), *extra_kinds):
         actors.register(kind)
     conversations.on_new_deadline = partial(deadline_set, actors)

@@ -108,6 +108,14 @@ class ServiceMetrics:
         self.activity_dropped = Counter(
             "inbox_activity_log_dropped", "Call records dropped because the activity log had no room in time.",
             registry=registry)
+        self.node_requests = Counter(
+            "inbox_node_requests", "Requests of a workspace another node holds, by way (relayed: sent on to that node; "
+            "taken: relayed here by another node; unreachable: the holding node did not answer).", ("way",),
+            registry=registry)
+        self._node_children = {way: self.node_requests.labels(way) for way in ("relayed", "taken", "unreachable")}
+        self.workspaces_held = Gauge(
+            "inbox_node_workspaces_held", "Workspaces whose lease this node holds, read at the scrape.",
+            registry=registry)
         self.db_query_seconds = Histogram(
             "inbox_db_query_duration_seconds", "Time one SQL statement took, from the Trio side.",
             buckets=QUERY_BUCKETS, registry=registry)
@@ -160,6 +168,10 @@ class ServiceMetrics:
     def request_rate_limited(self, limiter: str) -> None:
         """`limiter`: "ip" or "key"."""
         self.rate_limited.labels(limiter).inc()
+
+    def node_request(self, way: str) -> None:
+        """`way`: "relayed", "taken" or "unreachable" (inbox_http/cluster/routing.py)."""
+        self._node_children[way].inc()
 
     def activity_batch_written(self, records: int) -> None:
         self.activity_batch_records.observe(records)

@@ -82,15 +82,14 @@ class WorkspaceRouting:
         self.secret = secret or secrets.token_bytes(32)
         self._relay: NodeRelay | None = None     # made at the first forward: the node is named once listening
         self._secrets: dict[bytes, tuple[int | None, float]] = {}
-        self.forwarded = 0          # requests relayed to another node
-        self.taken_forwarded = 0    # requests another node relayed here
+        self._metrics = state.metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         if forwarded_by(scope, self.secret) is not None:
-            self.taken_forwarded += 1
+            self._metrics.node_request("taken")
             client = forwarded_client_ip(scope, self.secret)
             if client:
                 scope = {**scope, "client": (client, 0)}
@@ -108,7 +107,7 @@ class WorkspaceRouting:
         if owner is None:
             await self.app(scope, receive, send)
             return
-        self.forwarded += 1
+        self._metrics.node_request("relayed")
         if self._relay is None:
             self._relay = NodeRelay(node_id=placement.node_id, secret=self.secret)
         if not owner.startswith(("http://", "https://")):
@@ -119,12 +118,14 @@ class WorkspaceRouting:
         body, replay = await _read_body(receive, MAX_KEPT_BODY)
         if body is None:
             if not await self._relay.forward(scope, replay, send, owner):
+                self._metrics.node_request("unreachable")
                 placement.forget_owner(workspace)
             return
         # Read whole: each try gets the body afresh, then what the client sends next (its leaving) from `receive`,
         # never the body twice.
         if await self._relay.forward(scope, _replaying(body, receive), send, owner, answer_unreachable=False):
             return
+        self._metrics.node_request("unreachable")
         placement.forget_owner(workspace)
         try:
             owner = await placement.claim(workspace)

@@ -4,6 +4,7 @@ because every one of them is served by the node holding the workspace's lease, t
 
 from __future__ import annotations
 
+import re
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -82,6 +83,13 @@ async def test_one_workspace_spread_over_three_nodes_is_served_by_one_of_them(no
     assert sorted(row["text"] for row in sent) == [f"Reply {n}" for n in range(5)]
     events = await outbox_events(first.state.db, workspace_id)
     assert events.count("message_received") == 1 and events.count("message_sent") == 5
+    # What operators see: the first node relayed its calls and the customer's message, the second took them.
+    relayed = (await first.client.get("/metrics")).text
+    assert re.search(r'^inbox_node_requests_total\{way="relayed"\} [1-9]', relayed, re.M), relayed
+    assert re.search(r"^inbox_node_workspaces_held 0\.0$", relayed, re.M)
+    taken = (await second.client.get("/metrics")).text
+    assert re.search(r'^inbox_node_requests_total\{way="taken"\} [1-9]', taken, re.M)
+    assert re.search(r"^inbox_node_workspaces_held 1\.0$", taken, re.M)
 
 
 async def test_an_idempotency_key_replays_on_any_node(nodes):
