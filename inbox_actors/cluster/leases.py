@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
-from typing import Callable, NamedTuple
+from typing import Awaitable, Callable, NamedTuple, TypeVar
 
 import trio
 
@@ -25,12 +25,30 @@ from persistence.queries import workspace_leases
 
 log = logging.getLogger("inbox_actors.cluster.leases")
 
+T = TypeVar("T")
+
 # A dead node's workspaces wait at most this long for another node (its last renewal's lease running out).
 LEASE_SECONDS = 8.0
 # How much sooner than the lease's expiry a node stops counting on it.
 MARGIN_SECONDS = 2.0
-# Renewals per lease period: a lease survives two failed renewals in a row.
-RENEWALS_PER_LEASE = 3
+# Renewals per lease period (one every 1.3 s): a node keeps its leases through a stall or a database blip of up to
+# 4.7 s (its hold, 6 s, less one period), which a loaded machine can cause, and a lease lost on a node alone costs
+# its actors and the requests under way.
+RENEWALS_PER_LEASE = 6
+
+
+# The longest a lease statement may take before it is given up as failed (the database's own look at it).
+STATEMENT_SECONDS = 5.0
+
+
+async def _whole(statement: Awaitable[T]) -> T:
+    """Run a lease statement to its end, even when the task is cancelled meanwhile (a node stopping): one cut off
+    would leave its connection mid-query for whoever closes the pool. Bounded: DatabaseUnavailable past
+    STATEMENT_SECONDS."""
+    with trio.CancelScope(shield=True, deadline=trio.current_time() + STATEMENT_SECONDS) as scope:
+        return await statement
+    assert scope.cancelled_caught
+    raise DatabaseUnavailable(f"a lease statement took more than {STATEMENT_SECONDS:g}s")
 
 
 class _Hold(NamedTuple):
@@ -94,7 +112,8 @@ class LeaseKeeper:
         self._taking[workspace_id] = taking = trio.Event()
         try:
             sent = trio.current_time()
-            epoch = await workspace_leases.take(self.db, workspace_id, self.node_id, timedelta(seconds=self.ttl))
+            epoch = await _whole(workspace_leases.take(self.db, workspace_id, self.node_id,
+                                                       timedelta(seconds=self.ttl)))
         finally:
             del self._taking[workspace_id]
             taking.set()
@@ -130,7 +149,8 @@ class LeaseKeeper:
             held = self.held()
             sent = trio.current_time()
             try:
-                renewed = await workspace_leases.renew(self.db, self.node_id, held, timedelta(seconds=self.ttl))
+                renewed = await _whole(workspace_leases.renew(self.db, self.node_id, held,
+                                                              timedelta(seconds=self.ttl)))
             except DatabaseUnavailable as err:
                 log.warning("node %s: renewing %d leases failed (%s); they lapse at their deadlines",
                             self.node_id, len(held), err)

@@ -76,11 +76,14 @@ class OutboxListener:
     async def _wake_orphans(self) -> None:
         while True:
             await trio.sleep(ORPHANS_EVERY_SECONDS)
-            try:
-                orphans = await workspaces_with_pending(self._db, unleased_only=True)
-            except DatabaseUnavailable as err:
-                log.warning("cannot look for webhook events no node delivers (%s)", err)
-                continue
+            orphans: list[int] = []
+            # Shielded (and bounded): a read cut off by the listener's cancellation would leave its connection
+            # mid-query for whoever closes the pool.
+            with trio.CancelScope(shield=True, deadline=trio.current_time() + ORPHANS_EVERY_SECONDS):
+                try:
+                    orphans = await workspaces_with_pending(self._db, unleased_only=True)
+                except DatabaseUnavailable as err:
+                    log.warning("cannot look for webhook events no node delivers (%s)", err)
             for workspace_id in orphans:
                 self._hear(workspace_id, settings_changed=True)
 
