@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 
-import trio
 
 from inbox_actors.cluster.leases import LeaseKeeper
+from inbox_actors.cluster.short_memory import ShortMemory
 from persistence.database import checking_statements
 from persistence.queries import workspace_leases
 from persistence.queries.workspace_leases import LeaseLost
@@ -23,7 +23,8 @@ _OWNERS_REMEMBERED = 10_000
 class WorkspacePlacement:
     def __init__(self, keeper: LeaseKeeper) -> None:
         self.keeper = keeper
-        self._owners: dict[int, tuple[str, float]] = {}    # workspace -> (the node holding it, known until)
+        # Workspace -> the node holding it, as last learned.
+        self._owners: ShortMemory[int, str] = ShortMemory(OWNER_MEMORY_SECONDS, _OWNERS_REMEMBERED)
 
     @property
     def node_id(self) -> str:
@@ -33,17 +34,17 @@ class WorkspacePlacement:
         return self.keeper.epoch(workspace_id) is not None
 
     async def claim(self, workspace_id: int) -> str | None:
-        known = self._owners.get(workspace_id)
-        if known is not None and trio.current_time() < known[1]:
+        known = self._owners.recall(workspace_id)
+        if known is not None:
             return known[0]
         # Twice: a lease that expires between the refused take and the lookup is free for the second take.
         for _ in range(2):
             if await self.keeper.acquire(workspace_id) is not None:
-                self._owners.pop(workspace_id, None)
+                self._owners.forget(workspace_id)
                 return None
             owner = await workspace_leases.owner(self.keeper.db, workspace_id)
             if owner is not None:
-                self._remember(workspace_id, owner.node_id)
+                self._owners.keep(workspace_id, owner.node_id)
                 return owner.node_id
         return ""
 
@@ -58,12 +59,4 @@ class WorkspacePlacement:
 
     def forget_owner(self, workspace_id: int) -> None:
         """What this node knew of another node holding the workspace is stale (that node did not answer)."""
-        self._owners.pop(workspace_id, None)
-
-    def _remember(self, workspace_id: int, node_id: str) -> None:
-        if len(self._owners) >= _OWNERS_REMEMBERED:
-            now = trio.current_time()
-            self._owners = {w: o for w, o in self._owners.items() if o[1] > now}
-            if len(self._owners) >= _OWNERS_REMEMBERED:
-                self._owners.clear()
-        self._owners[workspace_id] = (node_id, trio.current_time() + OWNER_MEMORY_SECONDS)
+        self._owners.forget(workspace_id)

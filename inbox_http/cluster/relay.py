@@ -1,10 +1,8 @@
 """Relaying one HTTP request to the node that owns its workspace, and its answer back as it streams.
 
 - The request leaves as it came (method, raw path, query, headers, body) minus the hop-by-hop headers, since h11
-  frames each connection itself, plus who forwarded it (`X-Inbox-Forwarded-By`), the client's address
-  (`X-Inbox-Client-Ip`) and an HMAC proof over both, the method and the target (`X-Inbox-Forwarded-Proof`). A
-  client's own copies of those three are dropped first; the receiving node believes them only through
-  `forwarded_by` / `forwarded_client_ip`, which check the proof with the cluster's secret.
+  frames each connection itself, plus the forwarding node's proof (forwarding_proof.py); a client's own copies of
+  its headers are dropped first.
 - A body that declares a length of at most MAX_REPLAYABLE_BODY is read whole before sending, so it can be sent
   again; any other is streamed to the target as it arrives (chunked unless the client declared its length).
 - The answer streams back chunk by chunk: Server-Sent Events stay open for minutes. A client that leaves closes
@@ -20,16 +18,14 @@
 from __future__ import annotations
 
 import enum
-import hashlib
-import hmac
 import json
 import logging
 import math
 import re
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 import h11
 import trio
@@ -43,29 +39,18 @@ from inbox_actors.outbound_http.connections import (
     TlsContext,
     open_connection,
 )
+from inbox_http.cluster.asgi import Receive, Scope, Send, target_of
+from inbox_http.cluster.forwarding_proof import FORWARDING, proof_headers
+from inbox_http.cluster.hop_headers import declared_length, is_hop_by_hop, nominated_hop_by_hop, response_headers
 
 log = logging.getLogger("inbox_http.cluster.relay")
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-Headers = Iterable[tuple[bytes, bytes]]
-
-FORWARDED_BY = b"x-inbox-forwarded-by"
-FORWARDED_PROOF = b"x-inbox-forwarded-proof"
-CLIENT_IP = b"x-inbox-client-ip"
 FIRST_BYTE_TIMEOUT = 10.0
 WARN_EVERY_SECONDS = 5.0
 # Bodies up to this declared length are read whole first, so a stale connection's request can be sent again; an
 # API call's JSON is far below it, an upload above it.
 MAX_REPLAYABLE_BODY = 64 * 1024
 
-_HOP_BY_HOP = frozenset({b"connection", b"keep-alive", b"transfer-encoding", b"te", b"trailer", b"upgrade"})
-_FORWARDING = frozenset({FORWARDED_BY, FORWARDED_PROOF, CLIENT_IP})
-# Hypercorn writes its own Date and Server on every answer: the target's copies would make each appear twice.
-_FRONT_SERVER_WRITES = frozenset({b"date", b"server"})
-_PATH_SAFE = "/:@!$&'()*+,;="             # RFC 3986's pchar and "/", for a scope without raw_path
 _NODE_ID = re.compile(r"[!-~]+")           # visible ASCII: it travels as a header value and in the proof
 
 
@@ -149,7 +134,7 @@ class NodeRelay:
         destination = self._targets.get(target)
         if destination is None:
             destination = self._targets[target] = _Target.parse(target)
-        declared = _declared_length(scope["headers"])
+        declared = declared_length(scope["headers"])
         opening = await _read_opening(receive, declared)
         if opening is None:
             return True                                 # the client left before there was anything to send
@@ -226,9 +211,8 @@ class NodeRelay:
 
     def _request(self, scope: Scope, target: _Target, opening: _Opening, declared: int | None) -> h11.Request:
         method = scope["method"].encode("ascii")
-        raw_target = _raw_target(scope)
-        client_ip = _client_ip(scope)
-        nominated = _nominated(scope["headers"])
+        raw_target = target_of(scope)
+        nominated = nominated_hop_by_hop(scope["headers"])
         headers: list[tuple[bytes, bytes]] = []
         chunked = not opening.complete or bool(opening.body)
         for name, value in scope["headers"]:
@@ -236,8 +220,8 @@ class NodeRelay:
             if name == b"transfer-encoding":
                 chunked = True
             # Framing is set below; pseudo-headers (HTTP/2) have no HTTP/1.1 form.
-            if name in (b"content-length", b"transfer-encoding") or name in _FORWARDING or name.startswith(b":") \
-                    or _hop_by_hop(name, nominated):
+            if name in (b"content-length", b"transfer-encoding") or name in FORWARDING or name.startswith(b":") \
+                    or is_hop_by_hop(name, nominated):
                 continue
             headers.append((name, value))
         if not any(name == b"host" for name, _value in headers):
@@ -246,8 +230,7 @@ class NodeRelay:
             headers.append((b"content-length", str(declared).encode()))
         elif chunked:
             headers.append((b"transfer-encoding", b"chunked"))
-        proof = _proof(self._secret, self._node_id, client_ip, method, raw_target)
-        headers += [(FORWARDED_BY, self._node_id), (FORWARDED_PROOF, proof), (CLIENT_IP, client_ip)]
+        headers += proof_headers(self._secret, self._node_id, scope, method, raw_target)
         return h11.Request(method=method, target=raw_target, headers=headers)
 
 
@@ -307,7 +290,7 @@ class _Exchange:
             self.error = f"no answer within {self.first_byte_timeout:g}s"
             return _Outcome.UNREACHABLE
         await self.send({"type": "http.response.start", "status": response.status_code,
-                         "headers": _response_headers(response.headers)})
+                         "headers": response_headers(response.headers)})
         try:
             while type(event := await self._next_event()) is h11.Data:
                 await self.send({"type": "http.response.body", "body": event.data, "more_body": True})
@@ -382,40 +365,6 @@ class _Exchange:
         return _Outcome.STALE if self.connection.reused else _Outcome.UNREACHABLE
 
 
-def forwarded_by(scope: Scope, secret: bytes) -> str | None:
-    """The node id a request was forwarded by, if its proof header verifies with `secret`; else None."""
-    verified = _verified(scope, secret)
-    return verified[0] if verified else None
-
-
-def forwarded_client_ip(scope: Scope, secret: bytes) -> str | None:
-    """The client's address the forwarding node saw, if the request's proof verifies with `secret`; else None."""
-    verified = _verified(scope, secret)
-    return verified[1] if verified else None
-
-
-def _verified(scope: Scope, secret: bytes) -> tuple[str, str] | None:
-    if not secret:
-        return None
-    found: dict[bytes, list[bytes]] = {name: [] for name in _FORWARDING}
-    for name, value in scope.get("headers", ()):
-        if (name := name.lower()) in found:
-            found[name].append(value)
-    # Exactly one of each: with two, which one the proof covers would be the reader's guess.
-    if any(len(values) != 1 for values in found.values()):
-        return None
-    (node_id,), (proof,), (client_ip,) = found[FORWARDED_BY], found[FORWARDED_PROOF], found[CLIENT_IP]
-    expected = _proof(secret, node_id, client_ip, scope["method"].encode("ascii"), _raw_target(scope))
-    if not hmac.compare_digest(expected, proof):
-        return None
-    return node_id.decode("latin-1"), client_ip.decode("latin-1")
-
-
-def _proof(secret: bytes, node_id: bytes, client_ip: bytes, method: bytes, raw_target: bytes) -> bytes:
-    message = b"\n".join((node_id, client_ip, method, raw_target))
-    return hmac.new(secret, message, hashlib.sha256).hexdigest().encode("ascii")
-
-
 async def _read_opening(receive: Receive, declared: int | None) -> _Opening | None:
     """The body whole when it declared a length of at most MAX_REPLAYABLE_BODY (or turned out empty), else its
     first part; None when the client left first."""
@@ -440,43 +389,6 @@ async def _answer_error(send: Send, status: int, code: str, message: str,
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *(headers or [])]})
     await send({"type": "http.response.body", "body": body, "more_body": False})
-
-
-def _declared_length(headers: Headers) -> int | None:
-    for name, value in headers:
-        if name.lower() == b"content-length":
-            try:
-                return int(value)         # the front server has validated it
-            except ValueError:
-                return None
-    return None
-
-
-def _raw_target(scope: Scope) -> bytes:
-    path = scope.get("raw_path") or quote(scope["path"], safe=_PATH_SAFE).encode("ascii")
-    query = scope.get("query_string", b"")
-    return path + b"?" + query if query else path
-
-
-def _client_ip(scope: Scope) -> bytes:
-    client = scope.get("client")
-    return client[0].encode("ascii", "replace") if client else b""
-
-
-def _nominated(headers: Headers) -> frozenset[bytes]:
-    """The headers a Connection header names: hop-by-hop too (RFC 9110, 7.6.1)."""
-    return frozenset(token.strip().lower() for name, value in headers if name.lower() == b"connection"
-                     for token in value.split(b",") if token.strip())
-
-
-def _hop_by_hop(name: bytes, nominated: frozenset[bytes]) -> bool:
-    return name in _HOP_BY_HOP or name.startswith(b"proxy-") or name in nominated
-
-
-def _response_headers(headers: Headers) -> list[tuple[bytes, bytes]]:
-    nominated = _nominated(headers)
-    return [(name, value) for name, value in headers
-            if not _hop_by_hop(name, nominated) and name not in _FRONT_SERVER_WRITES]
 
 
 def _describe(err: BaseException) -> str:

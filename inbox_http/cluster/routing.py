@@ -16,16 +16,18 @@ from __future__ import annotations
 
 import logging
 import secrets
-import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
 
 from inbox_actors.access.sessions import has_session_shape
+from inbox_actors.cluster.short_memory import ShortMemory
 from inbox_actors.domain.api_keys import has_key_shape, hash_key
 from inbox_actors.mcp import tokens as mcp_tokens
-from inbox_http.cluster.relay import NodeRelay, forwarded_by, forwarded_client_ip
+from inbox_http.cluster.asgi import App, Message, Receive, Scope, Send
+from inbox_http.cluster.forwarding_proof import forwarded_by, forwarded_client_ip
+from inbox_http.cluster.relay import NodeRelay
 from inbox_http.services import Services
 from persistence.database import DatabaseUnavailable
 from persistence.queries import mcp as mcp_queries
@@ -33,11 +35,6 @@ from persistence.queries import sessions as session_queries
 
 log = logging.getLogger("inbox_http.cluster.routing")
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 PLATFORM_WEBHOOK = "/webhooks/whatsapp"
 SESSION_COOKIE = b"inbox_session"
@@ -81,7 +78,7 @@ class WorkspaceRouting:
         self.app, self.state = app, state
         self.secret = secret or secrets.token_bytes(32)
         self._relay: NodeRelay | None = None     # made at the first forward: the node is named once listening
-        self._secrets: dict[bytes, tuple[int | None, float]] = {}
+        self._secrets: ShortMemory[bytes, int | None] = ShortMemory(SECRET_MEMORY_SECONDS, SECRETS_REMEMBERED)
         self._metrics = state.metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -173,16 +170,11 @@ class WorkspaceRouting:
 
     async def _remembered(self, secret_hash: bytes, look_up: Callable[[Any, bytes], Awaitable[int | None]]
                           ) -> int | None:
-        now = time.monotonic()
-        known = self._secrets.get(secret_hash)
-        if known is not None and now < known[1]:
+        known = self._secrets.recall(secret_hash)
+        if known is not None:
             return known[0]
         workspace = await look_up(self.state.db, secret_hash)
-        if len(self._secrets) >= SECRETS_REMEMBERED:
-            self._secrets = {h: w for h, w in self._secrets.items() if w[1] > now}
-            if len(self._secrets) >= SECRETS_REMEMBERED:
-                self._secrets.clear()
-        self._secrets[secret_hash] = (workspace, now + SECRET_MEMORY_SECONDS)
+        self._secrets.keep(secret_hash, workspace)
         return workspace
 
     async def _workspace_of_envelope(self, body: bytes) -> int | None:

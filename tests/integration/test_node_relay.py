@@ -14,7 +14,8 @@ import httpx
 import pytest
 import trio
 
-from inbox_http.cluster.relay import NodeRelay, forwarded_by, forwarded_client_ip
+from inbox_http.cluster.forwarding_proof import forwarded_by, forwarded_client_ip
+from inbox_http.cluster.relay import NodeRelay
 from tests.local_http import serve_on_free_port
 
 SECRET = b"the cluster's secret"
