@@ -253,7 +253,7 @@ async def run_service(
     stop = trio.Event()
     async with open_database_loop():
         async with open_database(url=settings.database_url, data_dir=settings.data_dir,
-                                 pool_size=settings.db_pool_size) as db:
+                                 pool_size=settings.db_pool_size, application_name=settings.connection_name) as db:
             demo_access: DemoAccess | None = await seed_demo(db) if demo else None
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(set_on_stop_signal, stop)

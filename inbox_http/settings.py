@@ -86,6 +86,14 @@ class Settings(msgspec.Struct, frozen=True):
         return f"{scheme}://{host}:{port}"
 
     @property
+    def connection_name(self) -> str:
+        """What this node's PostgreSQL connections are called (`application_name` in pg_stat_activity and the
+        server's log): the node's name, where it is known before the node listens."""
+        if self.node_url is None and self.node_port is None:
+            return "inbox-actors"
+        return f"inbox-actors {self.node_name(f'http://{self.host}:{self.node_port}')}"[:63]
+
+    @property
     def uses_simulator(self) -> bool:
         return self.whatsapp_api_url is None
 

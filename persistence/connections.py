@@ -30,7 +30,13 @@ CONNECT_OPTIONS: dict[str, Any] = {
     # expiry kept hundreds of thousands alive under load, and full garbage collections grew into pauses of most of
     # a second. The server bounds statements instead; prepared statements simply stay.
     "max_cached_statement_lifetime": 0,
-    "server_settings": {"application_name": "inbox-actors", "timezone": "UTC", "statement_timeout": "60s"},
+    # A session left inside a transaction this long is ended by the server, which rolls it back: a node stopped
+    # (SIGSTOP, a frozen VM) while it holds a write's lease fence open would otherwise hold back the takeover of that
+    # workspace for as long as it stays stopped (persistence/statement_fence.py). 4 s is less than a lease can have
+    # left when its node stops (6.7 s: inbox_actors/cluster/leases.py), so a takeover never waits on it. No
+    # transaction of the service waits on anything but its own statements.
+    "server_settings": {"application_name": "inbox-actors", "timezone": "UTC", "statement_timeout": "60s",
+                        "idle_in_transaction_session_timeout": "4s"},
 }
 """How each connection is made (scripts/bench_database.py makes its asyncio floor's the same way)."""
 
@@ -45,10 +51,14 @@ class PoolStatistics(NamedTuple):
 class ConnectionPool:
     """At most `max_size` connections to `url`, lent one user at a time, first come first served."""
 
-    def __init__(self, url: str, *, min_size: int, max_size: int) -> None:
+    def __init__(self, url: str, *, min_size: int, max_size: int, application_name: str | None = None) -> None:
         if not 0 <= min_size <= max_size or max_size < 1:
             raise ValueError(f"pool sizes must satisfy 0 <= min_size <= max_size >= 1 (got {min_size}, {max_size})")
         self._url = url
+        # What pg_stat_activity (and the server's log) shows for these connections: which node they are.
+        self._options = CONNECT_OPTIONS if application_name is None else {
+            **CONNECT_OPTIONS,
+            "server_settings": {**CONNECT_OPTIONS["server_settings"], "application_name": application_name}}
         self._min_size = min_size
         self._max_size = max_size
         # One token per connection that may be lent; waiting for one is waiting for a connection (FIFO).
@@ -60,7 +70,7 @@ class ConnectionPool:
     async def open(self) -> None:
         """Make `min_size` connections now, so a connection failure shows at start-up."""
         while len(self._idle) < self._min_size:
-            self._idle.append(await _connect(self._url))
+            self._idle.append(await _connect(self._url, self._options))
 
     async def lend(self) -> asyncpg.Connection:
         """A connection for one user, who gives it back with `give_back`; waits while all are lent (the caller
@@ -70,7 +80,7 @@ class ConnectionPool:
         await self._slots.acquire()
         connection = None
         try:
-            connection = self._idle.pop() if self._idle else await _connect(self._url)
+            connection = self._idle.pop() if self._idle else await _connect(self._url, self._options)
         finally:
             if connection is None:      # connecting failed or was cancelled: the slot is free again
                 self._slots.release()
@@ -109,5 +119,5 @@ class ConnectionPool:
                 self._idle.clear()
 
 
-async def _connect(url: str) -> asyncpg.Connection:
-    return await aio_as_trio(asyncpg.connect)(url, **CONNECT_OPTIONS)
+async def _connect(url: str, options: dict[str, Any]) -> asyncpg.Connection:
+    return await aio_as_trio(asyncpg.connect)(url, **options)

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import logging
 import time
-from contextlib import asynccontextmanager, contextmanager
-from contextvars import ContextVar
-from typing import Any, AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Callable, Mapping, Sequence
 
 import asyncpg
 import trio
@@ -19,27 +18,11 @@ import trio_asyncio
 from trio_asyncio import aio_as_trio
 
 from persistence.connections import ConnectionPool, PoolStatistics
+from persistence.statement_fence import LEASE_LOST_SQLSTATE, LeaseLost, StatementFence, current_fence, writes
 
 log = logging.getLogger("persistence.database")
 
 Record = asyncpg.Record
-
-# What every statement of the current task checks first, and a commit before it is sent: it raises to refuse.
-_statement_check: ContextVar[Callable[[], None] | None] = ContextVar("statement_check", default=None)
-
-
-@contextmanager
-def checking_statements(check: Callable[[], None] | None) -> Iterator[None]:
-    """Within the block, and in the tasks it starts, `check()` runs before each statement and before a commit, and
-    whatever it raises stops the statement unsent (the transaction rolls back). A node's actors of a workspace run
-    so: a node that lost the workspace's lease while paused sends nothing once it wakes (inbox_actors/cluster).
-    None: no check, whatever the task that started this one had."""
-    token = _statement_check.set(check)
-    try:
-        yield
-    finally:
-        _statement_check.reset(token)
-
 
 def open_database_loop():
     """The asyncio loop asyncpg runs on, inside trio: open it once around everything that uses a Database
@@ -140,9 +123,9 @@ class _Queries:
         return await self._call(asyncpg.Connection.execute, sql, args)
 
     async def _call(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...]) -> Any:
-        check = _statement_check.get()
-        if check is not None:
-            check()
+        fence = current_fence()
+        if fence is not None:
+            fence.check()
         if self._faults:
             planned = _planned_failure(self._faults, sql)
             if planned is not None:
@@ -150,14 +133,19 @@ class _Queries:
         observer = self._observer
         started = time.perf_counter()
         try:
-            return await self._run(method, sql, args)
+            return await self._run(method, sql, args, fence)
         except _CONNECTION_FAILURES as err:
             raise DatabaseUnavailable(f"{type(err).__name__}: {err}") from err
+        except asyncpg.PostgresError as err:
+            if err.sqlstate == LEASE_LOST_SQLSTATE:
+                raise LeaseLost(str(err)) from None
+            raise
         finally:
             if observer is not None:
                 observer(time.perf_counter() - started)
 
-    async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...]) -> Any:
+    async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...],
+                   fence: StatementFence | None) -> Any:
         raise NotImplementedError
 
 
@@ -186,13 +174,19 @@ class UnitOfWork(_Queries):
         (to read why), and rolls back unless something commits it later. Nothing runs after a commit."""
         return await self._call(_Final(commits), sql, args)
 
-    async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...]) -> Any:
+    async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...],
+                   fence: StatementFence | None) -> Any:
         if self.committed:
             raise RuntimeError("a statement after the unit of work committed")
         if type(method) is _Final:
             if not self.begun:
-                # Alone it committed itself, or (a row it does not accept) changed nothing: no BEGIN, no COMMIT.
-                row = await aio_as_trio(self._connection.fetchrow)(sql, *args)
+                # Alone it committed itself, or (a row it does not accept) changed nothing: no BEGIN, no COMMIT
+                # (under a fence, a transaction of its own, rolled back unless accepted).
+                if fence is None:
+                    row = await aio_as_trio(self._connection.fetchrow)(sql, *args)
+                else:
+                    row = await aio_as_trio(_fenced_alone)(self._connection, fence.begin,
+                                                           asyncpg.Connection.fetchrow, sql, args, method.accepts)
                 self.begun = self.committed = method.accepts(row)
                 return row
             row, self.committed = await aio_as_trio(_fetchrow_then_commit)(self._connection, sql, args,
@@ -201,7 +195,8 @@ class UnitOfWork(_Queries):
         if self.begun:
             return await aio_as_trio(method)(self._connection, sql, *args)
         self.begun = True
-        return await aio_as_trio(_begin_with)(self._connection, method, sql, args)
+        return await aio_as_trio(_begin_with)(self._connection, fence.begin if fence is not None else "BEGIN",
+                                              method, sql, args)
 
 
 class _Final:
@@ -217,11 +212,30 @@ class _Final:
         return row is not None and (self.commits is None or self.commits(row))
 
 
-async def _begin_with(connection: asyncpg.Connection, method: Callable[..., Any], sql: str,
+async def _begin_with(connection: asyncpg.Connection, begin: str, method: Callable[..., Any], sql: str,
                       args: tuple[Any, ...]) -> Any:
-    """(asyncio side) BEGIN, then a transaction's first statement."""
-    await connection.execute("BEGIN")
+    """(asyncio side) BEGIN (with its fence, if any), then a transaction's first statement."""
+    await connection.execute(begin)
     return await method(connection, sql, *args)
+
+
+async def _fenced_alone(connection: asyncpg.Connection, begin: str, method: Callable[..., Any], sql: str,
+                        args: tuple[Any, ...], accepts: Callable[[Any], bool] = lambda _answer: True) -> Any:
+    """(asyncio side) One write under a fence: BEGIN with the fence, the statement, and COMMIT if `accepts` its
+    answer, else ROLLBACK. Whatever fails on the way rolls back; a connection left inside the transaction (the
+    ROLLBACK failed too, or the call was cut off) is not lent again (connections.py)."""
+    answer = None
+    committed = False
+    try:
+        await connection.execute(begin)
+        answer = await method(connection, sql, *args)
+        if accepts(answer):
+            await connection.execute("COMMIT")
+            committed = True
+    finally:
+        if not committed and not connection.is_closed():
+            await connection.execute("ROLLBACK")
+    return answer
 
 
 async def _fetchrow_each(connection: asyncpg.Connection,
@@ -273,8 +287,9 @@ class Database(_Queries):
 
     @classmethod
     async def connect(cls, url: str, *, min_size: int = 1, max_size: int = 10,
-                      acquire_timeout: float = _ACQUIRE_TIMEOUT_SECONDS) -> "Database":
-        pool = ConnectionPool(url, min_size=min_size, max_size=max_size)
+                      acquire_timeout: float = _ACQUIRE_TIMEOUT_SECONDS,
+                      application_name: str | None = None) -> "Database":
+        pool = ConnectionPool(url, min_size=min_size, max_size=max_size, application_name=application_name)
         try:
             await pool.open()
         except (OSError, asyncpg.PostgresError) as err:
@@ -296,9 +311,9 @@ class Database(_Queries):
     async def fetchrow_each(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[Record | None]:
         """Several reads, each (sql, args), on one connection in one crossing into asyncio: the first row each
         answers (None: no row). Each sees what was committed when it ran, as separate statements do."""
-        check = _statement_check.get()
-        if check is not None:
-            check()
+        fence = current_fence()
+        if fence is not None:
+            fence.check()                    # reads: checked in memory only
         if self._faults:
             for sql, _args in statements:
                 planned = _planned_failure(self._faults, sql)
@@ -325,9 +340,12 @@ class Database(_Queries):
                 raise DatabaseUnavailable(f"no connection: {type(err).__name__}: {err}") from err
         raise DatabaseUnavailable(f"no connection within {self._acquire_timeout:g}s")
 
-    async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...]) -> Any:
+    async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...],
+                   fence: StatementFence | None) -> Any:
         connection = await self._lend()
         try:
+            if fence is not None and writes(sql):
+                return await aio_as_trio(_fenced_alone)(connection, fence.begin, method, sql, args)
             return await aio_as_trio(method)(connection, sql, *args)
         finally:
             self._pool.give_back(connection)
@@ -342,9 +360,9 @@ class Database(_Queries):
         commit = False
         try:
             yield unit
-            check = _statement_check.get()
-            if check is not None and unit.begun and not unit.committed:
-                check()                      # refused: the block's statements roll back, and the caller hears why
+            fence = current_fence()
+            if fence is not None and unit.begun and not unit.committed:
+                fence.check()                # refused: the block's statements roll back, and the caller hears why
             commit = True
         finally:
             with trio.CancelScope(shield=True):

@@ -19,8 +19,10 @@ log = logging.getLogger("persistence.startup")
 @asynccontextmanager
 async def open_database(
     *, url: str | None, data_dir: Path, pool_size: int = 10, run_migrations: bool = True,
+    application_name: str | None = None,
 ) -> AsyncIterator[Database]:
-    """Yield a migrated Database.
+    """Yield a migrated Database, its connections named `application_name` (persistence/connections.py's by
+    default).
 
     With `url` None, the embedded server under `data_dir` is used: started if not running, and stopped on
     exit unless another process (the service, another command) still uses it.
@@ -38,7 +40,7 @@ async def open_database(
             finally:
                 await admin.close()
             url = server.url()
-        db = await Database.connect(url, min_size=1, max_size=pool_size)
+        db = await Database.connect(url, min_size=1, max_size=pool_size, application_name=application_name)
         try:
             if run_migrations:
                 applied = await migrate(db)

@@ -1,8 +1,10 @@
-"""Three nodes on one PostgreSQL, and the one serving the workspace killed with SIGKILL while sends are under way:
-how long until the workspace answers again on the others, and whether anything acknowledged was lost, sent twice or
-left without its webhook event.
+"""Three nodes on one PostgreSQL, and the one serving the workspace killed with SIGKILL (or, with --pause, stopped
+with SIGSTOP past its lease and woken again) while sends are under way: how long until the workspace answers again on
+the others, whether anything acknowledged was lost, sent twice or left without its webhook event, and with --pause
+how many rows of the workspace the paused node wrote after another node had taken it over.
 
     .venv/bin/python scripts/cluster_check.py                   # 600 sends over 3 nodes, a kill after 2 s
+    .venv/bin/python scripts/cluster_check.py --pause           # the same, the node paused instead
     .venv/bin/python scripts/cluster_check.py --sends 100 --kill-after 1 --database-url postgresql://...
 
 1. PostgreSQL as every script has it (harness.postgres); a Scale workspace and a full-access key. The platform:
@@ -18,13 +20,20 @@ left without its webhook event.
    asked `GET /api/reporting/v1/whoami` every 0.1 s: the time until it answers 200 is how long the workspace was
    out of service (its lease expires at most 8 s after the dead node last renewed it; one of the others then
    takes it). Bound: 10 s.
+   With --pause the third node gets SIGSTOP instead. Once another node has taken the workspace over (its lease
+   row changed hands: harness/write_audit.py's triggers record it, and every row written for the workspace with the
+   name of the node whose connection wrote it) and --pause-past seconds more have passed, it gets SIGCONT and serves
+   again: whatever it had under way when it stopped now meets the lease fence. It must have written no row of the
+   workspace after the takeover (bound: 0); the key activity its requests saw is its own and not counted
+   (write_audit.NODE_OWN_TABLES).
 5. Once the clients are done: every send the platform accepted must be in the database (as in crash_sends), and
    every `message_sent` event of the outbox must reach the receiver (the node that took the workspace delivers
    what the dead one left pending).
 
 Prints the time until the workspace answered again, the crash check's counts (acknowledged sends lost, sends
-delivered twice for one key) and the webhook events lost. Exit status 0 when the workspace answered within 10 s and
-nothing was lost or sent twice; 1 otherwise.
+delivered twice for one key), the webhook events lost, and with --pause the paused node's writes before and after
+the takeover. Exit status 0 when the workspace answered within 10 s and nothing was lost, sent twice or written
+after the takeover; 1 otherwise.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ import argparse
 import os
 import random
 import secrets
+import signal
 import sys
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -42,7 +52,7 @@ import httpx
 import trio
 import trio_asyncio
 
-from harness import retried_sends
+from harness import retried_sends, write_audit
 from harness.options import add_database_url, script_parser
 from harness.postgres import bench_database
 from harness.processes import Child, free_ports, service_child
@@ -80,15 +90,57 @@ class Cluster:
 
 
 async def out_of_service(client: httpx.AsyncClient, key: str, since: float) -> float:
-    """Seconds from `since` until the node answers a call of the workspace 200."""
+    """Seconds from `since` until the node answers a call of the workspace 200. Each call is given up after 2 s: one
+    relayed to a paused node would wait for the relay's own timeout."""
     while True:
         try:
-            answer = await client.get(WHOAMI, headers={"Authorization": f"Bearer {key}"})
+            answer = await client.get(WHOAMI, headers={"Authorization": f"Bearer {key}"}, timeout=2.0)
         except httpx.HTTPError:
             answer = None
         if answer is not None and answer.status_code == 200:
             return trio.current_time() - since
         await trio.sleep(0.1)
+
+
+@dataclass
+class Pause:
+    """--pause: the node SIGSTOPped past its lease, SIGCONTed once another node has taken the workspace over, and
+    what it wrote for the workspace on either side of that takeover (harness/write_audit.py)."""
+
+    db: Database
+    node_name: str
+    past: float
+    takeover: write_audit.Takeover | None = None
+    writes: write_audit.Writes | None = None
+    new_owner_writes: int = 0
+
+    def stop(self, node: Child) -> None:
+        node.process.send_signal(signal.SIGSTOP)
+
+    async def wake(self, node: Child, workspace_id: int) -> None:
+        """Once the workspace has passed to another node, and `past` seconds more, SIGCONT."""
+        while (taken := await write_audit.takeover(self.db, workspace_id, self.node_name)) is None:
+            await trio.sleep(0.1)
+        self.takeover = taken
+        await trio.sleep(self.past)
+        node.process.send_signal(signal.SIGCONT)
+        print(f"the workspace passed to {taken.node} (epoch {taken.epoch}); SIGCONT {self.past:g} s later",
+              flush=True)
+
+    async def measure(self, workspace_id: int) -> None:
+        assert self.takeover is not None, "the workspace was never taken over"
+        self.writes = await write_audit.writes_around(self.db, workspace_id, f"inbox-actors {self.node_name}",
+                                                      self.takeover.at)
+        self.new_owner_writes = (await write_audit.writes_around(
+            self.db, workspace_id, f"inbox-actors {self.takeover.node}", self.takeover.at)).after
+
+    def report(self) -> int:
+        assert self.writes is not None
+        where = f" (in {', '.join(self.writes.tables_after)})" if self.writes.after else ""
+        print(f"rows of the workspace the paused node wrote: {self.writes.before:,} before the takeover, "
+              f"{self.writes.after} after it{where} (bound 0); the node that took over wrote "
+              f"{self.new_owner_writes:,} after it")
+        return 1 if self.writes.after or not self.writes.before else 0
 
 
 async def webhook_events(db: Database, workspace_id: int) -> set[str]:
@@ -118,14 +170,19 @@ async def run(args: argparse.Namespace, server_url: str, _postgres_pid: int | No
     cluster_env = {**platform.service_env(), "INBOX_CLUSTER_SECRET": secrets.token_urlsafe(24),
                    "WHATSAPP_SENDS_PER_SECOND": "1000"}
     ports = [platform.service_port, *free_ports(NODES - 1)]
+    # Named by their addresses, so each node's PostgreSQL connections carry its name (Settings.connection_name).
+    names = [f"http://127.0.0.1:{port}" for port in ports]
     async with trio_asyncio.open_loop():
         async with bench_database(server_url, f"inbox_bench_cluster_{os.getpid()}") as (url, db):
             ws = await make_workspace(db, "Cluster check")
+            if args.pause:
+                await write_audit.install(db)
             async with simulator.running(retried_sends.STARTUP_SECONDS), \
                     running_receiver() as receiver, AsyncExitStack() as stack:
                 nodes = [await stack.enter_async_context(
-                    service_child(url, work_dir, f"node-{n + 1}", port, cluster_env).running(
-                        retried_sends.STARTUP_SECONDS)) for n, port in enumerate(ports)]
+                    service_child(url, work_dir, f"node-{n + 1}", port,
+                                  {**cluster_env, "INBOX_NODE_URL": name}).running(
+                        retried_sends.STARTUP_SECONDS)) for n, (port, name) in enumerate(zip(ports, names))]
                 cluster = Cluster(nodes)
                 for node in nodes:
                     cluster.clients.append(await stack.enter_async_context(httpx.AsyncClient(
@@ -142,16 +199,23 @@ async def run(args: argparse.Namespace, server_url: str, _postgres_pid: int | No
                 await receiver.check_signatures(secret)
                 cluster.up.set()
                 cluster.started_at = trio.current_time()
-                sends, out_for, seconds = await drive(args, cluster, ws, victim)
+                fault = Pause(db, names[victim], args.pause_past) if args.pause else None
+                sends, out_for, seconds = await drive(args, cluster, ws, victim, fault)
                 settled = await retried_sends.wait_settled(db, ws, platform.url, args.settle_timeout)
                 delivered = await wait_delivered(db, ws, receiver, args.settle_timeout)
+                if fault is not None:
+                    await fault.measure(ws.workspace_id)
                 record = await platform_record(platform.url, ws.phone_number_id)
                 rows = await retried_sends.outbound_rows(db, ws.workspace_id)
                 events = await webhook_events(db, ws.workspace_id)
                 received = await receiver.ids()
-    status = retried_sends.report(args.chats, sends, [out_for[0]], seconds, settled, record, rows)
+    status = retried_sends.report(args.chats, sends, [out_for[0]], seconds, settled, record, rows,
+                                  "SIGSTOP" if args.pause else "SIGKILL")
     lost_events = sorted(events - set(received))
-    print(f"the workspace answered again {out_for[1]:.2f} s after the SIGKILL (bound {OUT_OF_SERVICE_BOUND:g} s)")
+    print(f"the workspace answered again {out_for[1]:.2f} s after the {'SIGSTOP' if args.pause else 'SIGKILL'}"
+          f" (bound {OUT_OF_SERVICE_BOUND:g} s)")
+    if fault is not None:
+        status |= fault.report()
     print(f"webhook events (message_sent): {len(events):,} in the outbox, {len(events) - len(lost_events):,} "
           + ("received" if delivered is not None else "received by the end of the wait"))
     print(f"webhook events lost: {len(lost_events)}")
@@ -160,8 +224,8 @@ async def run(args: argparse.Namespace, server_url: str, _postgres_pid: int | No
     return 1 if status or lost_events or out_for[1] > OUT_OF_SERVICE_BOUND else 0
 
 
-async def drive(args: argparse.Namespace, cluster: Cluster, ws: Workspace,
-                victim: int) -> tuple[list[retried_sends.Send], tuple[float, float], float]:
+async def drive(args: argparse.Namespace, cluster: Cluster, ws: Workspace, victim: int,
+                pause: Pause | None) -> tuple[list[retried_sends.Send], tuple[float, float], float]:
     run_tag = secrets.token_hex(3)
     sends = [retried_sends.Send(n, f"cluster {run_tag} #{n}", f"cluster-{run_tag}-{n}" if n % 2 == 0 else None)
              for n in range(args.sends)]
@@ -170,19 +234,26 @@ async def drive(args: argparse.Namespace, cluster: Cluster, ws: Workspace,
     started = trio.current_time()
     out_for: list[float] = []
     async with trio.open_nursery() as nursery:
-        async def kill() -> None:
+        async def stop() -> None:
             await trio.sleep(args.kill_after)
             node = cluster.nodes[victim]
-            killed_at = trio.current_time()
-            node.process.kill()
+            stopped_at = trio.current_time()
+            if pause is None:
+                node.process.kill()
+            else:
+                pause.stop(node)
             cluster.dead.add(victim)
             acknowledged = sum(1 for send in sends if send.final == "acknowledged")
-            print(f"SIGKILL of node {victim + 1} (pid {node.process.pid}) {killed_at - started:.2f} s in, "
-                  f"{acknowledged:,} of {len(sends):,} sends acknowledged", flush=True)
-            out_for.extend([killed_at - cluster.started_at, await out_of_service(cluster.clients[0], ws.key,
-                                                                                 killed_at)])
+            print(f"{'SIGSTOP' if pause else 'SIGKILL'} of node {victim + 1} (pid {node.process.pid}) "
+                  f"{stopped_at - started:.2f} s in, {acknowledged:,} of {len(sends):,} sends acknowledged",
+                  flush=True)
+            out_for.extend([stopped_at - cluster.started_at, await out_of_service(cluster.clients[0], ws.key,
+                                                                                  stopped_at)])
+            if pause is not None:
+                await pause.wake(node, ws.workspace_id)
+                cluster.dead.discard(victim)             # it serves again, relaying to the workspace's new node
 
-        nursery.start_soon(kill)
+        nursery.start_soon(stop)
         connections = trio.CapacityLimiter(args.connections)
         async with trio.open_nursery() as clients:
             for send in sends:
@@ -196,7 +267,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = script_parser(__doc__)
     parser.add_argument("--sends", type=int, default=600, help="logical sends, all started at once (600)")
     parser.add_argument("--chats", type=int, default=100, help="numbers sent to, in turn (100)")
-    parser.add_argument("--kill-after", type=float, default=2.0, help="seconds of sends before the SIGKILL (2)")
+    parser.add_argument("--kill-after", type=float, default=2.0,
+                        help="seconds of sends before the SIGKILL (or SIGSTOP) (2)")
+    parser.add_argument("--pause", action="store_true",
+                        help="SIGSTOP the node instead, and SIGCONT it once another node has taken the workspace")
+    parser.add_argument("--pause-past", type=float, default=1.0,
+                        help="--pause: seconds between the takeover and the SIGCONT (1)")
     parser.add_argument("--connections", type=int, default=24, help="client connections at once (24)")
     parser.add_argument("--doubt-timeout", type=float, default=20.0,
                         help="a client stops retrying a key in doubt this long after the start (20 s)")

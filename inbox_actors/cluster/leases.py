@@ -39,6 +39,9 @@ RENEWALS_PER_LEASE = 6
 
 # The longest a lease statement may take before it is given up as failed (the database's own look at it).
 STATEMENT_SECONDS = 5.0
+# How long a take waits for an expired lease's row before ending the sessions that hold it (a fenced write takes
+# milliseconds; one held longer was left open by a node that stopped).
+FENCE_OUT_AFTER_SECONDS = 1.0
 
 
 async def _whole(statement: Awaitable[T]) -> T:
@@ -62,7 +65,8 @@ class LeaseKeeper:
     actors, which the fence refuses to write for already."""
 
     def __init__(self, db: Database, node_id: str | None, *, on_lost: Callable[[int], object],
-                 ttl: float = LEASE_SECONDS, margin: float = MARGIN_SECONDS) -> None:
+                 ttl: float = LEASE_SECONDS, margin: float = MARGIN_SECONDS,
+                 fence_out_after: float = FENCE_OUT_AFTER_SECONDS) -> None:
         if not 0 < margin < ttl:
             raise ValueError("the margin must be positive and shorter than the lease")
         self.db = db
@@ -72,6 +76,7 @@ class LeaseKeeper:
         if node_id:
             self._named.set()
         self.ttl, self.margin = ttl, margin
+        self.fence_out_after = fence_out_after
         self.on_lost = on_lost
         self._held: dict[int, _Hold] = {}
         self._changed = trio.Event()     # a lease taken: the watch looks at the deadlines again
@@ -112,8 +117,11 @@ class LeaseKeeper:
         self._taking[workspace_id] = taking = trio.Event()
         try:
             sent = trio.current_time()
-            epoch = await _whole(workspace_leases.take(self.db, workspace_id, self.node_id,
-                                                       timedelta(seconds=self.ttl)))
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._fence_out_while_taking, workspace_id)
+                epoch = await _whole(workspace_leases.take(self.db, workspace_id, self.node_id,
+                                                           timedelta(seconds=self.ttl)))
+                nursery.cancel_scope.cancel()
         finally:
             del self._taking[workspace_id]
             taking.set()
@@ -121,6 +129,22 @@ class LeaseKeeper:
             self._held[workspace_id] = _Hold(epoch, sent + self.ttl - self.margin)
             self._changed.set()
         return epoch
+
+    async def _fence_out_while_taking(self, workspace_id: int) -> None:
+        """A take waits while the old holder's fenced writes are under way: a moment, unless that node stopped in the
+        middle of one, when it would wait for as long as the node stays stopped. After `fence_out_after` seconds of
+        waiting, such sessions are ended (workspace_leases.fence_out), and again as often while the take waits."""
+        while True:
+            await trio.sleep(self.fence_out_after)
+            try:
+                ended = await _whole(workspace_leases.fence_out(self.db, workspace_id))
+            except DatabaseUnavailable as err:
+                log.warning("node %s: ending the sessions that hold workspace %d back failed: %s", self.node_id,
+                            workspace_id, err)
+                continue
+            if ended:
+                log.warning("node %s: ended %d database sessions of workspace %d's former holder, which held its "
+                            "lease row past the lease", self.node_id, ended, workspace_id)
 
     async def release(self, workspace_id: int) -> None:
         """Hand the workspace over: its actors must have stopped. Another node may take it at once."""

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 
-
 from inbox_actors.cluster.leases import LeaseKeeper
 from inbox_actors.cluster.short_memory import ShortMemory
-from persistence.database import checking_statements
 from persistence.queries import workspace_leases
-from persistence.queries.workspace_leases import LeaseLost
+from persistence.statement_fence import StatementFence, fencing_statements
 
 # How long a node trusts what it learned of another node's lease before asking PostgreSQL again: a request landing
 # on the wrong node costs a lookup at most this often per workspace.
@@ -49,13 +47,13 @@ class WorkspacePlacement:
         return ""
 
     def guarding(self, workspace_id: int | None) -> AbstractContextManager[None]:
+        """An actor's statements for `workspace_id` are fenced by the lease as the node holds it now, the epoch its
+        actors were started under (persistence/statement_fence.py); a node's own actors are not fenced. Were the
+        hold already gone, epoch 0, which no lease has, refuses everything."""
         if workspace_id is None:
-            return checking_statements(None)
-
-        def still_held() -> None:
-            if self.keeper.epoch(workspace_id) is None:
-                raise LeaseLost(f"node {self.node_id} no longer holds workspace {workspace_id}")
-        return checking_statements(still_held)
+            return fencing_statements(None)
+        epoch = self.keeper.epoch(workspace_id) or 0
+        return fencing_statements(StatementFence(workspace_id, epoch, self.keeper.epoch))
 
     def forget_owner(self, workspace_id: int) -> None:
         """What this node knew of another node holding the workspace is stale (that node did not answer)."""

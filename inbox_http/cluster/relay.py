@@ -11,8 +11,11 @@
 - Connections are kept alive per target (outbound_http/connections.py's pool) and go back only after a clean
   exchange. A reused one that fails before any byte of the answer was closed by the target while idle: the
   request goes once more on a new connection if its body was read whole, else the answer is 502.
-- A target that cannot be reached (refused, reset before answering, no first byte within `first_byte_timeout`)
-  is answered 503 `node_unavailable` with `Retry-After: 1`.
+- A target that cannot be reached (refused, or gone before the request was all written) is answered 503
+  `node_unavailable` with `Retry-After: 1`: it never had the request, so the caller may serve it elsewhere instead.
+- A target that had the whole request and gave no first byte within `first_byte_timeout`, or broke off before any,
+  is answered 504 `node_timeout`: it may have carried the request out, so it is never served a second time; the
+  client decides (an Idempotency-Key makes its retry safe).
 """
 
 from __future__ import annotations
@@ -57,7 +60,8 @@ _NODE_ID = re.compile(r"[!-~]+")           # visible ASCII: it travels as a head
 class _Outcome(enum.Enum):
     DONE = enum.auto()            # answered (or broken off once begun), or the client left
     STALE = enum.auto()           # a reused connection failed before any byte of the answer
-    UNREACHABLE = enum.auto()     # a new connection failed before any byte, or no first byte in time
+    UNREACHABLE = enum.auto()     # a new connection failed before the request was all written
+    NO_ANSWER = enum.auto()       # the request was written, and no byte of an answer came in time
     INVALID = enum.auto()         # the target's bytes were no answer
 
 
@@ -127,10 +131,12 @@ class NodeRelay:
                       answer_unreachable: bool = True) -> bool:
         """Relay the ASGI HTTP request (scope/receive) to `target` (a base URL like http://127.0.0.1:9001) and
         send its answer through `send`, its body chunk by chunk as the target sends it. A target that cannot be
-        reached is answered 503 `node_unavailable`; one that answers no valid HTTP, or a stale connection whose
-        streamed body cannot be sent again, 502 `node_failed`. Returns when the answer ended, broke off, or the
-        client left: False when the target could not be reached, answered 503 unless `answer_unreachable` is false
-        (nothing is then sent: the caller answers). ValueError for a `target` that is not a base URL."""
+        reached is answered 503 `node_unavailable`; one that had the request and did not answer in time, 504
+        `node_timeout`; one that answers no valid HTTP, or a stale connection whose streamed body cannot be sent
+        again, 502 `node_failed`. Returns when the answer ended, broke off, or the client left: False when the
+        target could not be reached, which never had the request, answered 503 unless `answer_unreachable` is false
+        (nothing is then sent: the caller may serve it elsewhere). ValueError for a `target` that is not a base
+        URL."""
         destination = self._targets.get(target)
         if destination is None:
             destination = self._targets[target] = _Target.parse(target)
@@ -140,6 +146,11 @@ class NodeRelay:
             return True                                 # the client left before there was anything to send
         request = self._request(scope, destination, opening, declared)
         outcome = await self._relay(destination, request, opening, receive, send)
+        if outcome is _Outcome.NO_ANSWER:
+            await _answer_error(send, 504, "node_timeout",
+                                "The node that serves this workspace did not answer in time; the request may have "
+                                "been carried out.")
+            return True
         if outcome is _Outcome.UNREACHABLE:
             if not answer_unreachable:
                 return False
@@ -288,7 +299,7 @@ class _Exchange:
                 return self._failed(err)
         if self._first_byte.cancelled_caught:
             self.error = f"no answer within {self.first_byte_timeout:g}s"
-            return _Outcome.UNREACHABLE
+            return _Outcome.NO_ANSWER if self.request_written else _Outcome.UNREACHABLE
         await self.send({"type": "http.response.start", "status": response.status_code,
                          "headers": response_headers(response.headers)})
         try:
@@ -362,7 +373,9 @@ class _Exchange:
         self.error = _describe(err)
         if self.answered:
             return _Outcome.INVALID
-        return _Outcome.STALE if self.connection.reused else _Outcome.UNREACHABLE
+        if self.connection.reused:
+            return _Outcome.STALE
+        return _Outcome.NO_ANSWER if self.request_written else _Outcome.UNREACHABLE
 
 
 async def _read_opening(receive: Receive, declared: int | None) -> _Opening | None:

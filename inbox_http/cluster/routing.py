@@ -10,6 +10,11 @@ it lands.
 
 A request another node forwarded carries that node's proof: it is served here whatever this node holds (never
 forwarded twice), with the client's address the forwarding node saw.
+
+A request served here for a workspace runs under the workspace's lease fence (persistence/statement_fence.py), as
+its actors do: the writes it makes itself (an Idempotency-Key's record, say) reach PostgreSQL only while this node
+holds the workspace, so a node that wakes from a pause with requests half done writes nothing for a workspace
+another node has taken.
 """
 
 from __future__ import annotations
@@ -85,24 +90,23 @@ class WorkspaceRouting:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if forwarded_by(scope, self.secret) is not None:
+        forwarded = forwarded_by(scope, self.secret) is not None
+        if forwarded:
             self._metrics.node_request("taken")
             client = forwarded_client_ip(scope, self.secret)
             if client:
                 scope = {**scope, "client": (client, 0)}
-            await self.app(scope, receive, send)
-            return
         workspace, receive = await self._workspace_of(scope, receive)
         placement = self.state.placement
-        if workspace is None or placement.holds(workspace):
-            await self.app(scope, receive, send)
+        if forwarded or workspace is None or placement.holds(workspace):
+            await self._serve_here(workspace, scope, receive, send)
             return
         try:
             owner = await placement.claim(workspace)
         except DatabaseUnavailable:
             owner = None      # the app meets the same outage and answers for it
         if owner is None:
-            await self.app(scope, receive, send)
+            await self._serve_here(workspace, scope, receive, send)
             return
         self._metrics.node_request("relayed")
         if self._relay is None:
@@ -129,9 +133,15 @@ class WorkspaceRouting:
         except DatabaseUnavailable:
             owner = None
         if owner is None:
-            await self.app(scope, _replaying(body, receive), send)
+            await self._serve_here(workspace, scope, _replaying(body, receive), send)
         else:
             await self._relay.forward(scope, _replaying(body, receive), send, owner)
+
+    async def _serve_here(self, workspace: int | None, scope: Scope, receive: Receive, send: Send) -> None:
+        # A forwarded request for a workspace this node does not hold (the forwarding node's knowledge was stale)
+        # is fenced by no epoch: it writes nothing, and its actors say where the workspace is served.
+        with self.state.placement.guarding(workspace):
+            await self.app(scope, receive, send)
 
     async def aclose(self) -> None:
         if self._relay is not None:

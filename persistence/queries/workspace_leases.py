@@ -9,17 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import NamedTuple
 
-import asyncpg
-
 from persistence.database import Database, UnitOfWork
-
-# The SQLSTATE of inbox_lease_fence() (migration 024).
-_LEASE_LOST = "IA410"
-
-
-class LeaseLost(RuntimeError):
-    """A write fenced by a lease found the workspace under another epoch, or the lease expired: nothing of the
-    statement was written."""
 
 
 class Owner(NamedTuple):
@@ -42,6 +32,25 @@ async def take(db: Database, workspace_id: int, node_id: str, ttl: timedelta) ->
         " WHERE workspace_leases.expires_at <= now() OR workspace_leases.node_id = EXCLUDED.node_id"
         " RETURNING epoch",
         workspace_id, node_id, ttl)
+
+
+async def fence_out(db: Database, workspace_id: int) -> int:
+    """End the sessions that hold a takeover of the workspace back although its lease has expired: the ones a waiting
+    take of its lease row waits for, whose transactions began before the lease ran out and which wait on no lock
+    themselves. They are the old holder's fenced writes (inbox_lease_fence keeps the row locked until their
+    transaction ends), left open by a node that stopped in the middle: paused, or frozen, or cut off. A session
+    stopped between two protocol messages counts as active, so the server's idle-in-transaction timeout does not end
+    it. Ending a session rolls its transaction back: nothing of it is written. How many were ended."""
+    return await db.fetchval(
+        "WITH lease AS (SELECT ctid::text::point AS at, expires_at FROM workspace_leases"
+        "  WHERE workspace_id = $1 AND expires_at <= now()),"
+        " waiting AS (SELECT l.pid FROM pg_locks l, lease WHERE l.locktype = 'tuple'"
+        "  AND l.relation = 'workspace_leases'::regclass AND l.page = lease.at[0]::int AND l.tuple = lease.at[1]::int),"
+        " blocking AS (SELECT DISTINCT unnest(pg_blocking_pids(pid)) AS pid FROM waiting)"
+        " SELECT count(*) FILTER (WHERE pg_terminate_backend(a.pid))"
+        " FROM blocking b JOIN pg_stat_activity a ON a.pid = b.pid, lease"
+        " WHERE a.xact_start < lease.expires_at AND a.wait_event_type IS DISTINCT FROM 'Lock'",
+        workspace_id)
 
 
 async def renew(db: Database, node_id: str, held: dict[int, int], ttl: timedelta) -> set[int]:
@@ -75,11 +84,7 @@ async def owner(db: Database, workspace_id: int) -> Owner | None:
 
 
 async def fence(tx: UnitOfWork, workspace_id: int, epoch: int) -> None:
-    """In a transaction: raise LeaseLost unless `epoch` is the workspace's unexpired lease, and hold the lease row
-    until the transaction ends, so no other node takes the workspace over while its writes are under way."""
-    try:
-        await tx.fetchval("SELECT inbox_lease_fence($1, $2)", workspace_id, epoch)
-    except asyncpg.PostgresError as err:
-        if err.sqlstate == _LEASE_LOST:
-            raise LeaseLost(f"workspace {workspace_id} is no longer leased at epoch {epoch}") from None
-        raise
+    """In a transaction: raise LeaseLost (persistence.statement_fence) unless `epoch` is the workspace's unexpired
+    lease, and hold the lease row until the transaction ends, so no other node takes the workspace over while its
+    writes are under way. (A workspace's actors have this done for them: persistence/statement_fence.py.)"""
+    await tx.fetchval("SELECT inbox_lease_fence($1, $2)", workspace_id, epoch)

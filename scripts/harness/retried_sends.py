@@ -101,7 +101,7 @@ async def wait_settled(db: Database, ws: Workspace, simulator_url: str, timeout:
 
 
 def report(chats: int, sends: list[Send], kill_times: list[float], seconds: float, settled: float | None,
-           record: list[dict], rows: list) -> int:
+           record: list[dict], rows: list, signal_name: str = "SIGKILL") -> int:
     """Prints what the clients, the platform's record and the database say; 1 when anything acknowledged was lost,
     a key was sent twice or answered two messageIds, or the platform has a send the database lacks; else 0."""
     by_label = {send.label: send for send in sends}
@@ -127,7 +127,7 @@ def report(chats: int, sends: list[Send], kill_times: list[float], seconds: floa
     unanswered = accepted_ids - set(acknowledged)
     doubted = [send for send in sends if send.key and send.answers["409 in doubt"] and send.final == "acknowledged"]
     print(f"sends: {len(sends):,} ({sum(1 for s in sends if s.key):,} with an Idempotency-Key) to {chats:,} "
-          f"chats in {seconds:.1f} s; {len(kill_times)} SIGKILLs, "
+          f"chats in {seconds:.1f} s; {len(kill_times)} {signal_name}s, "
           f"{', '.join(f'{t:.2f} s' for t in kill_times) or 'none'} after a start")
     print(f"client requests: {sum(answers.values()):,}; " + ", ".join(
         f"{name} x{count:,}" for name, count in answers.most_common()))

@@ -17,6 +17,7 @@ import trio
 from inbox_http.cluster.forwarding_proof import forwarded_by, forwarded_client_ip
 from inbox_http.cluster.relay import NodeRelay
 from tests.local_http import serve_on_free_port
+from tests.waiting import eventually
 
 SECRET = b"the cluster's secret"
 NODE = "node-a"
@@ -285,15 +286,26 @@ async def test_a_target_not_listening_is_answered_503_node_unavailable(nursery):
     assert response.headers["content-type"] == "application/json"
 
 
-async def test_a_target_that_does_not_answer_in_time_is_answered_503(nursery):
+async def test_a_target_that_had_the_request_and_does_not_answer_in_time_is_answered_504(nursery):
+    """It may have carried the request out: the caller is told so, and must not serve it a second time."""
     target = Target()
     target_url = await nursery.start(serve_on_free_port, target)
     relay = NodeRelay(node_id=NODE, secret=SECRET, first_byte_timeout=0.3)
-    front_url = await start_front(nursery, relay, target_url)
+    handled: list[bool] = []
+
+    async def front(scope, receive, send):
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+        else:
+            handled.append(await relay.forward(scope, receive, send, target_url, answer_unreachable=False))
+
+    front_url = await nursery.start(serve_on_free_port, front)
     async with httpx.AsyncClient(base_url=front_url, timeout=10) as client:
         response = await client.get("/hang")
 
-    assert (response.status_code, response.json()) == (503, UNAVAILABLE)
+    assert (response.status_code, response.json()["error"]) == (504, "node_timeout")
+    assert "may have been carried out" in response.json()["message"]
+    await eventually(lambda: handled == [True])
     with trio.fail_after(10):
         await target.disconnected.wait()             # the relay closed the connection it gave up on
 

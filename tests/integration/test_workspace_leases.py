@@ -4,20 +4,23 @@ the fence then refuses, a takeover that waits for a fenced write under way, and 
 
 from __future__ import annotations
 
+import asyncpg
 import pytest
 import trio
+from trio_asyncio import aio_as_trio
 
 from inbox_actors.cluster.leases import LeaseKeeper
 from persistence.queries import workspace_leases
-from persistence.queries.workspace_leases import LeaseLost
+from persistence.statement_fence import LeaseLost
 from tests import builders
 from tests.waiting import eventually
 
 TTL = 0.6
 
 
-def keeper(db, node: str, lost: list | None = None, *, ttl: float = TTL) -> LeaseKeeper:
-    return LeaseKeeper(db, node, on_lost=(lost if lost is not None else []).append, ttl=ttl, margin=ttl / 3)
+def keeper(db, node: str, lost: list | None = None, *, ttl: float = TTL, fence_out_after: float = 5.0) -> LeaseKeeper:
+    return LeaseKeeper(db, node, on_lost=(lost if lost is not None else []).append, ttl=ttl, margin=ttl / 3,
+                       fence_out_after=fence_out_after)
 
 
 async def fenced_write(db, workspace_id: int, epoch: int) -> None:
@@ -75,6 +78,27 @@ async def test_a_takeover_waits_for_a_fenced_write_under_way(db, nursery):
         assert order == []
         order.append("written")
     await eventually(lambda: order == ["written", "taken"])
+
+
+async def test_a_takeover_ends_a_fenced_write_left_open_past_the_lease_by_a_node_that_stopped(db, database_url):
+    """A node stopped in the middle of a fenced write holds the lease row for as long as it stays stopped; once the
+    lease has expired, the taking node ends that session, which rolls its write back."""
+    workspace_id = await builders.workspace(db)
+    a, b = keeper(db, "a"), keeper(db, "b", fence_out_after=0.3)
+    assert await a.acquire(workspace_id) == 1
+    # The stopped node's connection: after its write it never says another word.
+    stopped = await aio_as_trio(asyncpg.connect)(database_url)
+    try:
+        await aio_as_trio(stopped.execute)(f"BEGIN; SELECT inbox_lease_fence({workspace_id}, 1)")
+        await aio_as_trio(stopped.execute)("UPDATE workspaces SET name = 'half written' WHERE id = $1", workspace_id)
+        name = await db.fetchval("SELECT name FROM workspaces WHERE id = $1", workspace_id)
+        with trio.fail_after(TTL + 5):
+            assert await eventually(lambda: b.acquire(workspace_id), interval=0.05) == 2
+        assert await db.fetchval("SELECT name FROM workspaces WHERE id = $1", workspace_id) == name
+        with pytest.raises((asyncpg.InterfaceError, asyncpg.PostgresError, ConnectionError)):
+            await aio_as_trio(stopped.execute)("COMMIT")
+    finally:
+        stopped.terminate()
 
 
 async def test_a_lease_taken_from_under_a_node_is_told_lost_at_the_next_renewal(db, nursery):

@@ -12,7 +12,7 @@ import trio
 from inbox_actors.cluster.leases import LeaseKeeper
 from inbox_actors.cluster.placement import WorkspacePlacement
 from inbox_actors.runtime import Actor, ActorCrashed, ActorKind, ActorSystem, ServedElsewhere, workspace_in_key
-from persistence.queries.workspace_leases import LeaseLost
+from persistence.statement_fence import LeaseLost
 from tests import builders
 from tests.waiting import eventually
 
@@ -182,3 +182,45 @@ async def test_a_transaction_whose_lease_ran_out_meanwhile_is_rolled_back(db):
             await tx.execute("UPDATE workspaces SET name = 'changed' WHERE id = $1", workspace_id)
             await eventually(lambda: not placement.holds(workspace_id))   # the node stalls past its hold
     assert await db.fetchval("SELECT name FROM workspaces WHERE id = $1", workspace_id) == name
+
+
+async def test_a_write_that_reaches_postgresql_after_a_takeover_is_refused_there(db):
+    """The node still counts on its hold (no renewal has run to tell it otherwise) while another node has taken the
+    workspace: the window between the node's own check and its statement reaching the server, as a pause there would
+    make it. PostgreSQL's fence refuses every kind of write; reads go on; the pool keeps its connections."""
+    workspace_id = await builders.workspace(db)
+    placement = WorkspacePlacement(LeaseKeeper(db, "node-a", on_lost=lambda workspace: None, ttl=5.0, margin=1.0))
+    assert await placement.claim(workspace_id) is None
+    await db.execute("UPDATE workspace_leases SET expires_at = now() WHERE workspace_id = $1", workspace_id)
+    other = LeaseKeeper(db, "node-b", on_lost=lambda workspace: None)
+    assert await other.acquire(workspace_id) == 2
+    name = await db.fetchval("SELECT name FROM workspaces WHERE id = $1", workspace_id)
+    rename = "UPDATE workspaces SET name = 'changed' WHERE id = $1 RETURNING id"
+    with placement.guarding(workspace_id):
+        assert placement.holds(workspace_id)
+        with pytest.raises(LeaseLost):
+            await db.execute(rename, workspace_id)                                  # a write alone
+        with pytest.raises(LeaseLost):
+            async with db.transaction() as tx:                                      # a transaction's
+                await tx.execute(rename, workspace_id)
+        with pytest.raises(LeaseLost):
+            async with db.transaction() as tx:                                      # one that commits with its write
+                await tx.fetchrow_then_commit(rename, workspace_id)
+        assert await db.fetchval("SELECT name FROM workspaces WHERE id = $1", workspace_id) == name
+    assert db.pool_statistics().in_use == 0
+    assert await db.fetchval("SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction'"
+                             " AND datname = current_database()") == 0
+
+
+async def test_a_fenced_write_of_the_holder_is_written(db):
+    workspace_id = await builders.workspace(db)
+    placement = WorkspacePlacement(LeaseKeeper(db, "node-a", on_lost=lambda workspace: None, ttl=5.0, margin=1.0))
+    assert await placement.claim(workspace_id) is None
+    with placement.guarding(workspace_id):
+        await db.execute("UPDATE workspaces SET name = 'one' WHERE id = $1", workspace_id)
+        async with db.transaction() as tx:
+            assert await tx.fetchrow_then_commit("UPDATE workspaces SET name = name || ' two' WHERE id = $1"
+                                                 " RETURNING name", workspace_id) == ("one two",)
+        async with db.transaction() as tx:
+            await tx.execute("UPDATE workspaces SET name = name || ' three' WHERE id = $1", workspace_id)
+    assert await db.fetchval("SELECT name FROM workspaces WHERE id = $1", workspace_id) == "one two three"

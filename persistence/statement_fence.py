@@ -1,0 +1,84 @@
+"""The fence a workspace's writes pass on a node among several: the node writes for a workspace only under the
+lease it holds (inbox_actors/cluster/leases.py), so a node that lost the lease while paused or cut off writes nothing
+once another node has taken the workspace over.
+
+A task runs its statements under a fence (`fencing_statements`, set by the cell of a workspace's actor, and
+inherited by the tasks it starts). Two checks, for two windows:
+- in memory, before anything is sent (`StatementFence.check`): a node whose hold has run out, or that was told
+  the lease is lost, sends nothing, and a transaction under way rolls back instead of committing;
+- in PostgreSQL, first in the transaction of every write (`inbox_lease_fence`, migration 024): the lease must still
+  be this epoch's, unexpired, and its row stays locked until the transaction ends, so a takeover waits for a write
+  that passed and a write that reaches PostgreSQL after a takeover is refused. That covers a node paused between the
+  memory check and its statement reaching the server.
+
+A lone write therefore runs as a transaction of its own (BEGIN and the fence in one round trip, the statement,
+COMMIT), and a transaction's BEGIN carries the fence. Reads outside a transaction are not fenced: they write
+nothing.
+
+A node stopped while it holds a fenced transaction open would hold the lease row's lock with it; the server ends
+such a session after `IDLE_IN_TRANSACTION` (persistence/connections.py), which rolls it back and lets the takeover
+through.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import lru_cache
+
+# The SQLSTATE inbox_lease_fence() raises (migration 024).
+LEASE_LOST_SQLSTATE = "IA410"
+
+
+class LeaseLost(RuntimeError):
+    """A statement refused because its node no longer holds the workspace's lease under the epoch it wrote under:
+    nothing of it, or of its transaction, was written."""
+
+
+class StatementFence:
+    """The lease a task's statements are written under: `workspace_id` at `epoch`. `current_epoch(workspace_id)`
+    is the node's view of its own hold (None once it may no longer count on it)."""
+
+    __slots__ = ("workspace_id", "epoch", "begin", "_current_epoch")
+
+    def __init__(self, workspace_id: int, epoch: int, current_epoch: Callable[[int], int | None]) -> None:
+        self.workspace_id, self.epoch = workspace_id, epoch
+        self._current_epoch = current_epoch
+        # One simple-protocol round trip: the transaction and its fence together (both values are integers).
+        self.begin = f"BEGIN; SELECT inbox_lease_fence({int(workspace_id)}, {int(epoch)})"
+
+    def check(self) -> None:
+        """Raise LeaseLost unless the node still holds the workspace under this epoch."""
+        if self._current_epoch(self.workspace_id) != self.epoch:
+            raise LeaseLost(f"this node no longer holds workspace {self.workspace_id} at epoch {self.epoch}")
+
+
+_fence: ContextVar[StatementFence | None] = ContextVar("statement_fence", default=None)
+
+
+@contextmanager
+def fencing_statements(fence: StatementFence | None) -> Iterator[None]:
+    """Within the block, and in the tasks it starts, statements run under `fence`; None: under none, whatever the
+    task that started this one had (a node's own actor started from a workspace's)."""
+    token = _fence.set(fence)
+    try:
+        yield
+    finally:
+        _fence.reset(token)
+
+
+def current_fence() -> StatementFence | None:
+    return _fence.get()
+
+
+_WRITING = re.compile(r"\b(INSERT|UPDATE|DELETE|MERGE|TRUNCATE|NOTIFY|pg_notify|nextval|setval)\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def writes(sql: str) -> bool:
+    """Whether a statement may write: anything but a SELECT that names no writing command (a SELECT ... FOR UPDATE
+    counts as one: it locks rows for a write to come). The service's statements are constants, so the answer is
+    cached by text."""
+    return not sql.lstrip().upper().startswith("SELECT") or _WRITING.search(sql) is not None
