@@ -83,7 +83,9 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
                                webhooks=endpoint_deps, idle_seconds=settings.actor_idle_seconds,
                                extra_jobs=_front_jobs(db, clock), metrics=metrics)
     # Unless INBOX_NODE_URL names it, the node is named by the address it serves on, once listening (serve_app).
-    placement = WorkspacePlacement(LeaseKeeper(db, settings.node_url, on_lost=lambda workspace: None))
+    # A node of a cluster (it shares a secret with others) fences its writes in PostgreSQL too.
+    placement = WorkspacePlacement(LeaseKeeper(db, settings.node_url, on_lost=lambda workspace: None),
+                                   fence_in_database=settings.cluster_secret is not None)
     actors = ActorSystem(placement=placement)
     placement.keeper.on_lost = actors.evict_workspace
     metrics.workspaces_held.set_function(lambda: len(placement.keeper.held()))

@@ -13,7 +13,8 @@ inherited by the tasks it starts). Two checks, for two windows:
 
 A lone write therefore runs as a transaction of its own (BEGIN and the fence in one round trip, the statement,
 COMMIT), and a transaction's BEGIN carries the fence. Reads outside a transaction are not fenced: they write
-nothing.
+nothing. The PostgreSQL side costs a send about half again its CPU (docs/performance.md), so a node alone, which no
+other node can take a workspace from, checks in memory only (`in_database`, set when the node is one of a cluster).
 
 A node stopped while it holds a fenced transaction open would hold the lease row's lock with it; the server ends
 such a session after `IDLE_IN_TRANSACTION` (persistence/connections.py), which rolls it back and lets the takeover
@@ -43,11 +44,13 @@ class StatementFence:
 
     __slots__ = ("workspace_id", "epoch", "begin", "_current_epoch")
 
-    def __init__(self, workspace_id: int, epoch: int, current_epoch: Callable[[int], int | None]) -> None:
+    def __init__(self, workspace_id: int, epoch: int, current_epoch: Callable[[int], int | None], *,
+                 in_database: bool = True) -> None:
         self.workspace_id, self.epoch = workspace_id, epoch
         self._current_epoch = current_epoch
-        # One simple-protocol round trip: the transaction and its fence together (both values are integers).
-        self.begin = f"BEGIN; SELECT inbox_lease_fence({int(workspace_id)}, {int(epoch)})"
+        # The BEGIN of a fenced write: the transaction and its fence in one simple-protocol round trip (both values
+        # are integers). None: checked in memory only.
+        self.begin = f"BEGIN; SELECT inbox_lease_fence({int(workspace_id)}, {int(epoch)})" if in_database else None
 
     def check(self) -> None:
         """Raise LeaseLost unless the node still holds the workspace under this epoch."""

@@ -19,8 +19,11 @@ _OWNERS_REMEMBERED = 10_000
 
 
 class WorkspacePlacement:
-    def __init__(self, keeper: LeaseKeeper) -> None:
+    def __init__(self, keeper: LeaseKeeper, *, fence_in_database: bool = True) -> None:
         self.keeper = keeper
+        # Whether writes are fenced in PostgreSQL as well as in memory (persistence/statement_fence.py): a node of a
+        # cluster; a node alone, whose workspaces no other node serves, spares the cost.
+        self.fence_in_database = fence_in_database
         # Workspace -> the node holding it, as last learned.
         self._owners: ShortMemory[int, str] = ShortMemory(OWNER_MEMORY_SECONDS, _OWNERS_REMEMBERED)
 
@@ -53,7 +56,8 @@ class WorkspacePlacement:
         if workspace_id is None:
             return fencing_statements(None)
         epoch = self.keeper.epoch(workspace_id) or 0
-        return fencing_statements(StatementFence(workspace_id, epoch, self.keeper.epoch))
+        return fencing_statements(StatementFence(workspace_id, epoch, self.keeper.epoch,
+                                                 in_database=self.fence_in_database))
 
     def forget_owner(self, workspace_id: int) -> None:
         """What this node knew of another node holding the workspace is stale (that node did not answer)."""
