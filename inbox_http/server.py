@@ -18,6 +18,7 @@ from inbox_actors.access.demo_workspace import DemoAccess, seed_demo
 from inbox_actors.actor_kinds import ServiceDeps, actor_kinds, start_standing_actors
 from inbox_actors.cluster.leases import LeaseKeeper
 from inbox_actors.cluster.placement import WorkspacePlacement
+from inbox_actors.cluster.rebalancing import Rebalancer
 from inbox_actors.conversations import idempotency_keys
 from inbox_actors.conversations.bot import FaqBot, Responder
 from inbox_actors.conversations.conversation import ConversationDeps
@@ -135,6 +136,11 @@ async def serve_app(
     async with trio.open_nursery() as nursery:
         await nursery.start(state.credentials.keep_listening)
         await nursery.start(state.placement.keeper.run)
+        # A node of a cluster hands workspaces to the nodes holding fewer, until shutdown begins.
+        rebalancing = trio.CancelScope()
+        if settings.cluster_secret is not None:
+            nursery.start_soon(_rebalance, Rebalancer(state.placement, state.actors, routing.requests_under_way),
+                               rebalancing)
         await nursery.start(state.actors.run)
         await start_standing_actors(state.actors, state.actor_deps)
         # After the actors run: on connecting it wakes every workspace with events a crash left pending.
@@ -144,6 +150,7 @@ async def serve_app(
 
         async def stop_serving() -> None:
             await shutdown_trigger()
+            rebalancing.cancel()
             state.lifecycle.begin_draining()   # readiness first: the load balancer stops sending new traffic
             log.info("draining: /health/ready answers 503; serving %g s more, then finishing the %d requests under "
                      "way", settings.drain_seconds, counted.active)
@@ -167,6 +174,7 @@ async def serve_app(
                 task_status.started(binds[0])
         finally:
             # Hypercorn has returned, so no request can find the actors gone.
+            rebalancing.cancel()
             state.lifecycle.begin_draining()
             log.info("drained HTTP: %d requests answered while draining, %d taken and left unanswered, %d refused "
                      "503 once HTTP stopped; stopping the actors", counted.answered_draining, counted.unanswered,
@@ -195,6 +203,11 @@ def _binds(settings: Settings) -> list[str]:
     if settings.node_port is not None:
         binds.append(f"{settings.host}:{settings.node_port}")
     return binds
+
+
+async def _rebalance(rebalancer: Rebalancer, scope: trio.CancelScope) -> None:
+    with scope:
+        await rebalancer.run()
 
 
 async def _hand_over(keeper: LeaseKeeper) -> None:

@@ -152,11 +152,24 @@ class LeaseKeeper:
         if hold is not None:
             await workspace_leases.release(self.db, self.node_id, workspace_id, hold.epoch)
 
+    async def hand_to(self, workspace_id: int, target: str) -> bool:
+        """Give the workspace to the node `target` (its actors here must have stopped): the lease passes to it under
+        the next epoch, and this node no longer holds it either way. Whether it passed (False: it was lost
+        meanwhile)."""
+        hold = self._held.pop(workspace_id, None)
+        if hold is None:
+            return False
+        return await _whole(workspace_leases.hand_to(self.db, workspace_id, self.node_id, hold.epoch, target,
+                                                     timedelta(seconds=self.ttl)))
+
     async def release_all(self) -> int:
-        """Hand every workspace over (a node leaving once its actors have stopped): how many were released."""
+        """Hand every workspace over (a node leaving once its actors have stopped), and stop counting as one of the
+        cluster's nodes: how many were released."""
         held = list(self._held)
         for workspace in held:
             await self.release(workspace)
+        if self._named.is_set():
+            await _whole(workspace_leases.leaving(self.db, self.node_id))
         return len(held)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -168,11 +181,13 @@ class LeaseKeeper:
             task_status.started()
 
     async def _renew_forever(self) -> None:
+        await self._named.wait()
         while True:
             await trio.sleep(self.ttl / RENEWALS_PER_LEASE)
             held = self.held()
             sent = trio.current_time()
             try:
+                await _whole(workspace_leases.seen(self.db, self.node_id))
                 renewed = await _whole(workspace_leases.renew(self.db, self.node_id, held,
                                                               timedelta(seconds=self.ttl)))
             except DatabaseUnavailable as err:

@@ -5,7 +5,10 @@ address the HTTP front forwards the request to."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
+
+import trio
 
 from inbox_actors.cluster.leases import LeaseKeeper
 from inbox_actors.cluster.short_memory import ShortMemory
@@ -24,6 +27,10 @@ class WorkspacePlacement:
         # Whether writes are fenced in PostgreSQL as well as in memory (persistence/statement_fence.py): a node of a
         # cluster; a node alone, whose workspaces no other node serves, spares the cost.
         self.fence_in_database = fence_in_database
+        # Workspaces being handed to another node: new requests wait for the hand-over, then go there; once the
+        # requests under way have finished, the workspace's actors stop and no new one starts here.
+        self._handing_over: dict[int, trio.Event] = {}
+        self._stopping: set[int] = set()
         # Workspace -> the node holding it, as last learned.
         self._owners: ShortMemory[int, str] = ShortMemory(OWNER_MEMORY_SECONDS, _OWNERS_REMEMBERED)
 
@@ -32,9 +39,15 @@ class WorkspacePlacement:
         return self.keeper.node_id
 
     def holds(self, workspace_id: int) -> bool:
-        return self.keeper.epoch(workspace_id) is not None
+        return self.keeper.epoch(workspace_id) is not None and workspace_id not in self._stopping
+
+    def admits(self, workspace_id: int) -> bool:
+        """Whether a new request for the workspace is served here: held, and not being handed over."""
+        return workspace_id not in self._handing_over and self.holds(workspace_id)
 
     async def claim(self, workspace_id: int) -> str | None:
+        while (handing := self._handing_over.get(workspace_id)) is not None:
+            await handing.wait()
         known = self._owners.recall(workspace_id)
         if known is not None:
             return known[0]
@@ -58,6 +71,28 @@ class WorkspacePlacement:
         epoch = self.keeper.epoch(workspace_id) or 0
         return fencing_statements(StatementFence(workspace_id, epoch, self.keeper.epoch,
                                                  in_database=self.fence_in_database))
+
+    async def hand_over(self, workspace_id: int, target: str, requests_finished: Callable[[], Awaitable[None]],
+                        actors_stopped: Callable[[], Awaitable[None]]) -> bool:
+        """Give a workspace this node holds to the node `target`. New requests for it wait (`admits` is false,
+        `claim` waits) while `requests_finished()` lets those under way here finish; then no actor of the workspace
+        starts here any more (`holds` is false) while `actors_stopped()` stops the live ones; then the lease passes
+        to `target`, where the waiting requests go. Whether it passed."""
+        if workspace_id in self._handing_over or not self.holds(workspace_id):
+            return False
+        self._handing_over[workspace_id] = handing = trio.Event()
+        try:
+            await requests_finished()
+            self._stopping.add(workspace_id)
+            await actors_stopped()
+            handed = await self.keeper.hand_to(workspace_id, target)
+            if handed:
+                self._owners.keep(workspace_id, target)
+            return handed
+        finally:
+            self._stopping.discard(workspace_id)
+            del self._handing_over[workspace_id]
+            handing.set()
 
     def forget_owner(self, workspace_id: int) -> None:
         """What this node knew of another node holding the workspace is stale (that node did not answer)."""

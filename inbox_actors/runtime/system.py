@@ -346,6 +346,10 @@ class ActorSystem:
             cell.request_stop()
         return len(cells)
 
+    def live_in_workspace(self, workspace_id: int) -> int:
+        """How many actors of the workspace are live here (stopping ones included)."""
+        return len(self._by_workspace.get(workspace_id, ()))
+
     def _live_or_failed(self, address: _Address) -> Cell | None:
         """The registered cell, dropping a failed one whose cooldown is over (the next send starts afresh)."""
         cell = self._cells.get(address)

@@ -85,6 +85,7 @@ class WorkspaceRouting:
         self._relay: NodeRelay | None = None     # made at the first forward: the node is named once listening
         self._secrets: ShortMemory[bytes, int | None] = ShortMemory(SECRET_MEMORY_SECONDS, SECRETS_REMEMBERED)
         self._metrics = state.metrics
+        self._under_way: dict[int, int] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -98,7 +99,16 @@ class WorkspaceRouting:
                 scope = {**scope, "client": (client, 0)}
         workspace, receive = await self._workspace_of(scope, receive)
         placement = self.state.placement
-        if forwarded or workspace is None or placement.holds(workspace):
+        if workspace is None or placement.admits(workspace):
+            await self._serve_here(workspace, scope, receive, send)
+            return
+        if forwarded:
+            # Sent here as the workspace's node, which this one may not know yet (restarted under its name, it takes
+            # its leases back at once): served here whatever the claim says, never forwarded twice.
+            try:
+                await placement.claim(workspace)
+            except DatabaseUnavailable:
+                pass          # the app meets the same outage and answers for it
             await self._serve_here(workspace, scope, receive, send)
             return
         try:
@@ -137,11 +147,27 @@ class WorkspaceRouting:
         else:
             await self._relay.forward(scope, _replaying(body, receive), send, owner)
 
+    def requests_under_way(self, workspace_id: int) -> int:
+        """How many requests for the workspace this node is serving now (a hand-over waits for them)."""
+        return self._under_way.get(workspace_id, 0)
+
     async def _serve_here(self, workspace: int | None, scope: Scope, receive: Receive, send: Send) -> None:
-        # A forwarded request for a workspace this node does not hold (the forwarding node's knowledge was stale)
-        # is fenced by no epoch: it writes nothing, and its actors say where the workspace is served.
-        with self.state.placement.guarding(workspace):
-            await self.app(scope, receive, send)
+        # A forwarded request for a workspace another node holds after all (the forwarding node's knowledge was
+        # stale) is fenced by no epoch: it writes nothing, and its actors say where the workspace is served.
+        if workspace is None:
+            with self.state.placement.guarding(None):
+                await self.app(scope, receive, send)
+            return
+        under_way = self._under_way
+        under_way[workspace] = under_way.get(workspace, 0) + 1
+        try:
+            with self.state.placement.guarding(workspace):
+                await self.app(scope, receive, send)
+        finally:
+            if under_way[workspace] == 1:
+                del under_way[workspace]
+            else:
+                under_way[workspace] -= 1
 
     async def aclose(self) -> None:
         if self._relay is not None:

@@ -67,6 +67,36 @@ async def renew(db: Database, node_id: str, held: dict[int, int], ttl: timedelta
     return {row["workspace_id"] for row in rows}
 
 
+async def hand_to(db: Database, workspace_id: int, node_id: str, epoch: int, target: str, ttl: timedelta) -> bool:
+    """Hand the workspace, still `node_id`'s under `epoch`, to the node `target` for `ttl`, under the next epoch:
+    `target` takes it at its next need at once (a node's own lease is taken again at once), and no other node may
+    before the lease expires. Whether it was still `node_id`'s to hand."""
+    return await db.fetchval(
+        "UPDATE workspace_leases SET node_id = $4, epoch = epoch + 1, expires_at = now() + $5"
+        " WHERE workspace_id = $1 AND node_id = $2 AND epoch = $3 AND expires_at > now() RETURNING true",
+        workspace_id, node_id, epoch, target, ttl) is not None
+
+
+async def seen(db: Database, node_id: str) -> None:
+    """The node is alive (cluster_nodes, migration 025)."""
+    await db.execute("INSERT INTO cluster_nodes (node_id, seen_at) VALUES ($1, now())"
+                     " ON CONFLICT (node_id) DO UPDATE SET seen_at = now()", node_id)
+
+
+async def leaving(db: Database, node_id: str) -> None:
+    """The node is leaving: no other node counts it any more."""
+    await db.execute("DELETE FROM cluster_nodes WHERE node_id = $1", node_id)
+
+
+async def shares(db: Database, within: timedelta) -> dict[str, int]:
+    """Each node seen within `within`, with how many workspaces it holds now (zero included)."""
+    rows = await db.fetch(
+        "SELECT n.node_id, count(l.workspace_id) AS held FROM cluster_nodes n"
+        " LEFT JOIN workspace_leases l ON l.node_id = n.node_id AND l.expires_at > now()"
+        " WHERE n.seen_at > now() - $1::interval GROUP BY n.node_id", within)
+    return {row["node_id"]: row["held"] for row in rows}
+
+
 async def release(db: Database, node_id: str, workspace_id: int, epoch: int) -> bool:
     """End the lease now (a node handing a workspace over), so another node may take it at once; whether it was
     still this node's under `epoch`."""

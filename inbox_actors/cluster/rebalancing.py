@@ -1,0 +1,96 @@
+"""Spreading the workspaces over the nodes: a node that holds more than its fair share hands some to the node holding
+the fewest, so a node that joins takes its part over time.
+
+A workspace stays where it was first taken; without this, a node started later would serve only workspaces first
+needed after it started. Every REBALANCE_SECONDS (give or take a fifth, so that nodes do not all look at once) each
+node reads how many workspaces every live node holds (leases.py's registry, a node that holds none included), and
+if it holds more than its share (the total over the nodes, rounded up) it hands the excess over, at most
+HAND_OVERS_PER_ROUND a round, each to the node then holding the fewest, and only while that node would still hold
+fewer than this one. Handing one over (placement.hand_over): new requests for it wait, those under way here finish,
+its actors stop, and the lease passes straight to the chosen node, under the next epoch; the waiting requests are
+relayed there. No request is refused for it, and nothing is written twice: the chosen node starts the workspace's
+actors only once they have stopped here.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+from collections.abc import Callable
+from datetime import timedelta
+from functools import partial
+
+import trio
+
+from inbox_actors.cluster.placement import WorkspacePlacement
+from inbox_actors.runtime import ActorSystem
+from persistence.database import DatabaseUnavailable
+from persistence.queries import workspace_leases
+
+log = logging.getLogger("inbox_actors.cluster.rebalancing")
+
+REBALANCE_SECONDS = 10.0
+HAND_OVERS_PER_ROUND = 16
+# How long a hand-over waits for the workspace's requests under way, and then for its actors, before going on.
+SETTLE_SECONDS = 10.0
+_POLL_SECONDS = 0.02
+
+
+class Rebalancer:
+    """`requests_under_way(workspace_id)`: how many requests for the workspace this node is serving now."""
+
+    def __init__(self, placement: WorkspacePlacement, actors: ActorSystem,
+                 requests_under_way: Callable[[int], int], *, period: float = REBALANCE_SECONDS,
+                 per_round: int = HAND_OVERS_PER_ROUND) -> None:
+        self.placement, self.actors = placement, actors
+        self.requests_under_way = requests_under_way
+        self.period, self.per_round = period, per_round
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        while True:
+            await trio.sleep(self.period * random.uniform(0.8, 1.2))
+            try:
+                await self.rebalance()
+            except DatabaseUnavailable as err:
+                log.warning("rebalancing skipped: %s", err)
+
+    async def rebalance(self) -> int:
+        """One round: how many workspaces were handed over."""
+        keeper = self.placement.keeper
+        if not keeper.node_id:
+            return 0                             # not named yet: it holds nothing
+        # Shielded and bounded: a read cut off mid-query when the node stops would leave its connection so.
+        with trio.CancelScope(shield=True, deadline=trio.current_time() + 5.0):
+            shares = await workspace_leases.shares(keeper.db, timedelta(seconds=keeper.ttl))
+        mine = list(keeper.held())
+        me = keeper.node_id
+        shares[me] = len(mine)
+        if len(shares) < 2:
+            return 0
+        fair = math.ceil(sum(shares.values()) / len(shares))
+        handed = 0
+        for workspace in mine[:max(0, min(len(mine) - fair, self.per_round))]:
+            target = min((node for node in shares if node != me), key=lambda node: (shares[node], node))
+            if shares[target] + 1 >= shares[me]:
+                break                            # evened out: one more would only move the imbalance
+            if await self.placement.hand_over(workspace, target, partial(self._requests_finished, workspace),
+                                              partial(self._actors_stopped, workspace)):
+                shares[target] += 1
+                shares[me] -= 1
+                handed += 1
+                log.info("handed workspace %d to node %s (this node now holds %d, that one %d)", workspace, target,
+                         shares[me], shares[target])
+        return handed
+
+    async def _requests_finished(self, workspace_id: int) -> None:
+        with trio.move_on_after(SETTLE_SECONDS):
+            while self.requests_under_way(workspace_id):
+                await trio.sleep(_POLL_SECONDS)
+
+    async def _actors_stopped(self, workspace_id: int) -> None:
+        self.actors.evict_workspace(workspace_id)
+        with trio.move_on_after(SETTLE_SECONDS):
+            while self.actors.live_in_workspace(workspace_id):
+                await trio.sleep(_POLL_SECONDS)

@@ -1,0 +1,80 @@
+"""Spreading workspaces over the nodes (inbox_actors/cluster/rebalancing.py) against a real PostgreSQL, with two actor
+systems standing for two nodes: a node that joins gets its share handed to it, a hand-over waits for the requests
+under way and the workspace's actors, and a node already at its share keeps what it holds."""
+
+from __future__ import annotations
+
+import trio
+
+from inbox_actors.cluster.rebalancing import Rebalancer
+from persistence.queries import workspace_leases
+from tests import builders
+from tests.integration.test_workspace_placement import Node, running
+from tests.waiting import eventually
+
+
+def rebalancer(node: Node, under_way: dict[int, int] | None = None) -> Rebalancer:
+    counts = under_way if under_way is not None else {}
+    return Rebalancer(node.placement, node.system, lambda workspace: counts.get(workspace, 0))
+
+
+async def test_a_node_that_joins_is_handed_its_share_and_serves_it(db):
+    workspaces = [await builders.workspace(db) for _ in range(6)]
+    async with running(Node(db, "node-a")) as a, running(Node(db, "node-b")) as b:
+        for workspace in workspaces:
+            assert await a.ask("chat", f"{workspace}:1555") == "node-a"
+        await workspace_leases.seen(db, "node-b")                  # b joins: seen, holding nothing
+
+        assert await rebalancer(a).rebalance() == 3
+        moved = [workspace for workspace in workspaces if not a.placement.holds(workspace)]
+        assert len(moved) == 3 and len(a.keeper.held()) == 3
+        for workspace in moved:
+            assert await b.ask("chat", f"{workspace}:1555") == "node-b"   # b takes it at once, under a new epoch
+            assert await workspace_leases.owner(db, workspace) == ("node-b", 3)
+            assert await a.placement.claim(workspace) == "node-b"
+        assert a.stopped == [f"{workspace}:1555" for workspace in moved]   # stopped on a before b started them
+        await workspace_leases.seen(db, "node-a")
+        assert await rebalancer(a).rebalance() == 0                   # three each: nothing more to move
+        assert await rebalancer(b).rebalance() == 0
+
+
+async def test_a_hand_over_waits_for_the_requests_under_way_and_new_ones_wait_for_it(db, nursery):
+    workspace, other = await builders.workspace(db), await builders.workspace(db)
+    async with running(Node(db, "node-a")) as a, running(Node(db, "node-b")):
+        assert await a.ask("chat", f"{workspace}:1555") == "node-a"      # taken first: the first handed over
+        assert await a.ask("chat", f"{other}:1555") == "node-a"
+        await workspace_leases.seen(db, "node-b")
+        under_way = {workspace: 1}
+        handed: list[int] = []
+
+        async def rebalance() -> None:
+            handed.append(await rebalancer(a, under_way).rebalance())
+
+        nursery.start_soon(rebalance)
+        await eventually(lambda: not a.placement.admits(workspace))
+        assert a.placement.holds(workspace)                        # the request under way may still start actors
+        assert await a.ask("chat", f"{workspace}:1666") == "node-a"
+        claimed: list[str | None] = []
+
+        async def new_request() -> None:
+            claimed.append(await a.placement.claim(workspace))
+
+        nursery.start_soon(new_request)
+        await trio.sleep(0.1)                                      # the hand-over still waits for the request
+        assert claimed == [] and handed == []
+        under_way.clear()                                          # the request is answered
+        await eventually(lambda: claimed == ["node-b"] and handed == [1])
+        assert sorted(a.stopped) == [f"{workspace}:1555", f"{workspace}:1666"]
+
+
+async def test_a_node_within_one_of_the_others_keeps_what_it_holds(db):
+    workspaces = [await builders.workspace(db) for _ in range(5)]
+    async with running(Node(db, "node-a")) as a, running(Node(db, "node-b")) as b:
+        for workspace in workspaces[:3]:
+            await a.ask("chat", f"{workspace}:1")
+        for workspace in workspaces[3:]:
+            await b.ask("chat", f"{workspace}:1")
+        await workspace_leases.seen(db, "node-a")
+        await workspace_leases.seen(db, "node-b")
+        assert await rebalancer(a).rebalance() == 0
+        assert len(a.keeper.held()) == 3 and len(b.keeper.held()) == 2
