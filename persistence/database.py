@@ -124,7 +124,7 @@ class _Queries:
 
     async def _call(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...]) -> Any:
         fence = current_fence()
-        if fence is not None:
+        if fence is not None and writes(sql):
             fence.check()
         if self._faults:
             planned = _planned_failure(self._faults, sql)
@@ -309,9 +309,6 @@ class Database(_Queries):
     async def fetchrow_each(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[Record | None]:
         """Several reads, each (sql, args), on one connection in one crossing into asyncio: the first row each
         answers (None: no row). Each sees what was committed when it ran, as separate statements do."""
-        fence = current_fence()
-        if fence is not None:
-            fence.check()                    # reads: checked in memory only
         if self._faults:
             for sql, _args in statements:
                 planned = _planned_failure(self._faults, sql)

@@ -4,8 +4,8 @@ once another node has taken the workspace over.
 
 A task runs its statements under a fence (`fencing_statements`, set by the cell of a workspace's actor, and
 inherited by the tasks it starts). Two checks, for two windows:
-- in memory, before anything is sent (`StatementFence.check`): a node whose hold has run out, or that was told
-  the lease is lost, sends nothing, and a transaction under way rolls back instead of committing;
+- in memory, before a write is sent (`StatementFence.check`): a node whose hold has run out, or that was told
+  the lease is lost, sends no write, and a transaction under way rolls back instead of committing;
 - in PostgreSQL, first in the transaction of every write (`inbox_lease_fence`, migration 024): the lease must still
   be this epoch's, unexpired, and its row stays locked until the transaction ends, so a takeover waits for a write
   that passed and a write that reaches PostgreSQL after a takeover is refused. That covers a node paused between the

@@ -31,6 +31,9 @@ class WorkspacePlacement:
         # requests under way have finished, the workspace's actors stop and no new one starts here.
         self._handing_over: dict[int, trio.Event] = {}
         self._stopping: set[int] = set()
+        # Workspace -> the node this one handed it to, for a lease's length: a request another node relayed here
+        # meanwhile is relayed on there, the one place sure to hold it.
+        self._handed: ShortMemory[int, str] = ShortMemory(keeper.ttl, _OWNERS_REMEMBERED)
         # Workspace -> the node holding it, as last learned.
         self._owners: ShortMemory[int, str] = ShortMemory(OWNER_MEMORY_SECONDS, _OWNERS_REMEMBERED)
 
@@ -88,11 +91,17 @@ class WorkspacePlacement:
             handed = await self.keeper.hand_to(workspace_id, target)
             if handed:
                 self._owners.keep(workspace_id, target)
+                self._handed.keep(workspace_id, target)
             return handed
         finally:
             self._stopping.discard(workspace_id)
             del self._handing_over[workspace_id]
             handing.set()
+
+    def handed_to(self, workspace_id: int) -> str | None:
+        """The node this one recently handed the workspace to, if it did."""
+        known = self._handed.recall(workspace_id)
+        return known[0] if known is not None else None
 
     def forget_owner(self, workspace_id: int) -> None:
         """What this node knew of another node holding the workspace is stale (that node did not answer)."""

@@ -41,11 +41,12 @@ class Rebalancer:
     """`requests_under_way(workspace_id)`: how many requests for the workspace this node is serving now."""
 
     def __init__(self, placement: WorkspacePlacement, actors: ActorSystem,
-                 requests_under_way: Callable[[int], int], *, period: float = REBALANCE_SECONDS,
+                 requests_under_way: Callable[[int], int], *, period: float | None = None,
                  per_round: int = HAND_OVERS_PER_ROUND) -> None:
         self.placement, self.actors = placement, actors
         self.requests_under_way = requests_under_way
-        self.period, self.per_round = period, per_round
+        self.period = period if period is not None else REBALANCE_SECONDS
+        self.per_round = per_round
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         task_status.started()

@@ -104,11 +104,17 @@ class WorkspaceRouting:
             return
         if forwarded:
             # Sent here as the workspace's node, which this one may not know yet (restarted under its name, it takes
-            # its leases back at once): served here whatever the claim says, never forwarded twice.
+            # its leases back at once). Served here whatever the claim says, unless this node has just handed the
+            # workspace on (rebalancing): then to the node it handed it to, which holds it for sure. Never further.
+            placement.forget_owner(workspace)        # what this node remembers is older than the forwarder's word
             try:
-                await placement.claim(workspace)
+                owner = await placement.claim(workspace)
             except DatabaseUnavailable:
-                pass          # the app meets the same outage and answers for it
+                owner = None  # the app meets the same outage and answers for it
+            handed_to = placement.handed_to(workspace)
+            if owner is not None and owner == handed_to:
+                await self._relayer().forward(scope, receive, send, owner)
+                return
             await self._serve_here(workspace, scope, receive, send)
             return
         try:
@@ -119,8 +125,7 @@ class WorkspaceRouting:
             await self._serve_here(workspace, scope, receive, send)
             return
         self._metrics.node_request("relayed")
-        if self._relay is None:
-            self._relay = NodeRelay(node_id=placement.node_id, secret=self.secret)
+        relay = self._relayer()
         if not owner.startswith(("http://", "https://")):
             log.warning("workspace %d is held by node %r, which has no address to forward to", workspace, owner)
             owner = "http://node-without-an-address.invalid"
@@ -128,13 +133,13 @@ class WorkspaceRouting:
         # over since this node last asked (a node leaving releases its leases), so asking again takes it.
         body, replay = await _read_body(receive, MAX_KEPT_BODY)
         if body is None:
-            if not await self._relay.forward(scope, replay, send, owner):
+            if not await relay.forward(scope, replay, send, owner):
                 self._metrics.node_request("unreachable")
                 placement.forget_owner(workspace)
             return
         # Read whole: each try gets the body afresh, then what the client sends next (its leaving) from `receive`,
         # never the body twice.
-        if await self._relay.forward(scope, _replaying(body, receive), send, owner, answer_unreachable=False):
+        if await relay.forward(scope, _replaying(body, receive), send, owner, answer_unreachable=False):
             return
         self._metrics.node_request("unreachable")
         placement.forget_owner(workspace)
@@ -145,7 +150,12 @@ class WorkspaceRouting:
         if owner is None:
             await self._serve_here(workspace, scope, _replaying(body, receive), send)
         else:
-            await self._relay.forward(scope, _replaying(body, receive), send, owner)
+            await relay.forward(scope, _replaying(body, receive), send, owner)
+
+    def _relayer(self) -> NodeRelay:
+        if self._relay is None:
+            self._relay = NodeRelay(node_id=self.state.placement.node_id, secret=self.secret)
+        return self._relay
 
     def requests_under_way(self, workspace_id: int) -> int:
         """How many requests for the workspace this node is serving now (a hand-over waits for them)."""
