@@ -8,8 +8,9 @@ so the key's rate bucket, the chat's actor and the number's send pacer that the 
 only ones. A request that names no workspace (health, metrics, sign-in, OAuth, the static pages) is served where
 it lands.
 
-A request another node forwarded carries that node's proof: it is served here whatever this node holds (never
-forwarded twice), with the client's address the forwarding node saw.
+A request another node forwarded carries that node's proof: it is served here, with the client's address the
+forwarding node saw, whatever this node holds, unless this node has just handed the workspace to another node
+(rebalancing): then it goes on to that one, which is sure to hold it. Never further.
 
 A request served here for a workspace runs under the workspace's lease fence (persistence/statement_fence.py), as
 its actors do: the writes it makes itself (an Idempotency-Key's record, say) reach PostgreSQL only while this node
