@@ -85,7 +85,8 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
                                extra_jobs=_front_jobs(db, clock), metrics=metrics)
     # Unless INBOX_NODE_URL names it, the node is named by the address it serves on, once listening (serve_app).
     # A node of a cluster (it shares a secret with others) fences its writes in PostgreSQL too.
-    placement = WorkspacePlacement(LeaseKeeper(db, settings.node_url, on_lost=lambda workspace: None),
+    placement = WorkspacePlacement(LeaseKeeper(db, settings.node_url, on_lost=lambda workspace: None,
+                                               announce=settings.rebalances),
                                    fence_in_database=settings.cluster_secret is not None)
     actors = ActorSystem(placement=placement)
     placement.keeper.on_lost = actors.evict_workspace
@@ -136,11 +137,12 @@ async def serve_app(
     async with trio.open_nursery() as nursery:
         await nursery.start(state.credentials.keep_listening)
         await nursery.start(state.placement.keeper.run)
-        # A node of a cluster hands workspaces to the nodes holding fewer, until shutdown begins.
+        # A node of a cluster asked to (INBOX_REBALANCE_SECONDS) hands workspaces to the nodes holding fewer, until
+        # shutdown begins.
         rebalancing = trio.CancelScope()
-        if settings.cluster_secret is not None:
-            nursery.start_soon(_rebalance, Rebalancer(state.placement, state.actors, routing.requests_under_way),
-                               rebalancing)
+        if settings.rebalances:
+            nursery.start_soon(_rebalance, Rebalancer(state.placement, state.actors, routing.requests_under_way,
+                                                      period=settings.rebalance_seconds), rebalancing)
         await nursery.start(state.actors.run)
         await start_standing_actors(state.actors, state.actor_deps)
         # After the actors run: on connecting it wakes every workspace with events a crash left pending.

@@ -72,6 +72,9 @@ class Settings(msgspec.Struct, frozen=True):
     reuse_port: bool = False
     # `serve` starts this many nodes on this machine, sharing the service port (inbox_http/cluster/nodes.py).
     nodes: int = 1
+    # How often a node of a cluster compares its share of the workspaces and hands the excess over
+    # (inbox_actors/cluster/rebalancing.py); 0, the default: never.
+    rebalance_seconds: float = 0.0
 
     def node_name(self, served_at: str) -> str:
         """The node's name in the workspace leases, given the URL it serves on. One process at a time can listen
@@ -84,6 +87,11 @@ class Settings(msgspec.Struct, frozen=True):
         if host in ("0.0.0.0", "[::]", "::"):
             host = socket.gethostname()
         return f"{scheme}://{host}:{port}"
+
+    @property
+    def rebalances(self) -> bool:
+        """Whether this node hands workspaces to nodes holding fewer: a node of a cluster, asked to."""
+        return self.cluster_secret is not None and self.rebalance_seconds > 0
 
     @property
     def connection_name(self) -> str:
@@ -113,6 +121,7 @@ class Settings(msgspec.Struct, frozen=True):
             actor_idle_seconds=_float(env, "INBOX_ACTOR_IDLE_SECONDS", 300.0),
             shutdown_grace_seconds=_float(env, "INBOX_SHUTDOWN_GRACE_SECONDS", 10.0),
             drain_seconds=_float(env, "INBOX_DRAIN_SECONDS", 0.0, zero=True),
+            rebalance_seconds=_float(env, "INBOX_REBALANCE_SECONDS", 0.0, zero=True),
             log_level=(env.get("INBOX_LOG_LEVEL") or "INFO").upper(),
             trusted_proxy_hops=_int(env, "INBOX_TRUSTED_PROXY_HOPS", 0, 0, 10),
             ip_limit_per_minute=_int(env, "INBOX_IP_LIMIT_PER_MINUTE", 1_000, 10, 1_000_000),

@@ -16,8 +16,25 @@ its own pace (the option is then an error, unless left at 80).
     .venv/bin/python scripts/load_chats.py --spawn [--customers 200] [--messages-per-customer 5]
     .venv/bin/python scripts/load_chats.py --spawn --separate-simulator [--customers 200] ...
     .venv/bin/python scripts/load_chats.py --spawn --separate-simulator --sends-per-second 1000 [--rate 100] ...
+    .venv/bin/python scripts/load_chats.py --spawn --nodes 2 --workspaces 8 [--separate-simulator] ...
+    .venv/bin/python scripts/load_chats.py --compare-nodes 1,2 --workspaces 8 --sends-per-second 1000 ...
     .venv/bin/python scripts/load_chats.py --ready-file serve.out        # holding the ready line of scripts/serve
     .venv/bin/python scripts/load_chats.py --simulator URL --phone-number-id ID [--service URL --key KEY]
+
+Several nodes and workspaces (harness/spawned_service.py). `--spawn --nodes N` starts `inbox-actors serve --nodes N`
+(N node processes behind one port; 1: the service alone) and `--workspaces W` spreads the customers over W
+workspaces, customer i writing to workspace i mod W. Either makes the database itself, as the other benchmarks do:
+a fresh database on harness PostgreSQL (embedded, durability off; `--database-url`: that server's, whose CPU is then
+not measured), holding W Scale workspaces, each with its own business number, a full-access key and the demo's bot
+answers; the service runs on it without `--demo`. Every business number has the `--sends-per-second` pace, and the
+poller reads each number's sent list. The report adds the CPU time of every process started (the parent `serve` and
+each node, PostgreSQL with its backends, the simulator), the CPU per message delivered of each, the requests the
+nodes relayed to the workspace's node out of those their apps answered (from each node's /metrics) and the
+workspaces each node holds; beside how busy the machine was, the share of its cores these processes took (on a
+shared machine, what else ran took the rest). `--compare-nodes 1,2` runs the same load (the same customers) against `serve --nodes 1`,
+then `serve --nodes 2`, each on a fresh database, with `--separate-simulator` implied so that the simulator's CPU is
+its own, and prints each run's report, then the runs side by side with each one's throughput over the first's
+(a list such as 1,2,2,1 interleaves the runs, for a machine whose speed drifts).
 
 Each customer (at most `--concurrency` at once) sends M messages in sequence through the simulator's
 `POST /simulator/customers/{phone}/messages`, which returns once the service has answered the webhook, i.e.
@@ -48,8 +65,9 @@ e.g. the bot speaking after the hand-off), `chat_mismatch`, `poll_*`, `verify_*`
 pending question after an earlier error are counted as stray answers, not errors.
 
 Prints a report, then one JSON line with the same figures (`rate` null and `slots_missed` null when not paced;
-`sends_per_second` null for a running service). Exit status 0 without errors, 1 with any (or when
-the service could not be started, or on Ctrl-C), 2 on bad arguments.
+`sends_per_second` null for a running service; with --compare-nodes, `{"runs": [...], "throughput_ratios": [...]}`).
+Exit status 0 without errors, 1 with any (or when the service could not be started, or on Ctrl-C), 2 on bad
+arguments.
 """
 
 from __future__ import annotations
@@ -57,14 +75,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
-import shutil
 import sys
-import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -73,8 +91,11 @@ import msgspec
 import trio
 
 from harness.figures import percentiles
-from harness.processes import CannotRun, Child, cli_command, service_env
-from harness.simulator import SeparateSimulator, customer_phones, random_start_phone
+from harness.options import add_database_url
+from harness.processes import CannotRun
+from harness.run import run_on_postgres
+from harness.simulator import customer_phones, random_start_phone
+from harness.spawned_service import NodeFigures, NodesPlan, SpawnedService, each_node_count, spawned_demo
 
 FAQ_QUESTIONS = (  # the demo workspace's keywords, each matched as a whole word
     ("price", "Hi! What is the price of the basic plan?"),
@@ -94,11 +115,24 @@ MODES = {   # how the service and its simulator ran
 
 
 @dataclass(frozen=True)
+class Number:
+    """A workspace's business number, and a key of that workspace for the end-of-run check (None: not checked)."""
+
+    phone_number_id: str
+    key: str | None = None
+
+
+@dataclass(frozen=True)
 class Target:
     simulator_url: str
     phone_number_id: str
     service_url: str | None = None   # with key: the end-of-run check of chats
     key: str | None = None
+    more_numbers: tuple[Number, ...] = ()   # other workspaces': customer i writes to numbers[i % len(numbers)]
+
+    @property
+    def numbers(self) -> tuple[Number, ...]:
+        return (Number(self.phone_number_id, self.key), *self.more_numbers)
 
 
 @dataclass(frozen=True)
@@ -144,6 +178,30 @@ class Report:
     sends_per_second: int | None = None                      # --spawn: the business number's send pace
     slots_missed: int | None = None                          # paced: slots with no customer ready
     paced_seconds: float | None = None                       # paced: from the first slot to the last one's end
+    workspaces: int = 1                                      # business numbers the customers were spread over
+    nodes: int | None = None                                 # --nodes: `serve --nodes N`
+    process_cpu: dict[str, float | None] = field(default_factory=dict)   # --spawn: each process started, by name
+    postgres_cpu_seconds: float | None = None                # --spawn: PostgreSQL and its backends
+    node_figures: NodeFigures | None = None                  # --nodes: requests relayed, workspaces held
+    measured_seconds: float | None = None                    # --spawn: the wall time the CPU figures cover
+
+    def cpu_per_message(self) -> dict[str, float]:
+        """Milliseconds of CPU per customer message delivered, by who spent it; `all`: their sum."""
+        spent = {"service": self.service_cpu_seconds, "postgres": self.postgres_cpu_seconds,
+                 "simulator": self.simulator_cpu_seconds, "client": self.client_cpu_seconds}
+        spent = {name: seconds for name, seconds in spent.items() if seconds is not None}
+        if not self.messages_delivered or not spent:
+            return {}
+        spent["all"] = sum(spent.values())
+        return {name: round(seconds / self.messages_delivered * 1e3, 2) for name, seconds in spent.items()}
+
+    def own_share(self) -> float | None:
+        """The share of all cores the measured processes and the client took (the rest of machine_cpu_busy is
+        other processes')."""
+        spent = self.cpu_per_message().get("all")
+        if spent is None or not self.measured_seconds:
+            return None
+        return spent * self.messages_delivered / 1e3 / self.measured_seconds / (os.cpu_count() or 1)
 
     def achieved_rate(self) -> float | None:
         """Paced: messages started per second of the schedule."""
@@ -174,9 +232,20 @@ class Report:
             "simulator_cpu_seconds": None if self.simulator_cpu_seconds is None
             else round(self.simulator_cpu_seconds, 2),
             "machine_cpu_busy": None if self.machine_cpu_busy is None else round(self.machine_cpu_busy, 3),
+            "own_cpu_share": None if self.own_share() is None else round(self.own_share(), 3),
             "simulator": self.simulator,
             "rate": o.rate, "achieved_rate": self.achieved_rate(), "slots_missed": self.slots_missed,
             "sends_per_second": self.sends_per_second,
+            "workspaces": self.workspaces, "nodes": self.nodes,
+            "bot_round_trip_p95_ms": p95_ms(self.bot_seen), "webhook_latency_p95_ms": p95_ms(self.webhook),
+            "process_cpu_seconds": {name: None if value is None else round(value, 2)
+                                    for name, value in self.process_cpu.items()},
+            "postgres_cpu_seconds": None if self.postgres_cpu_seconds is None
+            else round(self.postgres_cpu_seconds, 2),
+            "cpu_ms_per_message": self.cpu_per_message(),
+            "requests_relayed": self.node_figures.relayed if self.node_figures else None,
+            "requests_answered": self.node_figures.answered if self.node_figures else None,
+            "workspaces_held": list(self.node_figures.held) if self.node_figures else None,
         }
 
     def text(self) -> str:
@@ -186,8 +255,12 @@ class Report:
             f"think time {s['think_time']:g} s, hand-off {'on' if s['handoff'] else 'off'}, "
             + ("closed loop" if s["rate"] is None else f"paced at {s['rate']:g} messages/s")
             + f", phones {s['phones']}",
-            f"  mode               {MODES[s['mode']]}" + ("" if s["sends_per_second"] is None else
-                                                             f"; business number sends {s['sends_per_second']}/s"),
+            f"  mode               {MODES[s['mode']]}"
+            + ("" if s["nodes"] is None else f"; `serve --nodes {s['nodes']}`"
+               + (" (the simulator in the parent)" if s["mode"] == "spawn" and s["nodes"] > 1 else ""))
+            + ("" if s["workspaces"] == 1 else f"; {s['workspaces']} workspaces")
+            + ("" if s["sends_per_second"] is None else
+               f"; {'each ' if s['workspaces'] > 1 else ''}business number sends {s['sends_per_second']}/s"),
             f"  messages sent      {s['messages_sent']} (delivered {s['messages_delivered']}; bot questions "
             f"{s['bot_questions']}, answers seen {s['bot_answers']}; hand-offs {s['handoffs']}; "
             f"stray answers {s['stray_answers']})",
@@ -211,16 +284,36 @@ class Report:
         if s["service_cpu_seconds"] is not None:
             cpu += f", service {s['service_cpu_seconds']:.1f} s"
             cpu += " (with its simulator)" if s["mode"] == "spawn" else ""
-        if s["simulator_cpu_seconds"] is not None:
+        if len(self.process_cpu) > 1:
+            cpu += "; by process " + ", ".join(f"{name} {'?' if value is None else f'{value:.1f}'} s"
+                                              for name, value in self.process_cpu.items())
+        elif s["simulator_cpu_seconds"] is not None:
             cpu += f", simulator {s['simulator_cpu_seconds']:.1f} s"
         if s["machine_cpu_busy"] is not None:
             cpu += f"; machine {s['machine_cpu_busy']:.0%} busy ({os.cpu_count()} cores)"
+            cpu += "" if s["own_cpu_share"] is None else f", {s['own_cpu_share']:.0%} by these processes"
         lines.append(f"  CPU                {cpu}")
+        if s["cpu_ms_per_message"]:
+            lines.append("  CPU per message    " + ", ".join(f"{name} {ms:.2f} ms"
+                                                            for name, ms in s["cpu_ms_per_message"].items()))
+        if self.node_figures is not None:
+            f = self.node_figures
+            lines.append(f"  nodes              requests relayed to the workspace's node {f.relayed:,} of "
+                         f"{f.answered:,} answered ({f.relayed / max(1, f.answered):.0%}); workspaces held "
+                         + ", ".join(map(str, f.held)))
         lines.append(f"  chats verified     {s['chats_verified']}")
         lines.extend(f"    mismatch: {m}" for m in self.mismatches)
         if self.simulator:
             lines.append(f"  simulator          {self.simulator}")
         return "\n".join(lines)
+
+
+def p95_ms(seconds: list[float]) -> float | None:
+    """The 95th percentile in milliseconds, nearest rank as harness.figures ranks its p50, p90 and p99."""
+    if not seconds:
+        return None
+    ordered = sorted(seconds)
+    return round(ordered[max(0, math.ceil(len(ordered) * 0.95) - 1)] * 1e3, 2)
 
 
 def demo_answers() -> dict[str, str] | None:
@@ -236,6 +329,7 @@ def demo_answers() -> dict[str, str] | None:
 class Customer:
     index: int
     phone: str
+    number: Number                  # the workspace's number it writes to
     delivered: int = 0
     answered: int = 0
     handed_off: bool = False
@@ -309,7 +403,7 @@ class LoadRun:
         self.simulator, self.customer_clients = simulator, customer_clients   # control calls; customers' calls
         self.report = Report(options)
         self.customers: dict[str, Customer] = {}
-        self.known_sends: set[str] = set()   # ids in the last read of the sent list
+        self.known_sends: dict[str, set[str]] = {}   # per number, the ids in the last read of its sent list
         self.waiting_count = 0               # customers waiting for an answer
         self.someone_waits = trio.Event()
         self.pace: Pace | None = None        # the paced mode's schedule
@@ -360,7 +454,7 @@ class LoadRun:
         try:
             client = self.customer_clients[customer.index % len(self.customer_clients)]
             response = await client.post(f"/simulator/customers/{customer.phone}/messages", json={
-                "phone_number_id": self.target.phone_number_id, "text": text, "name": f"Load {customer.index}"})
+                "phone_number_id": customer.number.phone_number_id, "text": text, "name": f"Load {customer.index}"})
         except httpx.HTTPError as err:
             report.errors[f"customer_call_{type(err).__name__}"] += 1
             return False
@@ -391,8 +485,10 @@ class LoadRun:
             self.waiting_count -= 1
 
     async def watch_sends(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """While any customer waits, sweep the sent list every poll interval."""
-        self.known_sends = {r.message_id for r in await self.sent_list() or ()}   # earlier runs' sends
+        """While any customer waits, sweep the sent lists every poll interval."""
+        for number in self.target.numbers:   # earlier runs' sends
+            self.known_sends[number.phone_number_id] = {
+                r.message_id for r in await self.sent_list(number.phone_number_id) or ()}
         task_status.started()
         while True:
             if not self.waiting_count:
@@ -402,16 +498,22 @@ class LoadRun:
             await self.sweep()
 
     async def sweep(self) -> None:
-        """Read the number's sent list (its newest 1,000 sends) once; hand each send not seen before to the
-        customer it went to."""
-        records = await self.sent_list()
+        """Read each number's sent list (its newest 1,000 sends) once, all at once; hand each send not seen before
+        to the customer it went to."""
+        async with trio.open_nursery() as reads:
+            for number in self.target.numbers:
+                reads.start_soon(self.sweep_number, number.phone_number_id)
+
+    async def sweep_number(self, phone_number_id: str) -> None:
+        records = await self.sent_list(phone_number_id)
         if records is None:
             return
         seen_at = time.perf_counter()
+        known = self.known_sends.get(phone_number_id, set())
         for record in records:
-            if record.message_id not in self.known_sends:
+            if record.message_id not in known:
                 self.send_seen(record, seen_at)
-        self.known_sends = {r.message_id for r in records}
+        self.known_sends[phone_number_id] = {r.message_id for r in records}
 
     def send_seen(self, record: Sent, seen_at: float) -> None:
         customer = self.customers.get(record.to)
@@ -428,9 +530,9 @@ class LoadRun:
             self.example(f"{customer.phone}: unexpected send {record.text!r} "
                           f"({'after the hand-off' if customer.handed_off else 'not the expected answer'})")
 
-    async def sent_list(self) -> list[Sent] | None:
+    async def sent_list(self, phone_number_id: str) -> list[Sent] | None:
         try:
-            response = await self.simulator.get(f"/simulator/numbers/{self.target.phone_number_id}/messages")
+            response = await self.simulator.get(f"/simulator/numbers/{phone_number_id}/messages")
         except httpx.HTTPError as err:
             self.report.errors[f"poll_{type(err).__name__}"] += 1
             return None
@@ -460,12 +562,11 @@ class LoadRun:
     async def verify(self) -> None:
         """The detail of up to `verify` untroubled chats, spread over the run: state and counts as seen."""
         target, o = self.target, self.options
-        chats = [c for c in self.customers.values() if not c.troubled]
-        if not (target.service_url and target.key and chats and o.verify > 0):
+        chats = [c for c in self.customers.values() if not c.troubled and c.number.key]
+        if not (target.service_url and chats and o.verify > 0):
             return
         step = max(1, len(chats) // o.verify)
-        async with httpx.AsyncClient(base_url=target.service_url, timeout=o.request_timeout,
-                                     headers={"Authorization": f"Bearer {target.key}"}) as service:
+        async with httpx.AsyncClient(base_url=target.service_url, timeout=o.request_timeout) as service:
             for chat in chats[::step][:o.verify]:
                 if not await self.verify_chat(service, chat):
                     return
@@ -477,7 +578,8 @@ class LoadRun:
         state = "HANDOFF_PENDING" if chat.handed_off else "AI_ONLY"
         for _ in range(10):   # the hand-off happens just after the last webhook was answered
             try:
-                response = await service.get(f"/api/inbox/conversations/{chat.phone}")
+                response = await service.get(f"/api/inbox/conversations/{chat.phone}",
+                                             headers={"Authorization": f"Bearer {chat.number.key}"})
             except httpx.HTTPError as err:
                 self.report.errors[f"verify_{type(err).__name__}"] += 1
                 return False
@@ -535,6 +637,12 @@ def machine_cpu() -> tuple[float, float] | None:
     return sum(fields) - idle, sum(fields)
 
 
+def busy_between(started: tuple[float, float] | None, ended: tuple[float, float] | None) -> float | None:
+    if not (started and ended and ended[1] > started[1]):
+        return None
+    return (ended[0] - started[0]) / (ended[1] - started[1])
+
+
 async def run_load(target: Target, options: LoadOptions) -> Report:
     """The whole load against a running service and simulator; the report (nothing printed but progress)."""
     start_phone = options.start_phone or random_start_phone()
@@ -548,8 +656,10 @@ async def run_load(target: Target, options: LoadOptions) -> Report:
                             for _ in range(-(-concurrency // CLIENT_POOL))]
         run = LoadRun(target, options, simulator, customer_clients,
                       None if options.any_answer else demo_answers())
-        run.customers = {phone: Customer(index, phone) for index, phone in enumerate(phones)}
-        run.report.phones = f"{phones[0]}..{phones[-1]}"
+        numbers = target.numbers
+        run.customers = {phone: Customer(index, phone, numbers[index % len(numbers)])
+                         for index, phone in enumerate(phones)}
+        run.report.phones, run.report.workspaces = f"{phones[0]}..{phones[-1]}", len(numbers)
         if options.rate is not None:
             run.pace = Pace(options.rate, options.customers * options.messages_per_customer, concurrency)
         before = await run.stats()
@@ -580,9 +690,7 @@ async def run_load(target: Target, options: LoadOptions) -> Report:
             run.report.slots_missed, run.report.paced_seconds = run.pace.missed, run.pace.seconds
         await trio.sleep(SETTLE_SECONDS)
         await run.sweep()   # late sends: answers after a timeout, or a bot that spoke after the hand-off
-        if machine_started and machine_ended and machine_ended[1] > machine_started[1]:
-            run.report.machine_cpu_busy = ((machine_ended[0] - machine_started[0])
-                                           / (machine_ended[1] - machine_started[1]))
+        run.report.machine_cpu_busy = busy_between(machine_started, machine_ended)
         after = await run.stats()
         run.report.simulator = counter_delta(before, after) if before and after else {}
         await run.verify()
@@ -596,71 +704,92 @@ def simulator_client(target: Target, options: LoadOptions, connections: int) -> 
     return httpx.AsyncClient(base_url=target.simulator_url, limits=limits, timeout=options.request_timeout)
 
 
-# -- spawning the service (and its simulator) ---------------------------------------------------------------
-
-
-def serve_command(port: int) -> list[str]:
-    return [*cli_command(), "serve", "--demo", "--port", str(port)]
+# -- spawning the service (harness.spawned_service): `serve --demo` alone, or `serve --nodes N` -----------------
 
 
 async def spawn_and_run(options: LoadOptions, startup_timeout: float, separate_simulator: bool = False,
                         sends_per_second: int = DEFAULT_SENDS_PER_SECOND) -> Report:
-    """Start `serve --demo` on a fresh embedded PostgreSQL in a temporary INBOX_DATA_DIR (with
-    `separate_simulator`, then the simulator in a process of its own), run the load against it, stop them in
-    reverse order with SIGINT and wait; the data directory goes once PostgreSQL has stopped. The business number
-    sends `sends_per_second`: the service's WHATSAPP_SENDS_PER_SECOND, and the simulator's throughput."""
-    data_dir = Path(tempfile.mkdtemp(prefix="inbox-load-"))
-    platform = SeparateSimulator.on_free_ports() if separate_simulator else None
-    pace = {"WHATSAPP_SENDS_PER_SECOND": str(sends_per_second)}
-    if platform is None:   # the built-in simulator takes its throughput from the service's environment
-        pace["INBOX_SIMULATOR_THROUGHPUT"] = str(sends_per_second)
-    service = Child("service", serve_command(platform.service_port if platform else 0),
-                    {**service_env(data_dir, platform.service_env() if platform else None), **pace},
-                    data_dir / "serve.log")
-    # A later --throughput wins over the one command() may take from INBOX_SIMULATOR_THROUGHPUT.
-    simulator = None if platform is None else \
-        Child("simulator", [*platform.command(), "--throughput", str(sends_per_second)], dict(os.environ),
-              data_dir / "simulator.log")
-    try:
-        async with contextlib.AsyncExitStack() as running:
-            # The simulator starts last so that it stops first: it holds keep-alive connections to the service,
-            # which would wait its whole shutdown grace for them (the service stops its built-in one first too).
-            await running.enter_async_context(service.running(startup_timeout))
-            if simulator is not None:
-                await running.enter_async_context(simulator.running(startup_timeout))
-            target = target_from_ready(service.ready, simulator.ready["url"] if simulator else None)
-            print(f"service ready at {target.service_url} (simulator {target.simulator_url}"
-                  f"{', in a process of its own' if simulator else ''}), data in {data_dir}",
-                  file=sys.stderr, flush=True)
-            report = await measured_load(target, options, service, simulator)
-            report.mode = "spawn-separate-simulator" if simulator else "spawn"
-            report.sends_per_second = sends_per_second
-            return report
-    finally:
-        remove_data_dir(data_dir, [child for child in (service, simulator) if child is not None])
+    """The load against `serve --demo` on a fresh embedded PostgreSQL of its own, with its built-in simulator or
+    one in a process of its own; everything stopped at the end."""
+    async with spawned_demo(separate_simulator=separate_simulator, sends_per_second=sends_per_second,
+                            startup_timeout=startup_timeout) as spawned:
+        print(f"service {spawned.describe()}", file=sys.stderr, flush=True)
+        return await measured_load(spawned, options, sends_per_second)
 
 
-async def measured_load(target: Target, options: LoadOptions, service: Child, simulator: Child | None) -> Report:
-    """The load, with the CPU time the spawned processes used meanwhile (None without psutil)."""
-    service_before = service.cpu_seconds()
-    simulator_before = simulator.cpu_seconds() if simulator else None
-    report = await run_load(target, options)
-    report.service_cpu_seconds = cpu_since(service, service_before)
-    if simulator is not None:
-        report.simulator_cpu_seconds = cpu_since(simulator, simulator_before)
+async def run_on_nodes(reports: list[Report], options: LoadOptions, plan: NodesPlan, server_url: str,
+                       postgres: int | None, work_dir: Path) -> int:
+    """The load against `serve --nodes N` for each N of the plan in turn, each on a fresh database; each run's
+    report appended to `reports`."""
+    from inbox_actors.access.demo_workspace import DEMO_ANSWERS
+
+    # The same customers in every run (each has a fresh database and simulator), so that the runs compare.
+    options = replace(options, start_phone=options.start_phone or random_start_phone())
+
+    async def load(spawned: SpawnedService) -> None:
+        reports.append(await measured_load(spawned, options, plan.sends_per_second))
+
+    await each_node_count(plan, DEMO_ANSWERS, server_url, postgres, work_dir, load)
+    return 0
+
+
+async def measured_load(spawned: SpawnedService, options: LoadOptions, sends_per_second: int) -> Report:
+    """The load, its customers spread over the spawned service's workspaces, and the CPU time each process
+    started spent meanwhile (None where it cannot be read)."""
+    first, *others = spawned.workspaces
+    target = Target(spawned.simulator_url, first.phone_number_id, spawned.url, first.key,
+                    tuple(Number(w.phone_number_id, w.key) for w in others))
+    machine_started = machine_cpu()
+    report, spent = await spawned.measured(partial(run_load, target, options))
+    # The machine's share over the CPU figures' window (the load, its settling and the check), as own_share's.
+    report.machine_cpu_busy = busy_between(machine_started, machine_cpu())
+    report.process_cpu, report.node_figures, report.measured_seconds = spent.cpu, spent.nodes, spent.seconds
+    report.service_cpu_seconds, report.postgres_cpu_seconds = spent.service, spent.postgres
+    report.simulator_cpu_seconds = spent.simulator
+    report.mode = "spawn-separate-simulator" if spawned.simulator else "spawn"
+    report.nodes, report.sends_per_second = spawned.nodes, sends_per_second
     return report
 
 
-def cpu_since(child: Child, before: float | None) -> float | None:
-    return None if before is None else (child.cpu_seconds() or before) - before
+def throughput_ratios(summaries: list[dict[str, Any]]) -> list[float]:
+    """Each run's customer messages a second over the first run's."""
+    first = summaries[0]["messages_per_second"] or 1e-9
+    return [round(s["messages_per_second"] / first, 2) for s in summaries]
 
 
-def remove_data_dir(data_dir: Path, children: list[Child]) -> None:
-    if any(child.killed for child in children) or (data_dir / "pg" / "postmaster.pid").exists():
-        print(f"the service, its PostgreSQL or the simulator may still run; left {data_dir} in place",
-              file=sys.stderr)
-    else:
-        shutil.rmtree(data_dir, ignore_errors=True)
+def comparison(summaries: list[dict[str, Any]]) -> str:
+    """The runs side by side, and each one's throughput as a ratio to the first's."""
+    summaries = [{**s, "ratio": ratio} for s, ratio in zip(summaries, throughput_ratios(summaries))]
+
+    def ms(value: float | None, digits: int = 1) -> str:
+        return "-" if value is None else f"{value:,.{digits}f}"
+
+    def busy(s: dict[str, Any]) -> str:
+        """The whole machine's busy share, and the run's own processes' (what else runs takes the rest)."""
+        if s["machine_cpu_busy"] is None or s["own_cpu_share"] is None:
+            return "-"
+        return f"{s['machine_cpu_busy']:.0%} ({s['own_cpu_share']:.0%})"
+
+    rows = [
+        ("messages/s (delivered)", lambda s: f"{s['messages_per_second']:,.1f}"),
+        ("bot answers/s", lambda s: f"{s['bot_answers_per_second']:,.1f}"),
+        ("bot round trip p50 ms", lambda s: ms(s["bot_round_trip_ms"]["p50"])),
+        ("bot round trip p95 ms", lambda s: ms(s["bot_round_trip_p95_ms"])),
+        ("webhook latency p50 ms", lambda s: ms(s["webhook_latency_ms"]["p50"])),
+        ("webhook latency p95 ms", lambda s: ms(s["webhook_latency_p95_ms"])),
+        *((f"CPU/message {who} ms", lambda s, who=who: ms(s["cpu_ms_per_message"].get(who), 2))
+          for who in ("service", "postgres", "simulator", "client", "all")),
+        ("machine busy (the run's)", busy),
+        ("requests relayed", lambda s: f"{s['requests_relayed']} of {s['requests_answered']}"),
+        ("workspaces held", lambda s: "/".join(map(str, s["workspaces_held"] or []))),
+        ("errors", lambda s: str(s["error_count"])),
+        ("throughput ratio", lambda s: f"{s['ratio']:.2f}"),
+    ]
+    width = max(14, *(len(cell(s)) + 2 for _, cell in rows for s in summaries))
+    heads = [f"--nodes {s['nodes']}" for s in summaries]
+    lines = [f"{'':<24}" + "".join(f"{head:>{width}}" for head in heads)]
+    lines += [f"{label:<24}" + "".join(f"{cell(s):>{width}}" for s in summaries) for label, cell in rows]
+    return "\n".join(lines)
 
 
 # -- the command line ---------------------------------------------------------------------------------------
@@ -691,6 +820,20 @@ def read_ready_file(path: str) -> dict:
     if ready is None:
         raise ValueError(f"{path} holds no ready line")
     return ready
+
+
+def node_count(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 64:
+        raise argparse.ArgumentTypeError("must be 1 to 64, as with serve --nodes")
+    return value
+
+
+def node_counts(text: str) -> tuple[int, ...]:
+    counts = tuple(node_count(part) for part in text.split(","))
+    if len(counts) < 2:
+        raise argparse.ArgumentTypeError("two or more node counts: 1,2")
+    return counts
 
 
 def positive_int(text: str) -> int:
@@ -734,6 +877,19 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, Target | Non
                             "WHATSAPP_SENDS_PER_SECOND and the simulator's throughput (80, the platform's default "
                             "tier; 1000 its top tier). Every bot answer goes through it: at 80 a 200x5 run cannot "
                             "exceed about 100 messages/s")
+    nodes = parser.add_argument_group(
+        "several nodes and workspaces (these start `serve` on a database made by the script)")
+    nodes.add_argument("--nodes", type=node_count, metavar="N",
+                       help="with --spawn: start `inbox-actors serve --nodes N` (N node processes behind one port)")
+    nodes.add_argument("--workspaces", type=positive_int, metavar="W",
+                       help="with --spawn: W workspaces, each with its own business number and the demo's bot "
+                            "answers; customer i writes to workspace i mod W")
+    nodes.add_argument("--compare-nodes", type=node_counts, metavar="N,N..",
+                       help="the same load against `serve --nodes N` for each N in turn (implies --spawn "
+                            "--separate-simulator), each on a fresh database; then the runs side by side")
+    add_database_url(nodes, help="with --nodes, --workspaces or --compare-nodes: a PostgreSQL server to use "
+                                 "instead of the embedded one (a database of its own is made there for each run "
+                                 "and dropped; its CPU is then not measured)")
     load = parser.add_argument_group("load")
     load.add_argument("--customers", type=positive_int, default=200)
     load.add_argument("--messages-per-customer", type=positive_int, default=5)
@@ -761,6 +917,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, Target | Non
                           verify=max(0, args.verify), rate=args.rate)
     try:
         customer_phones(options.start_phone or random_start_phone(), options.customers)
+        args.plan = nodes_plan(args)
         if args.separate_simulator and not args.spawn:
             raise ValueError("--separate-simulator goes with --spawn")
         if args.sends_per_second != DEFAULT_SENDS_PER_SECOND and not args.spawn:
@@ -785,25 +942,52 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, Target | Non
     return args, target, options
 
 
+def nodes_plan(args: argparse.Namespace) -> NodesPlan | None:
+    """The runs of `serve --nodes N` that --nodes, --workspaces or --compare-nodes ask for (None: none asked)."""
+    if args.compare_nodes is not None:
+        if args.nodes is not None:
+            raise ValueError("--nodes or --compare-nodes, not both")
+        args.spawn = args.separate_simulator = True   # the simulator's CPU its own in every run
+    elif args.nodes is None and args.workspaces is None:
+        if args.database_url:
+            raise ValueError("--database-url goes with --nodes, --workspaces or --compare-nodes")
+        return None
+    elif not args.spawn:
+        raise ValueError("--nodes and --workspaces go with --spawn")
+    return NodesPlan(counts=args.compare_nodes or (args.nodes or 1,), workspaces=args.workspaces or 1,
+                     separate_simulator=args.separate_simulator, sends_per_second=args.sends_per_second,
+                     startup_timeout=args.startup_timeout)
+
+
 def main(argv: list[str] | None = None) -> int:
     args, target, options = parse_args(argv)
-    report, problem = None, None
+    reports: list[Report] = []
+    problem = None
     try:
-        if target is None:
-            report = trio.run(spawn_and_run, options, args.startup_timeout, args.separate_simulator,
-                              args.sends_per_second)
+        if args.plan is not None:   # its own Ctrl-C message; its exit status says no more than `reports` does
+            run_on_postgres("load", args.database_url, run_on_nodes, reports, options, args.plan)
+        elif target is None:
+            reports.append(trio.run(spawn_and_run, options, args.startup_timeout, args.separate_simulator,
+                                    args.sends_per_second))
         else:
-            report = trio.run(run_load, target, options)
+            reports.append(trio.run(run_load, target, options))
     except* CannotRun as failed:
         problem = str(failed.exceptions[0])
     except* KeyboardInterrupt:
         problem = "interrupted" + ("; what it started was stopped" if target is None else "")
-    if report is None:
-        print(problem, file=sys.stderr)
+    if not reports or (args.plan is not None and len(reports) < len(args.plan.counts)):
+        if problem:
+            print(problem, file=sys.stderr)
         return 1
-    print(report.text())
-    print(json.dumps(report.summary()), flush=True)
-    return 1 if report.error_count() else 0
+    for report in reports:
+        print(report.text())
+    summaries = [report.summary() for report in reports]
+    if len(reports) > 1:
+        print(comparison(summaries))
+        print(json.dumps({"runs": summaries, "throughput_ratios": throughput_ratios(summaries)}), flush=True)
+    else:
+        print(json.dumps(summaries[0]), flush=True)
+    return 1 if any(report.error_count() for report in reports) else 0
 
 
 if __name__ == "__main__":

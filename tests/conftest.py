@@ -128,6 +128,13 @@ def cheap_password_hashing(request, monkeypatch):
     passwords.dummy_hash.cache_clear()
 
 
+def pytest_addoption(parser) -> None:
+    parser.addoption(
+        "--nodes", type=int, default=1, metavar="N",
+        help="run the e2e tests' service as N nodes on one database, each request of its client sent to the next "
+             "node (tests/e2e/running_nodes.py); tests marked single_node are skipped (docs/development.md)")
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     """A run that left out the browser tests says so at its end, where nobody can miss it."""
     if skipping_on_purpose():

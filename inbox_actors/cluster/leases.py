@@ -66,7 +66,7 @@ class LeaseKeeper:
 
     def __init__(self, db: Database, node_id: str | None, *, on_lost: Callable[[int], object],
                  ttl: float = LEASE_SECONDS, margin: float = MARGIN_SECONDS,
-                 fence_out_after: float = FENCE_OUT_AFTER_SECONDS) -> None:
+                 fence_out_after: float = FENCE_OUT_AFTER_SECONDS, announce: bool = False) -> None:
         if not 0 < margin < ttl:
             raise ValueError("the margin must be positive and shorter than the lease")
         self.db = db
@@ -77,6 +77,8 @@ class LeaseKeeper:
             self._named.set()
         self.ttl, self.margin = ttl, margin
         self.fence_out_after = fence_out_after
+        # Whether the node says it is alive at every renewal (cluster_nodes), so that nodes rebalancing count it.
+        self.announce = announce
         self.on_lost = on_lost
         self._held: dict[int, _Hold] = {}
         self._changed = trio.Event()     # a lease taken: the watch looks at the deadlines again
@@ -168,7 +170,7 @@ class LeaseKeeper:
         held = list(self._held)
         for workspace in held:
             await self.release(workspace)
-        if self._named.is_set():
+        if self.announce and self._named.is_set():
             await _whole(workspace_leases.leaving(self.db, self.node_id))
         return len(held)
 
@@ -187,7 +189,8 @@ class LeaseKeeper:
             held = self.held()
             sent = trio.current_time()
             try:
-                await _whole(workspace_leases.seen(self.db, self.node_id))
+                if self.announce:
+                    await _whole(workspace_leases.seen(self.db, self.node_id))
                 renewed = await _whole(workspace_leases.renew(self.db, self.node_id, held,
                                                               timedelta(seconds=self.ttl)))
             except DatabaseUnavailable as err:

@@ -1,4 +1,5 @@
-"""The real service on a real socket (Hypercorn on 127.0.0.1, an ephemeral port), driven over HTTP."""
+"""The real service on a real socket (Hypercorn on 127.0.0.1, an ephemeral port), driven over HTTP: one node, or with
+`--nodes N` N nodes on one database sharing one port (tests/e2e/running_nodes.py, docs/development.md)."""
 
 from __future__ import annotations
 
@@ -6,21 +7,20 @@ import fcntl
 import hashlib
 import ipaddress
 import tempfile
-from dataclasses import dataclass
-from functools import partial
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 import msgspec
 import pytest
-import trio
 from quart_trio import QuartTrio
 
 from inbox_actors.runtime import ActorSystem
-from inbox_http.server import build_app, serve_app
 from inbox_http.settings import Settings
 from persistence.database import Database
 from tests.browser import artifacts, chromium  # noqa: F401 (fixtures of the web pages' tests)
+from tests.e2e.running_nodes import ActorsOfNodes, Node, Spread, running_cluster, running_node
 
 
 @dataclass
@@ -32,6 +32,32 @@ class RunningService:
     client: httpx.AsyncClient
     # The built-in WhatsApp simulator the service sends through (None with WHATSAPP_API_URL set).
     simulator_url: str | None = None
+    # Every node (one, unless `--nodes N`). With several, `url` is the port they share, `client` sends each request
+    # to the next node, `app` is the first node's and `actors` finds a workspace's actor on the node holding it
+    # (running_nodes.ActorsOfNodes).
+    nodes: list[Node] = field(default_factory=list)
+
+    def db_of(self, workspace_id: int) -> Database:
+        """The connection pool of the node holding the workspace (each node has its own): where a fault planned
+        with `fail_next` meets the statements of the workspace's requests. `db` with one node."""
+        holder = next((node for node in self.nodes if node.holds(workspace_id)), None)
+        return holder.state.db if holder is not None and len(self.nodes) > 1 else self.db
+
+
+def node_count(config: pytest.Config) -> int:
+    """How many nodes the `service` fixture starts (`--nodes`, tests/conftest.py)."""
+    return config.getoption("nodes")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With several nodes, a test marked `single_node` (it looks inside one node) is skipped, with its reason."""
+    if node_count(config) == 1:
+        return
+    for item in items:
+        marker = item.get_closest_marker("single_node")
+        if marker is not None:
+            why = marker.args[0] if marker.args else marker.kwargs.get("reason", "looks inside one node")
+            item.add_marker(pytest.mark.skip(reason=f"single_node: {why}"))
 
 
 @pytest.fixture
@@ -55,18 +81,29 @@ def extra_blueprints() -> list:
 
 
 @pytest.fixture
-async def service(db: Database, service_settings: Settings, extra_actor_kinds, extra_blueprints):
-    app = await build_app(db, service_settings, extra_kinds=extra_actor_kinds)
-    for blueprint in extra_blueprints:
-        app.register_blueprint(blueprint)
-    stop = trio.Event()
-    async with trio.open_nursery() as nursery:
-        url = await nursery.start(partial(serve_app, app, shutdown_trigger=stop.wait))
-        async with httpx.AsyncClient(base_url=url, timeout=10) as client:
-            state = app.extensions["inbox"]
-            yield RunningService(url=url, app=app, actors=state.actors, db=db, client=client,
-                                 simulator_url=state.platform.simulator_url)
-        stop.set()
+async def service(request, db: Database, service_settings: Settings, extra_actor_kinds, extra_blueprints):
+    count = node_count(request.config)
+    if count > 1:
+        async with spread_service(db, service_settings, count, extra_actor_kinds, extra_blueprints) as running:
+            yield running
+        return
+    async with running_node(db, service_settings, extra_kinds=extra_actor_kinds, blueprints=extra_blueprints) as node:
+        yield RunningService(url=node.url, app=node.app, actors=node.state.actors, db=db, client=node.client,
+                             simulator_url=node.simulator_url, nodes=[node])
+
+
+@asynccontextmanager
+async def spread_service(db: Database, settings: Settings, count: int, extra_actor_kinds, extra_blueprints):
+    """The service as `count` nodes on one database, as `inbox-actors serve --nodes N` runs it: the kernel spreads
+    the connections made to `url` over them, and `client` sends each request to the next node in turn, so every
+    workspace's calls land on all of them and most are relayed to the node holding it."""
+    async with running_cluster(db, settings, count, extra_kinds=extra_actor_kinds,
+                               blueprints=extra_blueprints) as (url, nodes):
+        async with httpx.AsyncClient(base_url=url, timeout=10,
+                                     transport=Spread([node.url for node in nodes])) as client:
+            first = nodes[0]
+            yield RunningService(url=url, app=first.app, actors=ActorsOfNodes(nodes), db=db, client=client,
+                                 simulator_url=first.simulator_url, nodes=nodes)
 
 
 @pytest.fixture

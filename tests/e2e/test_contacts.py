@@ -454,7 +454,7 @@ async def test_a_read_only_key_and_a_key_without_contacts_scope_are_refused(serv
 
 
 async def test_an_unexpected_failure_is_the_spec_500_sentence_and_the_card_recovers(api, asha):
-    broken = api.service.db.fail_next(reads_a_contact, RuntimeError("disk on fire"))
+    broken = api.service.db_of(api.workspace_id).fail_next(reads_a_contact, RuntimeError("disk on fire"))
     response = await api.put("name", "Asha Rao")
     assert (response.status_code, response.json()) == (500, {"error": "An internal error occurred. Please try again."})
     assert broken.raised == 1

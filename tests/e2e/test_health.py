@@ -17,6 +17,10 @@ from tests.conftest import admin_execute
 from tests.e2e.conftest import bearer, with_settings
 from tests.waiting import eventually
 
+# With several nodes (--nodes 2), `service.actors` of a kind of the test's own is the first node's, and /health/actors
+# reports the node a request lands on.
+first_nodes_actors = pytest.mark.single_node("drives the first node's actors, reads them through /health/actors")
+
 GATE: list[trio.Event] = []
 HOLDING: list[trio.Event] = []
 
@@ -50,6 +54,7 @@ async def test_health_says_the_database_answers(service):
                                "activity_records_dropped": 0}
 
 
+@first_nodes_actors
 async def test_actor_summary_and_details(service):
     for key in ("a", "b", "c"):
         await service.actors.ref("counter", key).ask("tick")
@@ -69,6 +74,7 @@ async def test_actor_summary_and_details(service):
     assert missing.status_code == 404 and missing.json()["error"] == "not_found"
 
 
+@first_nodes_actors
 async def test_a_crashing_actor_touches_nothing_else(service):
     healthy = service.actors.ref("counter", "healthy")
     assert await healthy.ask("tick") == 1
@@ -90,6 +96,7 @@ async def test_a_crashing_actor_touches_nothing_else(service):
     assert (await service.client.get("/api/reporting/v1/whoami", headers=bearer(issued.key))).status_code == 200
 
 
+@pytest.mark.single_node("/health/actors reports the node it lands on; the call's actors are on the workspace's node")
 async def test_request_actors_show_up_per_kind(service):
     issued = await builders.plaintext_key(service.db)
     await service.client.get("/api/reporting/v1/whoami", headers=bearer(issued.key))
@@ -169,6 +176,7 @@ class TestVitalKind:
         return [ActorKind(name="fragile", factory=Counter, max_restarts=0, circuit_failures=2, vital=True,
                           failed_cooldown=60)]
 
+    @pytest.mark.single_node("fails a kind on the first node; /health and /health/actors report the node they land on")
     async def test_readiness_is_false_while_a_vital_kind_is_failing_and_its_calls_fail_fast(self, service):
         for key in ("a", "b"):
             with pytest.raises(ActorCrashed):
@@ -198,7 +206,8 @@ async def test_ready_and_live_probes_answer_while_the_service_serves(service):
 
 
 async def test_while_draining_readiness_is_503_and_liveness_stays_200(service):
-    service.app.extensions["inbox"].lifecycle.draining = True  # what SIGTERM sets first
+    for node in service.nodes:  # every node of the service (SIGTERM to `serve --nodes N` reaches each)
+        node.app.extensions["inbox"].lifecycle.draining = True  # what SIGTERM sets first
     ready = await service.client.get("/health/ready")
     assert ready.status_code == 503
     assert ready.json()["ready"] is False and ready.json()["draining"] is True
@@ -220,6 +229,7 @@ class TestProbesWithAToken:
         assert (await service.client.get("/health/actors", headers=remote)).status_code == 401
 
 
+@first_nodes_actors
 async def test_actor_times_are_utc_iso_and_seconds_ago_and_the_oldest_message_has_an_age(service):
     GATE[:], HOLDING[:] = [trio.Event()], [trio.Event()]
     ref = service.actors.ref("counter", "slow")
@@ -255,6 +265,7 @@ async def test_actor_times_are_utc_iso_and_seconds_ago_and_the_oldest_message_ha
     assert detail["messages_handled"] == 3 and detail["last_activity_seconds_ago"] < 5
 
 
+@first_nodes_actors
 async def test_a_crash_shows_when_it_happened(service):
     with pytest.raises(ActorCrashed):
         await service.actors.ref("counter", "c").ask("crash")

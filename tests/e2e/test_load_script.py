@@ -1,8 +1,10 @@
-"""scripts/load_chats.py, driven against the in-process service: a handful of customers, every count checked."""
+"""scripts/load_chats.py, driven against the in-process service: a handful of customers, every count checked; and run
+as a user runs it against `serve --nodes 2` with two workspaces."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -12,6 +14,8 @@ from inbox_actors.access import accounts
 from inbox_actors.access.demo_workspace import DEMO_ANSWERS
 from inbox_actors.conversations import bot
 from tests import builders
+from tests.e2e.test_bench_reporting_script import ONE_BENCH_DATABASE_AT_A_TIME, bench_databases
+from tests.e2e.test_webhook_scripts import run_script
 
 _SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 _spec = importlib.util.spec_from_file_location("load_chats", _SCRIPTS / "load_chats.py")
@@ -21,6 +25,7 @@ load_chats = sys.modules.setdefault("load_chats", importlib.util.module_from_spe
 sys.path.insert(0, str(_SCRIPTS))
 try:
     _spec.loader.exec_module(load_chats)
+    from harness.simulator import SeparateSimulator
 finally:
     sys.path.remove(str(_SCRIPTS))
 
@@ -102,7 +107,7 @@ def test_separate_simulator_goes_with_spawn():
 
 
 def test_the_separate_simulator_and_the_service_are_given_the_same_secrets_and_each_others_ports():
-    platform = load_chats.SeparateSimulator.on_free_ports()
+    platform = SeparateSimulator.on_free_ports()
     command = platform.command()
     option = dict(zip(command[command.index("simulator") + 1::2], command[command.index("simulator") + 2::2]))
     env = platform.service_env()
@@ -113,3 +118,25 @@ def test_the_separate_simulator_and_the_service_are_given_the_same_secrets_and_e
     assert (option["--app-secret"], option["--access-token"]) == (env["WHATSAPP_APP_SECRET"],
                                                                    env["WHATSAPP_ACCESS_TOKEN"])
     assert env["WHATSAPP_VERIFY_TOKEN"]
+
+
+@pytest.mark.slow
+@ONE_BENCH_DATABASE_AT_A_TIME
+def test_two_nodes_serve_two_workspaces_and_every_process_started_is_measured(postgres_server):
+    before = bench_databases(postgres_server.admin_url)
+    done = run_script("load_chats.py", "--spawn", "--nodes", "2", "--workspaces", "2", "--separate-simulator",
+                      "--customers", "4", "--messages-per-customer", "3", "--poll-interval", "0.02",
+                      "--database-url", postgres_server.admin_url)
+
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    summary = json.loads(done.stdout.splitlines()[-1])
+    assert (summary["nodes"], summary["workspaces"], summary["errors"]) == (2, 2, {})
+    assert (summary["messages_delivered"], summary["bot_answers"], summary["handoffs"]) == (12, 8, 4)
+    assert summary["simulator"]["sends_accepted"] == 8 and summary["stray_answers"] == 0
+    assert summary["chats_verified"] == 4          # each chat read back with its own workspace's key
+    assert len(summary["workspaces_held"]) == 2 and sum(summary["workspaces_held"]) == 2
+    assert 0 <= summary["requests_relayed"] <= summary["requests_answered"]
+    # Every process started, the parent and each node apart; PostgreSQL is --database-url's, not measured.
+    assert set(summary["process_cpu_seconds"]) == {"serve", "node-1", "node-2", "simulator"}
+    assert summary["cpu_ms_per_message"]["service"] > 0 and "postgres" not in summary["cpu_ms_per_message"]
+    assert bench_databases(postgres_server.admin_url) == before

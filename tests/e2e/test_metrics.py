@@ -40,6 +40,7 @@ def value(samples: dict, name: str, **labels: str) -> float:
     return sum(v for sample_labels, v in samples.get(name, []) if labels.items() <= sample_labels.items())
 
 
+@pytest.mark.single_node("a scrape counts one process's requests, sends and deliveries; each node counts its own")
 async def test_a_scrape_counts_what_the_service_did(service):
     workspace_id, number, _, key = await scale_workspace(service.db)
     limited = await builders.plaintext_key(service.db, rate_limit_per_minute=10)
@@ -110,6 +111,7 @@ async def _scraped_with_attempt(service):
     return samples if value(samples, "inbox_webhook_delivery_attempts_total", outcome="rejected") else None
 
 
+@pytest.mark.single_node("the overview reads one process's counters; each node counts its own")
 async def test_the_overview_reads_the_same_counters_and_names_the_failing_endpoint(service):
     workspace_id, number, _, key = await scale_workspace(service.db)
     async with webhook_receiver() as receiver:

@@ -5,55 +5,23 @@ because every one of them is served by the node holding the workspace's lease, t
 from __future__ import annotations
 
 import re
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from functools import partial
 
-import httpx
 import pytest
 import trio
 
-from inbox_http.server import build_app, serve_app
-from inbox_http.settings import Settings
 from tests.e2e.chat_helpers import chat, customer_writes, outbox_events, scale_workspace
 from tests.e2e.conftest import bearer, with_settings
+from tests.e2e.running_nodes import cluster_settings, on_first_nodes_platform, running_node
 from tests.waiting import eventually
 
 PHONE = "919812345777"
 
 
-@dataclass
-class Node:
-    url: str
-    state: object
-    client: httpx.AsyncClient
-    simulator_url: str | None       # the platform's, for the chat helpers
-
-    def holds(self, workspace_id: int) -> bool:
-        return self.state.placement.holds(workspace_id)
-
-    def live(self, kind: str) -> int:
-        return self.state.actors.summary().kinds[kind].live
-
-
-@asynccontextmanager
-async def running_node(db, settings: Settings):
-    app = await build_app(db, settings)
-    stop = trio.Event()
-    async with trio.open_nursery() as nursery:
-        url = await nursery.start(partial(serve_app, app, shutdown_trigger=stop.wait))
-        async with httpx.AsyncClient(base_url=url, timeout=10) as client:
-            state = app.extensions["inbox"]
-            yield Node(url=url, state=state, client=client, simulator_url=state.platform.simulator_url)
-        stop.set()
-
-
 @pytest.fixture
 async def nodes(db, service_settings):
-    shared = with_settings(service_settings, cluster_secret="test-cluster-secret", whatsapp_app_secret="app-secret",
-                           whatsapp_access_token="access-token", whatsapp_verify_token="verify-token")
+    shared = cluster_settings(service_settings)
     async with running_node(db, shared) as first:
-        platform = with_settings(shared, whatsapp_api_url=first.state.platform.simulator_url)
+        platform = on_first_nodes_platform(shared, first)
         async with running_node(db, platform) as second, running_node(db, platform) as third:
             yield [first, second, third]
 

@@ -49,7 +49,7 @@ async def test_a_crash_before_the_outcome_is_committed_is_in_doubt_until_the_sta
     workspace_id, number, _, key = await scale_workspace(service.db)
     await customer_writes(service, number, PHONE, "hello")
     # The process dies between the platform's answer and the commit of the outcome (once).
-    service.db.fail_next(records_a_send_outcome, RuntimeError("killed mid-send"))
+    service.db_of(workspace_id).fail_next(records_a_send_outcome, RuntimeError("killed mid-send"))
     body, headers = {"to": PHONE, "message": "Only once"}, {"Idempotency-Key": "order-42-shipped"}
     first = await send(service, key, body, **headers)
     assert first.status_code == 500

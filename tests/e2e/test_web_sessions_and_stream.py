@@ -180,7 +180,8 @@ async def test_the_stream_ends_when_the_service_begins_to_drain(service, db):
         with trio.fail_after(10):
             async with trio.open_nursery() as nursery:
                 await nursery.start(_events, client, found)
-                service.app.extensions["inbox"].lifecycle.begin_draining()
+                for node in service.nodes:  # every node: the stream may be relayed to the workspace's own
+                    node.app.extensions["inbox"].lifecycle.begin_draining()
         # The reading task returned by itself: the stream ended.
 
 
