@@ -119,5 +119,14 @@ class ConnectionPool:
                 self._idle.clear()
 
 
+class CannotConnect(ConnectionError):
+    """PostgreSQL answered a new connection with an error (no such database, a role refused, too many clients): a
+    failure of the connection, like one that was never answered, which callers treat as the database being out of
+    reach rather than as their statement's fault."""
+
+
 async def _connect(url: str, options: dict[str, Any]) -> asyncpg.Connection:
-    return await aio_as_trio(asyncpg.connect)(url, **options)
+    try:
+        return await aio_as_trio(asyncpg.connect)(url, **options)
+    except asyncpg.PostgresError as err:
+        raise CannotConnect(f"{type(err).__name__}: {err}") from err

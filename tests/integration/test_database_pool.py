@@ -31,6 +31,18 @@ async def test_a_transaction_waiting_for_a_connection_gives_up_at_the_acquire_ti
         await db.close()
 
 
+async def test_a_connection_refused_by_postgresql_later_on_is_the_database_out_of_reach(database_url):
+    """A statement that needs a new connection, which PostgreSQL refuses (here: its database is gone), fails as an
+    outage (DatabaseUnavailable), as one the server never answered does, not as the statement's own error: the lease
+    keeper and the health probe treat it so."""
+    db = await Database.connect(database_url.rsplit("/", 1)[0] + "/no_such_database", min_size=0)
+    try:
+        with pytest.raises(DatabaseUnavailable, match="InvalidCatalogNameError"):
+            await db.fetchval("SELECT 1")
+    finally:
+        await db.close()
+
+
 async def test_a_wait_for_a_connection_cancelled_meanwhile_gives_the_connection_back(database_url):
     db = await Database.connect(database_url, min_size=1, max_size=1)
     try:
