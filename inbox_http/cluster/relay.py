@@ -7,7 +7,8 @@
   again; any other is streamed to the target as it arrives (chunked unless the client declared its length).
 - The answer streams back chunk by chunk: Server-Sent Events stay open for minutes. A client that leaves closes
   the connection to the target at once; an answer the target breaks off is broken off to the client (the relay
-  returns without ending the body, and the front server closes the client's connection).
+  returns without ending the body, and the front server closes the client's connection). An event stream ends
+  cleanly when this node begins to drain (event_stream_cut.py), as the streams it serves itself do.
 - Connections are kept alive per target (outbound_http/connections.py's pool) and go back only after a clean
   exchange. A reused one that fails before any byte of the answer was closed by the target while idle: the
   request goes once more on a new connection if its body was read whole, else the answer is 502.
@@ -43,6 +44,7 @@ from inbox_actors.outbound_http.connections import (
     open_connection,
 )
 from inbox_http.cluster.asgi import Receive, Scope, Send, target_of
+from inbox_http.cluster.event_stream_cut import StreamCut, is_event_stream
 from inbox_http.cluster.forwarding_proof import FORWARDING, proof_headers
 from inbox_http.cluster.hop_headers import declared_length, is_hop_by_hop, nominated_hop_by_hop, response_headers
 
@@ -89,11 +91,12 @@ class _Opening:
 class NodeRelay:
     """Forwards requests to other nodes over kept-alive HTTP/1.1 connections (h11 over trio).
 
-    `aclose()` closes the idle connections; those in use close when their exchange ends.
+    `aclose()` closes the idle connections; those in use close when their exchange ends. `drain_began`, set when
+    this node begins to drain, ends the event streams it relays.
     """
 
     def __init__(self, *, node_id: str, secret: bytes, max_idle_per_host: int = 32,
-                 first_byte_timeout: float = FIRST_BYTE_TIMEOUT) -> None:
+                 first_byte_timeout: float = FIRST_BYTE_TIMEOUT, drain_began: trio.Event | None = None) -> None:
         if not _NODE_ID.fullmatch(node_id):
             raise ValueError(f"a node id is visible ASCII without spaces, not {node_id!r}")
         if not secret:
@@ -102,6 +105,7 @@ class NodeRelay:
         self._node_id = node_id.encode("ascii")
         self._secret = secret
         self._first_byte_timeout = first_byte_timeout
+        self._drain_began = drain_began
         self._idle = IdleConnections(max_idle_per_host=max_idle_per_host)
         self._tls = TlsContext()
         self._targets: dict[str, _Target] = {}
@@ -196,7 +200,8 @@ class NodeRelay:
             connection.protocol.start_next_cycle()
             self._idle.put(target.key, connection)
 
-        exchange = _Exchange(connection, opening, receive, send, self._first_byte_timeout, give_back)
+        exchange = _Exchange(connection, opening, receive, send, self._first_byte_timeout, give_back,
+                             self._drain_began)
         try:
             outcome = await exchange.run(request, deadline)
         finally:
@@ -251,13 +256,14 @@ class _Exchange:
     waits for the client to leave, which ends both."""
 
     def __init__(self, connection: Connection, opening: _Opening, receive: Receive, send: Send,
-                 first_byte_timeout: float, give_back: Callable[[], None]) -> None:
+                 first_byte_timeout: float, give_back: Callable[[], None], drain_began: trio.Event | None) -> None:
         self.connection = connection
         self.opening = opening
         self.receive = receive
         self.send = send
         self.first_byte_timeout = first_byte_timeout
         self.give_back = give_back
+        self.drain_began = drain_began
         self.given_back = False           # to the pool, once both sides of the exchange finished cleanly
         self.error: str | None = None
         self.answered = False             # a byte of the answer arrived
@@ -302,9 +308,15 @@ class _Exchange:
             return _Outcome.NO_ANSWER if self.request_written else _Outcome.UNREACHABLE
         await self.send({"type": "http.response.start", "status": response.status_code,
                          "headers": response_headers(response.headers)})
+        # Only an event stream ends at the drain: its client reconnects elsewhere, while any other answer has an
+        # end its client needs, which the grace period leaves it time to reach (event_stream_cut.py).
+        cut = StreamCut(self.drain_began if is_event_stream(response.headers) else None)
+        cut.start(nursery)
         try:
-            while type(event := await self._next_event()) is h11.Data:
+            while type(event := await cut.next(self._next_event)) is h11.Data:
                 await self.send({"type": "http.response.body", "body": event.data, "more_body": True})
+            if event is None:
+                return await self._end_at_drain()
             if type(event) is not h11.EndOfMessage:
                 raise h11.RemoteProtocolError("the connection closed inside the answer")
         except EXCHANGE_FAILURES as err:
@@ -315,6 +327,13 @@ class _Exchange:
             # Before the client hears the end, so its next request finds the connection idle.
             self.give_back()
             self.given_back = True
+        await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+        return _Outcome.DONE
+
+    async def _end_at_drain(self) -> _Outcome:
+        """The client hears the end of the answer; the connection to the target, mid-answer, is closed rather than
+        given back, which ends the stream there too."""
+        self.response_done = True     # for the client: its leaving, said inside the last send, must not cancel it
         await self.send({"type": "http.response.body", "body": b"", "more_body": False})
         return _Outcome.DONE
 

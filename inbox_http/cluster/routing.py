@@ -155,7 +155,8 @@ class WorkspaceRouting:
 
     def _relayer(self) -> NodeRelay:
         if self._relay is None:
-            self._relay = NodeRelay(node_id=self.state.placement.node_id, secret=self.secret)
+            self._relay = NodeRelay(node_id=self.state.placement.node_id, secret=self.secret,
+                                    drain_began=self.state.lifecycle.drain_began)
         return self._relay
 
     def requests_under_way(self, workspace_id: int) -> int:
