@@ -58,6 +58,28 @@ async def running_node(db: Database, settings: Settings, *, extra_kinds: Iterabl
         stop.set()
 
 
+@asynccontextmanager
+async def own_pool(db: Database, settings: Settings) -> AsyncIterator[Database]:
+    """A Database of its own on the database of `db` (a pool of `settings.db_pool_size`), closed on leaving: what a
+    further node of one test runs on, as each process of `inbox-actors serve --nodes N` has its own. Nodes sharing
+    one Database would take each other's LISTEN connections (it keeps one per name) and miss notifications."""
+    own = await Database.connect(db.url, min_size=1, max_size=settings.db_pool_size)
+    try:
+        yield own
+    finally:
+        await own.close()
+
+
+@asynccontextmanager
+async def running_node_of_its_own(db: Database, settings: Settings, *, extra_kinds: Iterable = (),
+                                  blueprints: Iterable = ()) -> AsyncIterator[Node]:
+    """`running_node` on a pool of its own (`own_pool`) on the database of `db`: a further node next to one running
+    on `db`. Stopped before its pool is closed."""
+    async with own_pool(db, settings) as own, running_node(own, settings, extra_kinds=extra_kinds,
+                                                          blueprints=blueprints) as node:
+        yield node
+
+
 def cluster_settings(settings: Settings) -> Settings:
     """What every node of one cluster shares: the cluster's secret and, unless the settings name a platform of their
     own, the secrets of the built-in simulator the first node runs for all of them."""
@@ -82,9 +104,8 @@ async def running_cluster(db: Database, settings: Settings, count: int, *, extra
                           blueprints: Iterable = ()) -> AsyncIterator[tuple[str, list[Node]]]:
     """`count` nodes sharing one service port (SO_REUSEPORT: the kernel spreads the connections made to it over
     them, as under `inbox-actors serve --nodes N`), each with a port of its own the others relay to, and a pool of
-    its own on the database of `db` (the first node's is `db`), as each process has: nodes sharing one Database
-    would take each other's LISTEN connections (it keeps one per name) and miss notifications. Yields the service's
-    URL and the nodes."""
+    its own on the database of `db` (the first node's is `db`; the others', `own_pool`), as each process has.
+    Yields the service's URL and the nodes."""
     reservation, port = reserve_service_port(settings.host, 0)
     reserved, own_ports = reserve_ports(settings.host, count)
     shared = _replace(cluster_settings(settings), port=port, reuse_port=True)
@@ -96,10 +117,8 @@ async def running_cluster(db: Database, settings: Settings, count: int, *, extra
             nodes = [first]
             further = on_first_nodes_platform(shared, first)
             for own_port in own_ports[1:]:
-                own_db = await Database.connect(db.url, min_size=1, max_size=settings.db_pool_size)
-                stack.push_async_callback(own_db.close)
-                nodes.append(await stack.enter_async_context(running_node(
-                    own_db, _replace(further, node_port=own_port), extra_kinds=extra_kinds, blueprints=blueprints)))
+                nodes.append(await stack.enter_async_context(running_node_of_its_own(
+                    db, _replace(further, node_port=own_port), extra_kinds=extra_kinds, blueprints=blueprints)))
             # Every node listens on the service port and its own now: nothing else can take them.
             for held in (reservation, *reserved):
                 held.close()

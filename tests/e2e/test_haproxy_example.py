@@ -27,7 +27,7 @@ from inbox_actors.access import accounts
 from inbox_http.web import live_stream
 from tests.e2e.chat_helpers import customer_writes, scale_workspace
 from tests.e2e.conftest import bearer, with_settings
-from tests.e2e.test_nodes import running_node
+from tests.e2e.running_nodes import running_node, running_node_of_its_own
 from tests.haproxy import HOW_TO_GET_ONE, find_haproxy
 from tests.waiting import eventually
 
@@ -123,12 +123,12 @@ async def test_the_haproxy_example_in_front_of_three_nodes(db, service_settings,
     port = free_port()
     config, log = tmp_path / "haproxy.cfg", tmp_path / "haproxy.log"
     async with (running_node(db, shared) as first,
-                running_node(db, with_settings(shared, whatsapp_api_url=first.simulator_url)) as second,
+                running_node_of_its_own(db, with_settings(shared, whatsapp_api_url=first.simulator_url)) as second,
                 through_haproxy(port, ca) as client, through_haproxy(port, ca) as browser,
                 trio.open_nursery() as nursery):
         async with (trio.open_nursery() as during_the_stop,
-                    running_node(db, with_settings(shared, whatsapp_api_url=first.simulator_url,
-                                                   drain_seconds=3.0)) as third):
+                    running_node_of_its_own(db, with_settings(shared, whatsapp_api_url=first.simulator_url,
+                                                              drain_seconds=3.0)) as third):
             config.write_text(filled_in(example_config(), {
                 "bind :443": f"bind 127.0.0.1:{port}", "/etc/haproxy/inbox.pem": str(pem),
                 "timeout client 60s": f"timeout client {IDLE_TIMEOUT:g}s",

@@ -7,7 +7,7 @@ import trio
 
 from tests.e2e.chat_helpers import scale_workspace
 from tests.e2e.conftest import bearer, with_settings
-from tests.e2e.running_nodes import cluster_settings, on_first_nodes_platform, running_node
+from tests.e2e.running_nodes import cluster_settings, on_first_nodes_platform, running_node, running_node_of_its_own
 from tests.waiting import eventually
 
 WHOAMI = "/api/reporting/v1/whoami"
@@ -22,7 +22,7 @@ async def test_a_node_that_joins_is_handed_half_the_workspaces_and_no_call_is_re
             assert (await first.client.get(WHOAMI, headers=bearer(workspace[3]))).status_code == 200
         assert all(first.holds(workspace[0]) for workspace in workspaces)
 
-        async with running_node(db, on_first_nodes_platform(shared, first)) as joining:
+        async with running_node_of_its_own(db, on_first_nodes_platform(shared, first)) as joining:
             answers: list[int] = []
 
             async def calls_keep_coming() -> None:

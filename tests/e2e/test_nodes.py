@@ -11,7 +11,7 @@ import trio
 
 from tests.e2e.chat_helpers import chat, customer_writes, outbox_events, scale_workspace
 from tests.e2e.conftest import bearer, with_settings
-from tests.e2e.running_nodes import cluster_settings, on_first_nodes_platform, running_node
+from tests.e2e.running_nodes import cluster_settings, on_first_nodes_platform, running_node, running_node_of_its_own
 from tests.waiting import eventually
 
 PHONE = "919812345777"
@@ -19,10 +19,11 @@ PHONE = "919812345777"
 
 @pytest.fixture
 async def nodes(db, service_settings):
+    # Each node on a pool of its own, as each process has (running_nodes.own_pool); the first on `db`.
     shared = cluster_settings(service_settings)
     async with running_node(db, shared) as first:
         platform = on_first_nodes_platform(shared, first)
-        async with running_node(db, platform) as second, running_node(db, platform) as third:
+        async with running_node_of_its_own(db, platform) as second, running_node_of_its_own(db, platform) as third:
             yield [first, second, third]
 
 
@@ -84,7 +85,7 @@ async def test_a_node_that_stops_hands_its_workspaces_over_at_once(db, service_s
     shared = with_settings(service_settings, cluster_secret="test-cluster-secret")
     async with running_node(db, shared) as staying:
         workspace_id, _, _, key = await scale_workspace(db)
-        async with running_node(db, shared) as leaving:
+        async with running_node_of_its_own(db, shared) as leaving:
             assert (await leaving.client.get("/api/reporting/v1/whoami", headers=bearer(key))).status_code == 200
             assert leaving.holds(workspace_id)
             assert (await staying.client.get("/api/reporting/v1/whoami", headers=bearer(key))).status_code == 200
