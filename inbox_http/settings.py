@@ -8,6 +8,7 @@ from pathlib import Path
 
 import msgspec
 
+from inbox_actors.cluster.rebalancing import REBALANCE_SECONDS
 from inbox_actors.domain.credit_prices import TemplatePrices, parse_prices
 from inbox_actors.webhooks.address_guard import Network, parse_networks
 
@@ -73,8 +74,8 @@ class Settings(msgspec.Struct, frozen=True):
     # `serve` starts this many nodes on this machine, sharing the service port (inbox_http/cluster/nodes.py).
     nodes: int = 1
     # How often a node of a cluster compares its share of the workspaces and hands the excess over
-    # (inbox_actors/cluster/rebalancing.py); 0, the default: never.
-    rebalance_seconds: float = 0.0
+    # (inbox_actors/cluster/rebalancing.py); 0: never.
+    rebalance_seconds: float = REBALANCE_SECONDS
 
     def node_name(self, served_at: str) -> str:
         """The node's name in the workspace leases, given the URL it serves on. One process at a time can listen
@@ -121,7 +122,7 @@ class Settings(msgspec.Struct, frozen=True):
             actor_idle_seconds=_float(env, "INBOX_ACTOR_IDLE_SECONDS", 300.0),
             shutdown_grace_seconds=_float(env, "INBOX_SHUTDOWN_GRACE_SECONDS", 10.0),
             drain_seconds=_float(env, "INBOX_DRAIN_SECONDS", 0.0, zero=True),
-            rebalance_seconds=_float(env, "INBOX_REBALANCE_SECONDS", 0.0, zero=True),
+            rebalance_seconds=_float(env, "INBOX_REBALANCE_SECONDS", REBALANCE_SECONDS, zero=True),
             log_level=(env.get("INBOX_LOG_LEVEL") or "INFO").upper(),
             trusted_proxy_hops=_int(env, "INBOX_TRUSTED_PROXY_HOPS", 0, 0, 10),
             ip_limit_per_minute=_int(env, "INBOX_IP_LIMIT_PER_MINUTE", 1_000, 10, 1_000_000),

@@ -27,9 +27,9 @@ class WorkspacePlacement:
         # Whether writes are fenced in PostgreSQL as well as in memory (persistence/statement_fence.py): a node of a
         # cluster; a node alone, whose workspaces no other node serves, spares the cost.
         self.fence_in_database = fence_in_database
-        # Workspaces being handed to another node: new requests wait for the hand-over, then go there; once the
-        # requests under way have finished, the workspace's actors stop and no new one starts here.
-        self._handing_over: dict[int, trio.Event] = {}
+        # Workspaces being handed to another node, with that node: new requests wait for the hand-over, then go
+        # there; once the work under way has finished, the workspace's actors stop and no new one starts here.
+        self._handing_over: dict[int, tuple[trio.Event, str]] = {}
         self._stopping: set[int] = set()
         # Workspace -> the node this one handed it to, for a lease's length: a request another node relayed here
         # meanwhile is relayed on there, the one place sure to hold it.
@@ -48,9 +48,11 @@ class WorkspacePlacement:
         """Whether a new request for the workspace is served here: held, and not being handed over."""
         return workspace_id not in self._handing_over and self.holds(workspace_id)
 
-    async def claim(self, workspace_id: int) -> str | None:
+    async def claim(self, workspace_id: int, *, by_actor: bool = False) -> str | None:
         while (handing := self._handing_over.get(workspace_id)) is not None:
-            await handing.wait()
+            if by_actor:
+                return handing[1]
+            await handing[0].wait()
         known = self._owners.recall(workspace_id)
         if known is not None:
             return known[0]
@@ -75,17 +77,20 @@ class WorkspacePlacement:
         return fencing_statements(StatementFence(workspace_id, epoch, self.keeper.epoch,
                                                  in_database=self.fence_in_database))
 
-    async def hand_over(self, workspace_id: int, target: str, requests_finished: Callable[[], Awaitable[None]],
+    async def hand_over(self, workspace_id: int, target: str, work_finished: Callable[[], Awaitable[None]],
                         actors_stopped: Callable[[], Awaitable[None]]) -> bool:
         """Give a workspace this node holds to the node `target`. New requests for it wait (`admits` is false,
-        `claim` waits) while `requests_finished()` lets those under way here finish; then no actor of the workspace
-        starts here any more (`holds` is false) while `actors_stopped()` stops the live ones; then the lease passes
-        to `target`, where the waiting requests go. Whether it passed."""
+        `claim` waits) while `work_finished()` lets the work under way here finish (the requests, then what their
+        actors still do with each other: a bot's answer asks the number's send pacer); then no actor of the
+        workspace starts here any more (`holds` is false: an actor's send to one answers that the workspace is on
+        `target`) while `actors_stopped()` stops the live ones; then the lease passes to `target`, where the
+        waiting requests go. Whether it passed."""
         if workspace_id in self._handing_over or not self.holds(workspace_id):
             return False
-        self._handing_over[workspace_id] = handing = trio.Event()
+        handing = trio.Event()
+        self._handing_over[workspace_id] = (handing, target)
         try:
-            await requests_finished()
+            await work_finished()
             self._stopping.add(workspace_id)
             await actors_stopped()
             handed = await self.keeper.hand_to(workspace_id, target)

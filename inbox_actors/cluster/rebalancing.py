@@ -10,6 +10,14 @@ fewer than this one. Handing one over (placement.hand_over): new requests for it
 its actors stop, and the lease passes straight to the chosen node, under the next epoch; the waiting requests are
 relayed there. No request is refused for it, and nothing is written twice: the chosen node starts the workspace's
 actors only once they have stopped here.
+
+The actors stop only once the work already begun is done: the requests under way here, then the messages their
+actors still have queued or in hand, while every actor of the workspace can still be reached (a customer's message
+acknowledged, its chat's actor then sends the bot's answer through the number's send pacer). Stopping the pacer under
+that send would fail the answer and hand the chat to a person. Work an actor does in a task of its own (a webhook
+endpoint delivering its outbox, a broadcast's run) is not waited for: it is kept in PostgreSQL, and the next node
+takes it up. Each wait is bounded (SETTLE_SECONDS): a workspace busy past it is handed over all the same, and the
+bound's passing logged with the actors still busy.
 """
 
 from __future__ import annotations
@@ -32,8 +40,10 @@ log = logging.getLogger("inbox_actors.cluster.rebalancing")
 
 REBALANCE_SECONDS = 10.0
 HAND_OVERS_PER_ROUND = 16
-# How long a hand-over waits for the workspace's requests under way, and then for its actors, before going on.
-SETTLE_SECONDS = 10.0
+# How long a hand-over waits for the workspace's requests under way, then for its actors to have no work, then
+# for them to stop, before going on. New requests for it wait meanwhile, so the bound is below the platform's
+# webhook timeout.
+SETTLE_SECONDS = 3.0
 _POLL_SECONDS = 0.02
 
 
@@ -76,7 +86,7 @@ class Rebalancer:
             target = min((node for node in shares if node != me), key=lambda node: (shares[node], node))
             if shares[target] + 1 >= shares[me]:
                 break                            # evened out: one more would only move the imbalance
-            if await self.placement.hand_over(workspace, target, partial(self._requests_finished, workspace),
+            if await self.placement.hand_over(workspace, target, partial(self._work_finished, workspace),
                                               partial(self._actors_stopped, workspace)):
                 shares[target] += 1
                 shares[me] -= 1
@@ -85,13 +95,22 @@ class Rebalancer:
                          shares[me], shares[target])
         return handed
 
-    async def _requests_finished(self, workspace_id: int) -> None:
-        with trio.move_on_after(SETTLE_SECONDS):
-            while self.requests_under_way(workspace_id):
-                await trio.sleep(_POLL_SECONDS)
+    async def _work_finished(self, workspace_id: int) -> None:
+        await _settled(workspace_id, "requests under way", partial(self.requests_under_way, workspace_id))
+        await _settled(workspace_id, "actors with messages", partial(self.actors.busy_in_workspace, workspace_id))
 
     async def _actors_stopped(self, workspace_id: int) -> None:
         self.actors.evict_workspace(workspace_id)
-        with trio.move_on_after(SETTLE_SECONDS):
-            while self.actors.live_in_workspace(workspace_id):
-                await trio.sleep(_POLL_SECONDS)
+        await _settled(workspace_id, "actors stopping", partial(self.actors.live_in_workspace, workspace_id))
+
+
+async def _settled(workspace_id: int, what: str, left: Callable[[], int | list[str]]) -> None:
+    """Until nothing is `left()` (a count, or names), for SETTLE_SECONDS at most."""
+    with trio.move_on_after(SETTLE_SECONDS):
+        while left():
+            await trio.sleep(_POLL_SECONDS)
+        return
+    still = left()
+    named = f" ({', '.join(still[:5])}{', ...' if len(still) > 5 else ''})" if isinstance(still, list) else ""
+    log.warning("handing workspace %d over: %d %s after %.1f s%s; going on", workspace_id,
+                len(still) if isinstance(still, list) else still, what, SETTLE_SECONDS, named)

@@ -214,6 +214,11 @@ class Cell(CellSupervision):
             self._registry.start_soon(self._run, self._serve, name=f"actor {self.name}")
 
     @property
+    def parked(self) -> bool:
+        """Nothing queued, nothing in hand (the instance's tasks may still run)."""
+        return self._parked
+
+    @property
     def leaves_soon(self) -> bool:
         """The actor asked to leave memory soon once idle (Actor.leaves_soon)."""
         return self._actor is not None and self._actor.leaves_soon

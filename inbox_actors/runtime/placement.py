@@ -17,9 +17,11 @@ class Placement(Protocol):
     def holds(self, workspace_id: int) -> bool:
         """This node may run the workspace's actors now (no waiting, no I/O)."""
 
-    async def claim(self, workspace_id: int) -> str | None:
+    async def claim(self, workspace_id: int, *, by_actor: bool = False) -> str | None:
         """Take the workspace for this node unless another node holds it: None once this node holds it, else the
-        id of the node that does ("" when it could not be told)."""
+        id of the node that does ("" when it could not be told). `by_actor`: asked by an actor of this node (a send
+        to another actor of its workspace), which must not wait for this node's own hand-over of the workspace: the
+        hand-over waits for the workspace's actors."""
 
     def guarding(self, workspace_id: int | None) -> AbstractContextManager[None]:
         """Around the tasks of the workspace's actors: what they send to the database once the node no longer holds

@@ -332,7 +332,7 @@ class ActorSystem:
         workspace = kind.workspace_of(key)
         if self._placement.holds(workspace):
             return
-        owner = await self._placement.claim(workspace)
+        owner = await self._placement.claim(workspace, by_actor=True)
         if owner is not None:
             raise ServedElsewhere(kind.name, key, workspace, owner)
 
@@ -349,6 +349,11 @@ class ActorSystem:
     def live_in_workspace(self, workspace_id: int) -> int:
         """How many actors of the workspace are live here (stopping ones included)."""
         return len(self._by_workspace.get(workspace_id, ()))
+
+    def busy_in_workspace(self, workspace_id: int) -> list[str]:
+        """The live actors of the workspace with a message queued or in hand, by name. (Their tasks are not counted:
+        a task's work is one a restart takes up again, such as a webhook endpoint's outbox.)"""
+        return [cell.name for cell in self._by_workspace.get(workspace_id, ()) if not cell.parked]
 
     def _live_or_failed(self, address: _Address) -> Cell | None:
         """The registered cell, dropping a failed one whose cooldown is over (the next send starts afresh)."""

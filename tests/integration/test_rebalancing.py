@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import trio
 
+from inbox_actors.cluster import rebalancing
 from inbox_actors.cluster.rebalancing import Rebalancer
+from inbox_actors.runtime import ServedElsewhere
 from persistence.queries import workspace_leases
 from tests import builders
-from tests.integration.test_workspace_placement import Node, running
+from tests.integration.test_workspace_placement import AskOnceOpen, Node, running
 from tests.waiting import eventually
 
 
@@ -65,6 +67,71 @@ async def test_a_hand_over_waits_for_the_requests_under_way_and_new_ones_wait_fo
         under_way.clear()                                          # the request is answered
         await eventually(lambda: claimed == ["node-b"] and handed == [1])
         assert sorted(a.stopped) == [f"{workspace}:1555", f"{workspace}:1666"]
+
+
+async def test_a_hand_over_lets_an_actor_finish_what_it_asks_of_another_actor_of_the_workspace(db, nursery):
+    """A chat's actor still at work when the requests are done (the bot's answer, after the customer's message was
+    acknowledged) asks an actor of the workspace that is not live (the number's send pacer): it is started here and
+    answers, and only then do the workspace's actors stop and the lease pass."""
+    workspace, other = await builders.workspace(db), await builders.workspace(db)
+    async with running(Node(db, "node-a")) as a, running(Node(db, "node-b")):
+        await a.ask("chat", f"{workspace}:1555")                     # taken first: the one handed over
+        await a.ask("chat", f"{other}:1555")
+        await workspace_leases.seen(db, "node-b")
+        gate = trio.Event()
+        answers: list[object] = []
+
+        async def bot_answer() -> None:
+            answers.append(await a.system.ref("chat", f"{workspace}:1555").ask(
+                AskOnceOpen(gate, "chat", f"{workspace}:pacer")))
+
+        nursery.start_soon(bot_answer)
+        await eventually(lambda: a.system.busy_in_workspace(workspace) == [f"chat/{workspace}:1555"])
+        handed: list[int] = []
+
+        async def rebalance() -> None:
+            handed.append(await rebalancer(a).rebalance())
+
+        nursery.start_soon(rebalance)
+        await eventually(lambda: not a.placement.admits(workspace))
+        await trio.sleep(0.1)
+        assert handed == [] and a.placement.holds(workspace)       # waiting for the busy actor
+        gate.set()
+        await eventually(lambda: handed == [1])
+        assert answers == ["node-a"]                                  # the pacer was started here, and answered
+        assert sorted(a.stopped) == [f"{workspace}:1555", f"{workspace}:pacer"]
+
+
+async def test_an_actor_still_at_work_past_the_bound_is_told_at_once_where_the_workspace_goes(db, nursery,
+                                                                                               monkeypatch):
+    """Past SETTLE_SECONDS the hand-over goes on; an actor that asks another of the workspace meanwhile is answered
+    at once that the workspace is on the chosen node (it does not wait for the hand-over that waits for it)."""
+    monkeypatch.setattr(rebalancing, "SETTLE_SECONDS", 0.3)
+    workspace, other = await builders.workspace(db), await builders.workspace(db)
+    async with running(Node(db, "node-a")) as a, running(Node(db, "node-b")):
+        await a.ask("chat", f"{workspace}:1555")                     # taken first: the one handed over
+        await a.ask("chat", f"{other}:1555")
+        await workspace_leases.seen(db, "node-b")
+        gate = trio.Event()
+        refused: list[object] = []
+
+        async def bot_answer() -> None:
+            refused.append(await a.system.ref("chat", f"{workspace}:1555").ask(
+                AskOnceOpen(gate, "chat", f"{workspace}:pacer")))
+
+        nursery.start_soon(bot_answer)
+        await eventually(lambda: a.system.busy_in_workspace(workspace) == [f"chat/{workspace}:1555"])
+        handed: list[int] = []
+
+        async def rebalance() -> None:
+            handed.append(await rebalancer(a).rebalance())
+
+        nursery.start_soon(rebalance)
+        await eventually(lambda: not a.placement.holds(workspace))    # past the bound: stopping
+        gate.set()
+        await eventually(lambda: handed == [1] and len(refused) == 1)
+        assert isinstance(refused[0], ServedElsewhere) and refused[0].owner == "node-b"
+        assert "pacer" not in " ".join(a.started)
 
 
 async def test_a_node_within_one_of_the_others_keeps_what_it_holds(db):

@@ -5,6 +5,7 @@ actors, a hand-over lets the other node take the workspace at once, and a node's
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 import pytest
 import trio
@@ -19,6 +20,15 @@ from tests.waiting import eventually
 TTL = 0.9
 
 
+@dataclass(frozen=True)
+class AskOnceOpen:
+    """To a Probe: once `gate` is set, ask the actor (kind, key) its node's name and answer that (as a chat's actor
+    asks its number's send pacer for a slot), or the ServedElsewhere that asking met."""
+    gate: trio.Event
+    kind: str
+    key: str
+
+
 class Probe(Actor):
     """Answers its node's name; counts its starts and stops on the node."""
 
@@ -30,6 +40,12 @@ class Probe(Actor):
         self.node.started.append(self.key)
 
     async def receive(self, message: object) -> object:
+        if isinstance(message, AskOnceOpen):
+            await message.gate.wait()
+            try:
+                return await self.actors.ref(message.kind, message.key).ask("who")
+            except ServedElsewhere as refused:
+                return refused
         if message == "write":
             # A write of the workspace's (its name), in a transaction, as an actor's writes are.
             async with self.node.db.transaction() as tx:
