@@ -69,6 +69,30 @@ async def test_a_hand_over_waits_for_the_requests_under_way_and_new_ones_wait_fo
         assert sorted(a.stopped) == [f"{workspace}:1555", f"{workspace}:1666"]
 
 
+async def _hand_over_under_a_busy_chat(a: Node, workspace: int, nursery) -> tuple[trio.Event, list[object],
+                                                                                  list[int]]:
+    """Node a, holding `workspace` first of two, with node b seen: a chat of the workspace begins an ask of the
+    workspace's `pacer` (not live) that waits for a gate, and a round of rebalancing starts. The gate; the chat's
+    answer, once given; the round's count of hand-overs, once over."""
+    await workspace_leases.seen(a.db, "node-b")
+    gate = trio.Event()
+    answers: list[object] = []
+    handed: list[int] = []
+
+    async def bot_answer() -> None:
+        answers.append(await a.system.ref("chat", f"{workspace}:1555").ask(
+            AskOnceOpen(gate, "chat", f"{workspace}:pacer")))
+
+    async def rebalance() -> None:
+        handed.append(await rebalancer(a).rebalance())
+
+    nursery.start_soon(bot_answer)
+    await eventually(lambda: a.system.busy_in_workspace(workspace) == [f"chat/{workspace}:1555"])
+    nursery.start_soon(rebalance)
+    await eventually(lambda: not a.placement.admits(workspace))
+    return gate, answers, handed
+
+
 async def test_a_hand_over_lets_an_actor_finish_what_it_asks_of_another_actor_of_the_workspace(db, nursery):
     """A chat's actor still at work when the requests are done (the bot's answer, after the customer's message was
     acknowledged) asks an actor of the workspace that is not live (the number's send pacer): it is started here and
@@ -77,23 +101,7 @@ async def test_a_hand_over_lets_an_actor_finish_what_it_asks_of_another_actor_of
     async with running(Node(db, "node-a")) as a, running(Node(db, "node-b")):
         await a.ask("chat", f"{workspace}:1555")                     # taken first: the one handed over
         await a.ask("chat", f"{other}:1555")
-        await workspace_leases.seen(db, "node-b")
-        gate = trio.Event()
-        answers: list[object] = []
-
-        async def bot_answer() -> None:
-            answers.append(await a.system.ref("chat", f"{workspace}:1555").ask(
-                AskOnceOpen(gate, "chat", f"{workspace}:pacer")))
-
-        nursery.start_soon(bot_answer)
-        await eventually(lambda: a.system.busy_in_workspace(workspace) == [f"chat/{workspace}:1555"])
-        handed: list[int] = []
-
-        async def rebalance() -> None:
-            handed.append(await rebalancer(a).rebalance())
-
-        nursery.start_soon(rebalance)
-        await eventually(lambda: not a.placement.admits(workspace))
+        gate, answers, handed = await _hand_over_under_a_busy_chat(a, workspace, nursery)
         await trio.sleep(0.1)
         assert handed == [] and a.placement.holds(workspace)       # waiting for the busy actor
         gate.set()
@@ -111,26 +119,11 @@ async def test_an_actor_still_at_work_past_the_bound_is_told_at_once_where_the_w
     async with running(Node(db, "node-a")) as a, running(Node(db, "node-b")):
         await a.ask("chat", f"{workspace}:1555")                     # taken first: the one handed over
         await a.ask("chat", f"{other}:1555")
-        await workspace_leases.seen(db, "node-b")
-        gate = trio.Event()
-        refused: list[object] = []
-
-        async def bot_answer() -> None:
-            refused.append(await a.system.ref("chat", f"{workspace}:1555").ask(
-                AskOnceOpen(gate, "chat", f"{workspace}:pacer")))
-
-        nursery.start_soon(bot_answer)
-        await eventually(lambda: a.system.busy_in_workspace(workspace) == [f"chat/{workspace}:1555"])
-        handed: list[int] = []
-
-        async def rebalance() -> None:
-            handed.append(await rebalancer(a).rebalance())
-
-        nursery.start_soon(rebalance)
+        gate, answers, handed = await _hand_over_under_a_busy_chat(a, workspace, nursery)
         await eventually(lambda: not a.placement.holds(workspace))    # past the bound: stopping
         gate.set()
-        await eventually(lambda: handed == [1] and len(refused) == 1)
-        assert isinstance(refused[0], ServedElsewhere) and refused[0].owner == "node-b"
+        await eventually(lambda: handed == [1] and len(answers) == 1)
+        assert isinstance(answers[0], ServedElsewhere) and answers[0].owner == "node-b"
         assert "pacer" not in " ".join(a.started)
 
 
