@@ -8,23 +8,18 @@ scaled down to be seen in seconds: the idle timeouts (60 s) and the live stream'
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import socket
 import ssl
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import httpx
 import pytest
 import trio
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from inbox_actors.access import accounts
 from inbox_http.web import live_stream
+from tests.certificates import self_signed_loopback
 from tests.e2e.chat_helpers import customer_writes, scale_workspace
 from tests.e2e.conftest import bearer, with_settings
 from tests.e2e.running_nodes import running_node, running_node_of_its_own
@@ -57,18 +52,8 @@ def filled_in(config: str, replacements: dict[str, str]) -> str:
 
 def self_signed(folder: Path) -> tuple[Path, Path]:
     """HAProxy's PEM for 127.0.0.1 (certificate and key), and the certificate alone, for the client to trust."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.now(timezone.utc)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - timedelta(minutes=5))
-            .not_valid_after(now + timedelta(hours=1))
-            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                           critical=False)
-            .sign(key, hashes.SHA256()))
-    cert_pem = cert.public_bytes(serialization.Encoding.PEM)
-    (folder / "inbox.pem").write_bytes(cert_pem + key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    cert_pem, key_pem = self_signed_loopback()
+    (folder / "inbox.pem").write_bytes(cert_pem + key_pem)
     (folder / "ca.pem").write_bytes(cert_pem)
     return folder / "inbox.pem", folder / "ca.pem"
 

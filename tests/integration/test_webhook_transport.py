@@ -3,25 +3,20 @@ test can make it misbehave exactly (hang, close an idle connection, answer with 
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import socket
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
 from functools import partial
 
 import h11
 import pytest
 import trio
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from inbox_actors.webhooks.address_guard import AddressGuard, parse_networks
 from inbox_actors.webhooks.transport import AttemptResult, WebhookTransport
+from tests.certificates import self_signed_loopback
 
 LOCAL_GUARD = AddressGuard(parse_networks("127.0.0.0/8"))
 SIGNATURE = b"v1,c2VjcmV0LXNpZ25hdHVyZQ=="
@@ -243,23 +238,11 @@ async def test_timeouts_and_errors_never_show_header_values(transport):
 
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory):
-    """A self-signed certificate for 127.0.0.1, made in-process with `cryptography` (installed with the test tools),
-    so no machine lacks what this test needs."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.now(timezone.utc)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - timedelta(minutes=5))
-            .not_valid_after(now + timedelta(days=2))
-            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                           critical=False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
+    """A self-signed certificate for 127.0.0.1 and its key, as files."""
+    cert_pem, key_pem = self_signed_loopback()
     directory = tmp_path_factory.mktemp("tls")
-    (directory / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (directory / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                                          serialization.PrivateFormat.PKCS8,
-                                                          serialization.NoEncryption()))
+    (directory / "cert.pem").write_bytes(cert_pem)
+    (directory / "key.pem").write_bytes(key_pem)
     return directory / "cert.pem", directory / "key.pem"
 
 
