@@ -31,6 +31,13 @@ class LiveEvent(msgspec.Struct, frozen=True):
     phone: str | None
 
 
+async def stream_position(db: Database) -> int:
+    """Where the stream stands now. A page reads it before it reads what it shows and hands it to its script, whose
+    stream then starts there: an event committed between the page's reads and the stream's start still reaches it
+    (a stream started "from now" would begin after it, and the screen would stay stale until the next event)."""
+    return await newest_event_id(db)
+
+
 class EventStream:
     """One screen's walk along the stream; `position` is the Last-Event-ID to resume from (None: from now)."""
 

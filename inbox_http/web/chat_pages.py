@@ -19,6 +19,7 @@ from quart import Blueprint, redirect, request
 from inbox_actors.actions import catalog, chat_view, chats, contacts, permissions
 from inbox_actors.actions.outcomes import Reason, Refused, reason_of_status
 from inbox_actors.contacts.contact_card import ContactRefusal, EditContact
+from inbox_actors.live.event_stream import stream_position
 from inbox_actors.platform.payloads import SendRequest
 from inbox_http.services import services
 from inbox_http.web.page_guard import current_caller, signed_in
@@ -40,10 +41,12 @@ VERSION_CONFLICT = ("Someone else changed this contact while you were editing it
 @blueprint.get("/<phone>")
 @signed_in
 async def chat(phone: str):
+    since = await stream_position(services().db)
     view = await chat_view.open_chat_view(services().action_deps, current_caller(), phone)
     if isinstance(view, Refused):
         return await refused_page(view)
-    return await page("chat.html", chat=view, notice=_DONE.get(request.args.get("done", "")), refusal=None)
+    return await page("chat.html", chat=view, live_since=since, notice=_DONE.get(request.args.get("done", "")),
+                      refusal=None)
 
 
 @blueprint.get("/<phone>/live")
@@ -72,10 +75,11 @@ async def act(phone: str, action: str):
 
 
 async def _refused(phone: str, refused: Refused):
+    since = await stream_position(services().db)
     view = await chat_view.chat_view(services().action_deps, current_caller(), phone)
     if isinstance(view, Refused):
         return await refused_page(refused)
-    return await page("chat.html", refused.status, chat=view, notice=None, refusal=refused.message,
+    return await page("chat.html", refused.status, chat=view, live_since=since, notice=None, refusal=refused.message,
                       contact_conflict=refused.code == "version_conflict")
 
 

@@ -11,6 +11,7 @@ from quart import Blueprint, request
 from inbox_actors.actions import inbox_views
 from inbox_actors.actions.inbox_views import VIEW_TITLES, View
 from inbox_actors.actions.outcomes import Refused
+from inbox_actors.live.event_stream import stream_position
 from inbox_http.services import services
 from inbox_http.web.page_guard import current_caller, signed_in
 from inbox_http.web.pages import page, refused_page
@@ -23,7 +24,7 @@ _MAX_SEARCH = 200
 @blueprint.get("/inbox")
 @signed_in
 async def inbox():
-    return await _render("inbox.html")
+    return await _render("inbox.html", live_since=await stream_position(services().db))
 
 
 @blueprint.get("/inbox/list")
@@ -32,7 +33,7 @@ async def inbox_list():
     return await _render("inbox_list.html")
 
 
-async def _render(template: str):
+async def _render(template: str, **context):
     caller = current_caller()
     views = inbox_views.views_for(caller)
     # A member limited to their own chats starts with them; others with what waits for the team.
@@ -46,6 +47,6 @@ async def _render(template: str):
         return await refused_page(outcome)
     base = {"view": outcome.view.value, **({"q": outcome.search} if outcome.search else {})}
     cursor = request.args.get("cursor")
-    return await page(template, inbox=outcome, titles=VIEW_TITLES,
+    return await page(template, inbox=outcome, titles=VIEW_TITLES, **context,
                       list_url="/app/inbox/list?" + urlencode({**base, **({"cursor": cursor} if cursor else {})}),
                       more_url="/app/inbox?" + urlencode({**base, "cursor": outcome.next_cursor or ""}))

@@ -2,7 +2,9 @@
 
 Each event is `id: <outbox id>`, `event: <name>`, `data: {"phone": …}`; the browser's EventSource sends the last id
 back as `Last-Event-ID` when it reconnects, and the stream resumes after it (the outbox keeps events 30 days), so a
-dropped connection loses nothing. What the stream tells is only which chat changed: the page reads that chat again
+dropped connection loses nothing. The first connection starts at `?since=`, the stream position the page read
+before its content (`stream_position`), so what changed while the page loaded is heard too; without either, the
+stream starts from now. What the stream tells is only which chat changed: the page reads that chat again
 through its own permission-checked fragment. Between events a comment line every KEEPALIVE_SECONDS keeps proxies
 from closing an idle stream and notices a browser that went away. The stream ends when the service begins to
 drain; the browser reconnects to another node or to this one once it is back.
@@ -31,8 +33,8 @@ RETRY_MILLISECONDS = 1000
 async def events():
     state = services()
     caller = current_caller()
-    last_id = request.headers.get("Last-Event-ID", "")
-    stream = EventStream(state.db, caller, int(last_id) if last_id.isdigit() and len(last_id) < 19 else None)
+    stream = EventStream(state.db, caller, _position(request.headers.get("Last-Event-ID", ""))
+                         or _position(request.args.get("since", "")))
     await stream.start()
 
     async def lines():
@@ -52,6 +54,11 @@ async def events():
     response.headers["X-Accel-Buffering"] = "no"
     response.timeout = None  # the stream lasts as long as the page is open
     return response
+
+
+def _position(text: str) -> int | None:
+    """An outbox id the client sent, or None for one that is missing or not a positive bigint."""
+    return int(text) if text.isdigit() and len(text) < 19 and int(text) > 0 else None
 
 
 async def _rung_before_drain(bell: Bell, drain_began: trio.Event) -> bool:

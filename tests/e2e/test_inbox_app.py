@@ -221,7 +221,7 @@ async def test_a_team_answers_a_customer_in_the_web_app(database_url, nursery, c
     try:
         await in_browser_thread(_story, chromium, serve.ready, artifacts)
     except Exception:
-        print("the service's log, its end:\n" + b"".join(serve.stderr).decode(errors="replace")[-6000:])
+        print("the service's log, its end:\n" + serve.stderr[-6000:])
         raise
     finally:
         assert await stop(serve) == 0, serve.stderr

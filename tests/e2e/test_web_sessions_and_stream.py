@@ -1,6 +1,7 @@
 """The agent inbox's guard and live stream over plain HTTP, against the real server: signing in and its limits,
 CSRF and origins, sign-out and suspension taking effect at once, where a sign-in may send the browser, and the
-event stream (resuming after Last-Event-ID, an assigned-only member hearing only their chats, ending on drain)."""
+event stream (starting where the page stood, resuming after Last-Event-ID, an assigned-only member hearing only their
+chats, ending on drain)."""
 
 from __future__ import annotations
 
@@ -109,10 +110,11 @@ async def test_sign_out_and_suspension_end_the_session_at_the_next_request(servi
 
 
 async def _events(client: httpx.AsyncClient, found: list[tuple[int, str, str]], *, last_id: int | None = None,
-                  task_status=trio.TASK_STATUS_IGNORED) -> None:
+                  since: str | None = None, task_status=trio.TASK_STATUS_IGNORED) -> None:
     """Read the stream into `found` as (id, event, data) until cancelled or it ends."""
     headers = {"Accept": "text/event-stream", **({"Last-Event-ID": str(last_id)} if last_id is not None else {})}
-    async with client.stream("GET", "/app/events", headers=headers, timeout=None) as stream:
+    url = "/app/events" + (f"?since={since}" if since is not None else "")
+    async with client.stream("GET", url, headers=headers, timeout=None) as stream:
         assert stream.status_code == 200
         task_status.started()
         event: dict[str, str] = {}
@@ -170,6 +172,29 @@ async def test_the_stream_resumes_after_the_last_event_id_and_an_assigned_only_m
         await _until(lambda: {n for n, _, _ in again} >= {n for n, _, _ in heard if n > last_seen})
         nursery.cancel_scope.cancel()
     assert [n for n, _, _ in again] == [n for n, _, _ in heard if n > last_seen]
+
+
+async def test_what_changes_while_a_page_loads_reaches_its_stream(service, db):
+    """The page's stream starts where the stream stood before the page was read, not when the script connects: a
+    status that lands in between (the simulator reads a reply within half a second) still refreshes the screen."""
+    workspace_id, number, _, key = await scale_workspace(db)
+    await _member_with_password(db, workspace_id, "joe@example.com")
+    await customer_writes(service, number, "919800000601", "Hello")
+    async with _signed_in(service, "joe@example.com") as client:
+        pages = {name: (await client.get(path)).text for name, path in
+                 (("chat", "/app/chats/919800000601"), ("inbox", "/app/inbox?view=open"))}
+        await customer_writes(service, number, "919800000601", "Anyone?")  # after the pages, before their streams
+        for name, html in pages.items():
+            since = re.search(r'data-live-since="(\d+)"', html)
+            assert since, (name, html[:500])
+            late, from_now = [], []
+            async with trio.open_nursery() as nursery:
+                await nursery.start(partial(_events, client, late, since=since.group(1)))
+                await nursery.start(_events, client, from_now)
+                await _until(lambda: any(event == "message_received" for _, event, _ in late))
+                nursery.cancel_scope.cancel()
+            assert all('"919800000601"' in data for _, _, data in late), late
+            assert not any(event == "message_received" for _, event, _ in from_now), (name, from_now)
 
 
 async def test_the_stream_ends_when_the_service_begins_to_drain(service, db):

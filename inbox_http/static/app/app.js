@@ -65,7 +65,9 @@
     refresh();
   }
 
-  const events = new EventSource("/app/events");
+  // The stream starts where it stood before the server read this page, so nothing that changed since is missed.
+  const since = document.body.dataset.liveSince;
+  const events = new EventSource("/app/events" + (since ? "?since=" + encodeURIComponent(since) : ""));
   ["message_received", "message_sent", "message_status", "handoff", "conversation_assigned",
    "conversation_resolved", "conversation_seen"].forEach((name) => events.addEventListener(name, heard));
   events.addEventListener("open", () => document.body.setAttribute("data-live-connected", "true"));
