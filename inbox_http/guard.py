@@ -83,8 +83,8 @@ async def _guard(policy: RoutePolicy, handler, args, kwargs):
     # Sends, and keys exempt from the default limits (long-standing integrations), skip the per-IP ceiling.
     exempt = token is not None and not by_session and state.credentials.is_exempt(token)
     if not policy.sending and not exempt:
-        admission = await rate_bucket.admit_ip(state.actors, rate_bucket_address(client_ip()),
-                                               state.settings.ip_limit_per_minute)
+        admission = await state.addresses.admit(rate_bucket_address(client_ip()),
+                                                state.settings.ip_limit_per_minute)
         if not admission.allowed:
             # Over the ceiling nothing may reach the database, yet every call of a key is recorded: by the key in
             # memory, or by its hash for the activity log's writer to resolve (a token that is no key: nothing).

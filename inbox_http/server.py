@@ -15,8 +15,10 @@ from quart_trio import QuartTrio
 
 from inbox_actors.access.credentials import CredentialCache
 from inbox_actors.access.demo_workspace import DemoAccess, seed_demo
+from inbox_actors.access.rate_bucket import AddressAdmission, NodeAddresses
 from inbox_actors.actor_kinds import ServiceDeps, actor_kinds, start_standing_actors
 from inbox_actors.cluster.leases import LeaseKeeper
+from inbox_actors.cluster.live_nodes import LiveNodes
 from inbox_actors.cluster.placement import WorkspacePlacement
 from inbox_actors.cluster.rebalancing import Rebalancer
 from inbox_actors.conversations import idempotency_keys
@@ -39,6 +41,7 @@ from inbox_actors.webhooks.endpoint import EndpointDeps
 from inbox_actors.webhooks.outbox_listener import OutboxListener
 from inbox_actors.webhooks.transport import WebhookTransport
 from inbox_http.app import create_app
+from inbox_http.cluster.address_admission import ClusterAddresses
 from inbox_http.cluster.routing import WorkspaceRouting
 from inbox_http.oauth.mount import OAuthMount
 from inbox_http.request_count import RequestCount
@@ -84,11 +87,13 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
                                webhooks=endpoint_deps, idle_seconds=settings.actor_idle_seconds,
                                extra_jobs=_front_jobs(db, clock), metrics=metrics)
     # Unless INBOX_NODE_URL names it, the node is named by the address it serves on, once listening (serve_app).
-    # A node of a cluster (it shares a secret with others) fences its writes in PostgreSQL too.
+    # A node of a cluster (it shares a secret with others) fences its writes in PostgreSQL too, says it is alive
+    # (for rebalancing, and the choice of an address's owner), and counts a client address on its owner.
     placement = WorkspacePlacement(LeaseKeeper(db, settings.node_url, on_lost=lambda workspace: None,
-                                               announce=settings.rebalances),
-                                   fence_in_database=settings.cluster_secret is not None)
+                                               announce=settings.clustered),
+                                   fence_in_database=settings.clustered)
     actors = ActorSystem(placement=placement)
+    live_nodes, addresses = _where_addresses_count(db, settings, placement, actors, metrics)
     placement.keeper.on_lost = actors.evict_workspace
     metrics.workspaces_held.set_function(lambda: len(placement.keeper.held()))
     for kind in (*actor_kinds(service_deps), *extra_kinds):
@@ -98,7 +103,16 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
     metrics.watch(DatabasePoolCollector(db))
     return create_app(Services(settings=settings, db=db, actors=actors, credentials=credentials, clock=clock,
                                platform=platform, webhooks=webhooks, actor_deps=service_deps, placement=placement,
-                               metrics=metrics))
+                               addresses=addresses, live_nodes=live_nodes, metrics=metrics))
+
+
+def _where_addresses_count(db: Database, settings: Settings, placement: WorkspacePlacement, actors: ActorSystem,
+                           metrics: ServiceMetrics) -> tuple[LiveNodes | None, AddressAdmission]:
+    if not settings.clustered:
+        return None, NodeAddresses(actors)
+    keeper = placement.keeper
+    live_nodes = LiveNodes(db, lambda: keeper.node_id or None, within=keeper.ttl)
+    return live_nodes, ClusterAddresses(actors, live_nodes, secret=settings.cluster_secret.encode(), metrics=metrics)
 
 
 def _front_jobs(db: Database, clock: Clock) -> dict[str, Job]:
@@ -128,7 +142,7 @@ async def serve_app(
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")
     # The OAuth connection flow's endpoints are the MCP SDK's Starlette handlers, mounted in front of the app.
-    secret = settings.cluster_secret.encode() if settings.cluster_secret else None
+    secret = settings.cluster_secret.encode() if settings.clustered else None
     routing = WorkspaceRouting(RequestMetrics(OAuthMount(app), state.metrics), state, secret=secret)
     counted = RequestCount(routing, closing=lambda: state.lifecycle.draining)
     served = counted if settings.trusted_proxy_hops == 0 else ProxyFixMiddleware(
@@ -137,6 +151,8 @@ async def serve_app(
     async with trio.open_nursery() as nursery:
         await nursery.start(state.credentials.keep_listening)
         await nursery.start(state.placement.keeper.run)
+        if state.live_nodes is not None:
+            await nursery.start(state.live_nodes.run)
         # A node of a cluster asked to (INBOX_REBALANCE_SECONDS) hands workspaces to the nodes holding fewer, until
         # shutdown begins.
         rebalancing = trio.CancelScope()
@@ -186,6 +202,8 @@ async def serve_app(
                 await _hand_over(state.placement.keeper)
                 await state.platform.aclose()
                 await routing.aclose()
+                if isinstance(state.addresses, ClusterAddresses):
+                    await state.addresses.aclose()
                 await state.webhooks.transport.aclose()
             nursery.cancel_scope.cancel()
 

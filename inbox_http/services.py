@@ -1,6 +1,6 @@
 """What the service was built with, reachable from every handler through `services()`: settings, the database,
-the actor system, the credential cache, the clock, the platform link, the webhook transport, the metrics and where
-the service is in its life. Handlers pass the actions their dependencies (`action_deps`) and adapt the outcome."""
+the actor system, the credential cache, the clock, the platform link, the webhook transport, where addresses are
+counted, the metrics and where the service is in its life. Handlers pass the actions their dependencies (`action_deps`) and adapt the outcome."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ import trio
 from quart import current_app
 
 from inbox_actors.access.credentials import CredentialCache
+from inbox_actors.access.rate_bucket import AddressAdmission
 from inbox_actors.actions.deps import ActionDeps
 from inbox_actors.actor_kinds import ServiceDeps
+from inbox_actors.cluster.live_nodes import LiveNodes
 from inbox_actors.cluster.placement import WorkspacePlacement
 from inbox_actors.live.wakeups import WorkspaceWakeups
 from inbox_actors.monitoring.metrics import ServiceMetrics
@@ -60,7 +62,12 @@ class Services:
     webhooks: WebhookServices
     actor_deps: ServiceDeps
     placement: WorkspacePlacement
+    addresses: AddressAdmission
+    """Where a client address's requests are counted (the per-IP ceiling, sign-in attempts): this node, or in a
+    cluster the node that owns the address."""
     metrics: ServiceMetrics = field(default_factory=ServiceMetrics)
+    live_nodes: LiveNodes | None = None
+    """In a cluster: the nodes seen alive, which the address's owner is chosen among."""
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
     live: WorkspaceWakeups = field(default_factory=WorkspaceWakeups)
 

@@ -90,9 +90,14 @@ class Settings(msgspec.Struct, frozen=True):
         return f"{scheme}://{host}:{port}"
 
     @property
+    def clustered(self) -> bool:
+        """Whether this node is one of a cluster: it shares a secret with the others."""
+        return self.cluster_secret is not None
+
+    @property
     def rebalances(self) -> bool:
         """Whether this node hands workspaces to nodes holding fewer: a node of a cluster, asked to."""
-        return self.cluster_secret is not None and self.rebalance_seconds > 0
+        return self.clustered and self.rebalance_seconds > 0
 
     @property
     def connection_name(self) -> str:

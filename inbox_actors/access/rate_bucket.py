@@ -1,10 +1,16 @@
 """Rate bucket actors: one per API key and one per client IP, each owning an exact sliding window in memory.
 
+A key's bucket lives on the node holding the key's workspace. An address's bucket belongs to no workspace: callers
+admit against it through an `AddressAdmission`, which on a node alone is this node's bucket (`NodeAddresses`) and
+in a cluster the bucket on the node that owns the address (inbox_http/cluster/address_admission.py).
+
 A bucket passivates after two windows without a request: by then its window is empty, so leaving memory loses
 nothing. The limit travels with every request, so an edited key limit applies from its next call.
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 import msgspec
 import trio
@@ -47,7 +53,7 @@ def rate_bucket_kinds() -> list[ActorKind]:
     # Many requests of one key or one address can be in flight at once: a roomy mailbox. Admission never awaits:
     # an ask finding the bucket idle is answered in the request's own task (ActorKind.inline_asks).
     # A key's bucket runs on the node holding the key's workspace, so its limit holds whichever node a call lands
-    # on; an address's bucket is the node's own.
+    # on; an address's bucket is placed by the AddressAdmission that asks it.
     return [ActorKind(name=name, factory=RateBucket, mailbox_capacity=512, idle_timeout=2 * WINDOW_SECONDS,
                       ask_timeout=5.0, inline_asks=True, workspace_of=placed)
             for name, placed in ((KEY_BUCKET, workspace_in_key), (IP_BUCKET, None))]
@@ -62,7 +68,24 @@ async def admit_key(actors: ActorSystem, workspace_id: int, key_id: int, limit: 
 
 
 async def admit_ip(actors: ActorSystem, ip: str, limit: int) -> Admission:
+    """Admit against the address bucket `ip` of this node's actors (an AddressAdmission decides which node's)."""
     return await actors.ref(IP_BUCKET, ip).ask(Admit(limit))
+
+
+class AddressAdmission(Protocol):
+    """Admits one request against a client address's bucket (the per-IP ceiling, the sign-in attempts)."""
+
+    async def admit(self, bucket: str, limit: int) -> Admission: ...
+
+
+class NodeAddresses:
+    """A node alone: it counts every address in its own buckets."""
+
+    def __init__(self, actors: ActorSystem) -> None:
+        self.actors = actors
+
+    async def admit(self, bucket: str, limit: int) -> Admission:
+        return await admit_ip(self.actors, bucket, limit)
 
 
 async def peek_key(actors: ActorSystem, workspace_id: int, key_id: int, limit: int) -> Admission:

@@ -11,10 +11,10 @@ from datetime import datetime
 
 import msgspec
 
-from inbox_actors.access import passwords, rate_bucket
+from inbox_actors.access import passwords
+from inbox_actors.access.rate_bucket import AddressAdmission
 from inbox_actors.access.sessions import SessionError, create_session, has_session_shape
 from inbox_actors.domain.api_keys import hash_key
-from inbox_actors.runtime import ActorSystem
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import sessions as session_queries
 from persistence.queries import sign_in as sign_in_queries
@@ -61,7 +61,7 @@ REMOVED = SignInRefusal(403, "member_inactive",
                         "You were removed from this workspace. Ask its admin to add you again.")
 
 
-async def sign_in(db: Database, actors: ActorSystem, *, email: str, password: str, ip: str,
+async def sign_in(db: Database, addresses: AddressAdmission, *, email: str, password: str, ip: str,
                   now: datetime) -> SignedIn | SignInRefusal:
     """`ip` is the address the client's attempts are counted against: the HTTP front's per-IP bucket address
     (an IPv6 client by its /64, as the guard counts API calls), so walking through addresses gains nothing."""
@@ -70,7 +70,7 @@ async def sign_in(db: Database, actors: ActorSystem, *, email: str, password: st
     if bad_input is not None:
         return bad_input
     email = email.lower()
-    limited = await _over_limit(actors, ip, email)
+    limited = await _over_limit(addresses, ip, email)
     if limited is not None:
         return limited
 
@@ -121,11 +121,11 @@ def _bad_input(email: str, password: str) -> SignInRefusal | None:
     return None
 
 
-async def _over_limit(actors: ActorSystem, ip: str, email: str) -> SignInRefusal | None:
+async def _over_limit(addresses: AddressAdmission, ip: str, email: str) -> SignInRefusal | None:
     """Count the attempt against its address, then its account; the refusal of the first bucket that is full."""
     for bucket, limit in ((IP_BUCKET_PREFIX + ip, SIGN_IN_ATTEMPTS_PER_IP),
                           (ACCOUNT_BUCKET_PREFIX + email, SIGN_IN_ATTEMPTS_PER_ACCOUNT)):
-        admission = await rate_bucket.admit_ip(actors, bucket, limit)
+        admission = await addresses.admit(bucket, limit)
         if not admission.allowed:
             wait = admission.retry_after_seconds
             return SignInRefusal(429, "too_many_attempts",

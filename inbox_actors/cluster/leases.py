@@ -77,7 +77,8 @@ class LeaseKeeper:
             self._named.set()
         self.ttl, self.margin = ttl, margin
         self.fence_out_after = fence_out_after
-        # Whether the node says it is alive at every renewal (cluster_nodes), so that nodes rebalancing count it.
+        # Whether the node says it is alive at every renewal (cluster_nodes), so that nodes rebalancing count it
+        # and nodes choosing an address's owner choose among it (live_nodes.py).
         self.announce = announce
         self.on_lost = on_lost
         self._held: dict[int, _Hold] = {}
@@ -184,6 +185,13 @@ class LeaseKeeper:
 
     async def _renew_forever(self) -> None:
         await self._named.wait()
+        if self.announce:
+            # At once, not a renewal period later: the other nodes count it from their next look.
+            try:
+                await _whole(workspace_leases.seen(self.db, self.node_id))
+            except DatabaseUnavailable as err:
+                log.warning("node %s: saying it is alive failed (%s); it says so at the next renewal", self.node_id,
+                            err)
         while True:
             await trio.sleep(self.ttl / RENEWALS_PER_LEASE)
             held = self.held()

@@ -113,6 +113,13 @@ class ServiceMetrics:
             "taken: relayed here by another node; unreachable: the holding node did not answer).", ("way",),
             registry=registry)
         self._node_children = {way: self.node_requests.labels(way) for way in ("relayed", "taken", "unreachable")}
+        self.address_admissions = Counter(
+            "inbox_address_admissions", "Requests admitted against a client address's bucket (the per-IP ceiling, "
+            "sign-in attempts) in a cluster, by where they were counted (here: this node owns the address; owner: "
+            "asked of the node that does; unanswered: that node did not answer, counted here).", ("way",),
+            registry=registry)
+        self._admission_children = {way: self.address_admissions.labels(way)
+                                     for way in ("here", "owner", "unanswered")}
         self.workspaces_held = Gauge(
             "inbox_node_workspaces_held", "Workspaces whose lease this node holds, read at the scrape.",
             registry=registry)
@@ -172,6 +179,10 @@ class ServiceMetrics:
     def node_request(self, way: str) -> None:
         """`way`: "relayed", "taken" or "unreachable" (inbox_http/cluster/routing.py)."""
         self._node_children[way].inc()
+
+    def address_admitted(self, way: str) -> None:
+        """`way`: "here", "owner" or "unanswered" (inbox_http/cluster/address_admission.py)."""
+        self._admission_children[way].inc()
 
     def activity_batch_written(self, records: int) -> None:
         self.activity_batch_records.observe(records)

@@ -29,7 +29,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import h11
 import trio
@@ -41,12 +40,12 @@ from inbox_actors.outbound_http.connections import (
     IdleConnections,
     PoolKey,
     TlsContext,
-    open_connection,
 )
 from inbox_http.cluster.asgi import Receive, Scope, Send, target_of
 from inbox_http.cluster.event_stream_cut import StreamCut, is_event_stream
 from inbox_http.cluster.forwarding_proof import FORWARDING, proof_headers
 from inbox_http.cluster.hop_headers import declared_length, is_hop_by_hop, nominated_hop_by_hop, response_headers
+from inbox_http.cluster.node_address import NodeAddress
 
 log = logging.getLogger("inbox_http.cluster.relay")
 
@@ -65,21 +64,6 @@ class _Outcome(enum.Enum):
     UNREACHABLE = enum.auto()     # a new connection failed before the request was all written
     NO_ANSWER = enum.auto()       # the request was written, and no byte of an answer came in time
     INVALID = enum.auto()         # the target's bytes were no answer
-
-
-@dataclass(frozen=True, slots=True)
-class _Target:
-    key: PoolKey
-    host_header: bytes            # for a client that sent no Host (HTTP/2 has :authority instead)
-
-    @classmethod
-    def parse(cls, url: str) -> _Target:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/") \
-                or parts.query:
-            raise ValueError(f"a node's URL is http(s)://host[:port], not {url!r}")
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        return cls((parts.scheme, parts.hostname, port), parts.netloc.rpartition("@")[2].encode())
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +92,10 @@ class NodeRelay:
         self._drain_began = drain_began
         self._idle = IdleConnections(max_idle_per_host=max_idle_per_host)
         self._tls = TlsContext()
-        self._targets: dict[str, _Target] = {}
+        self._targets: dict[str, NodeAddress] = {}
         self._warned: dict[PoolKey, tuple[float, int]] = {}   # per node: when last warned, failures since
 
-    def _warn(self, target: _Target, message: str, *args: object) -> None:
+    def _warn(self, target: NodeAddress, message: str, *args: object) -> None:
         """A node that is down fails every request sent its way until its lease expires: said once per
         WARN_EVERY_SECONDS per node, with how many more failed meanwhile."""
         now = trio.current_time()
@@ -143,7 +127,7 @@ class NodeRelay:
         URL."""
         destination = self._targets.get(target)
         if destination is None:
-            destination = self._targets[target] = _Target.parse(target)
+            destination = self._targets[target] = NodeAddress.parse(target)
         declared = declared_length(scope["headers"])
         opening = await _read_opening(receive, declared)
         if opening is None:
@@ -167,7 +151,7 @@ class NodeRelay:
                                 "The node that serves this workspace did not answer the request. Please try again.")
         return True
 
-    async def _relay(self, target: _Target, request: h11.Request, opening: _Opening, receive: Receive,
+    async def _relay(self, target: NodeAddress, request: h11.Request, opening: _Opening, receive: Receive,
                      send: Send) -> _Outcome:
         # One deadline for connecting, sending and the first byte of the answer, resend included.
         deadline = trio.current_time() + self._first_byte_timeout
@@ -183,7 +167,7 @@ class NodeRelay:
         connection = None
         with trio.move_on_at(deadline):
             try:
-                connection = await self._connect(target)
+                connection = await target.connect(self._tls)
             except EXCHANGE_FAILURES as err:
                 self._warn(target, "node at %s:%s unreachable: %s", *target.key[1:], _describe(err))
                 return _Outcome.UNREACHABLE
@@ -194,7 +178,7 @@ class NodeRelay:
         outcome = await self._exchange(target, connection, request, opening, receive, send, deadline)
         return _Outcome.UNREACHABLE if outcome is _Outcome.STALE else outcome
 
-    async def _exchange(self, target: _Target, connection: Connection, request: h11.Request, opening: _Opening,
+    async def _exchange(self, target: NodeAddress, connection: Connection, request: h11.Request, opening: _Opening,
                         receive: Receive, send: Send, deadline: float) -> _Outcome:
         def give_back() -> None:
             connection.protocol.start_next_cycle()
@@ -219,13 +203,7 @@ class NodeRelay:
             connection.close()      # readable while idle means EOF: the target closed it; never written to
         return None
 
-    async def _connect(self, target: _Target) -> Connection:
-        scheme, host, port = target.key
-        addresses = [(family, sockaddr) for family, _type, _proto, _name, sockaddr in
-                     await trio.socket.getaddrinfo(host, port, type=trio.socket.SOCK_STREAM)]
-        return await open_connection(addresses, tls=self._tls.for_scheme(scheme), server_hostname=host)
-
-    def _request(self, scope: Scope, target: _Target, opening: _Opening, declared: int | None) -> h11.Request:
+    def _request(self, scope: Scope, target: NodeAddress, opening: _Opening, declared: int | None) -> h11.Request:
         method = scope["method"].encode("ascii")
         raw_target = target_of(scope)
         nominated = nominated_hop_by_hop(scope["headers"])

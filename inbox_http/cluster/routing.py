@@ -6,7 +6,8 @@ the platform's webhook, the envelope's `phone_number_id`. A workspace this node 
 holds it, is served here; one another node holds is relayed there unchanged (relay.py), its answer streamed back,
 so the key's rate bucket, the chat's actor and the number's send pacer that the request meets are that node's, the
 only ones. A request that names no workspace (health, metrics, sign-in, OAuth, the static pages) is served where
-it lands.
+it lands. Another node's ask to admit a request against a client address's bucket is answered here, before any of
+this (address_admission.py).
 
 A request another node forwarded carries that node's proof: it is served here, with the client's address the
 forwarding node saw, whatever this node holds, unless this node has just handed the workspace to another node
@@ -31,6 +32,7 @@ from inbox_actors.access.sessions import has_session_shape
 from inbox_actors.cluster.short_memory import ShortMemory
 from inbox_actors.domain.api_keys import has_key_shape, hash_key
 from inbox_actors.mcp import tokens as mcp_tokens
+from inbox_http.cluster.address_admission import ADMISSION_PATH, answer_admission
 from inbox_http.cluster.asgi import App, Message, Receive, Scope, Send
 from inbox_http.cluster.forwarding_proof import forwarded_by, forwarded_client_ip
 from inbox_http.cluster.relay import NodeRelay
@@ -93,6 +95,9 @@ class WorkspaceRouting:
             await self.app(scope, receive, send)
             return
         forwarded = forwarded_by(scope, self.secret) is not None
+        if forwarded and scope["path"] == ADMISSION_PATH:
+            await answer_admission(scope, send, self.state.actors)  # another node's ask for an address's bucket
+            return
         if forwarded:
             self._metrics.node_request("taken")
             client = forwarded_client_ip(scope, self.secret)

@@ -14,7 +14,6 @@ from typing import Any
 
 from quart_trio import QuartTrio
 
-from inbox_actors.access import rate_bucket
 from inbox_http.guard import ip_limit_body, ip_limit_headers, rate_bucket_address
 from inbox_http.oauth import addresses
 from inbox_http.request_metrics import ROUTE_KEY
@@ -57,7 +56,7 @@ class OAuthMount:
         state = self._state
         client = scope.get("client")
         address = rate_bucket_address(client[0] if client else "unknown")
-        admission = await rate_bucket.admit_ip(state.actors, address, state.settings.ip_limit_per_minute)
+        admission = await state.addresses.admit(address, state.settings.ip_limit_per_minute)
         if admission.allowed:
             return None
         state.metrics.request_rate_limited("ip")

@@ -20,7 +20,6 @@ from typing import Annotated
 import msgspec
 from quart import Blueprint, request
 
-from inbox_actors.access import rate_bucket
 from inbox_actors.actions import permissions
 from inbox_actors.domain.auth_ladder import ErrorStyle, RoutePolicy
 from inbox_actors.domain.plans import ApiTier
@@ -101,8 +100,7 @@ ENDPOINT_RESPONSES = {
 async def endpoint():
     """Model Context Protocol: one JSON-RPC 2.0 message per POST, answered as JSON; MCP token, not an API key."""
     state = services()
-    admission = await rate_bucket.admit_ip(state.actors, rate_bucket_address(client_ip()),
-                                           state.settings.ip_limit_per_minute)
+    admission = await state.addresses.admit(rate_bucket_address(client_ip()), state.settings.ip_limit_per_minute)
     if not admission.allowed:
         return ip_limited(admission)
     token = bearer_token(request.headers.get("Authorization"))

@@ -22,7 +22,6 @@ from urllib.parse import quote, urlsplit
 
 from quart import Response, g, redirect, request
 
-from inbox_actors.access import rate_bucket
 from inbox_actors.access.sessions import Session, find_session
 from inbox_actors.actions.caller import Caller
 from inbox_http.guard import client_ip, rate_bucket_address
@@ -76,8 +75,7 @@ def sign_in_redirect() -> Response:
 async def admit_ip() -> None:
     """The per-IP ceiling, as the API's guard applies it; over it, a WebRefusal (429)."""
     state = services()
-    admission = await rate_bucket.admit_ip(state.actors, rate_bucket_address(client_ip()),
-                                           state.settings.ip_limit_per_minute)
+    admission = await state.addresses.admit(rate_bucket_address(client_ip()), state.settings.ip_limit_per_minute)
     if not admission.allowed:
         raise WebRefusal(429, f"Too many requests from this address; retry in {admission.retry_after_seconds} seconds.")
 

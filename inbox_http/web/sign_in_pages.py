@@ -44,7 +44,7 @@ async def sign_in_submit():
         return await page("sign_in.html", 400, next=target, email=email[:_MAX_FIELD],
                           message="Enter your email and your password.")
     state = services()
-    outcome = await sign_in.sign_in(state.db, state.actors, email=email, password=password,
+    outcome = await sign_in.sign_in(state.db, state.addresses, email=email, password=password,
                                     ip=rate_bucket_address(client_ip()),
                                     now=state.clock.now())
     if isinstance(outcome, sign_in.SignInRefusal):

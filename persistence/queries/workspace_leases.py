@@ -88,6 +88,12 @@ async def leaving(db: Database, node_id: str) -> None:
     await db.execute("DELETE FROM cluster_nodes WHERE node_id = $1", node_id)
 
 
+async def live_nodes(db: Database, within: timedelta) -> list[str]:
+    """The nodes seen within `within`."""
+    rows = await db.fetch("SELECT node_id FROM cluster_nodes WHERE seen_at > now() - $1::interval", within)
+    return [row["node_id"] for row in rows]
+
+
 async def shares(db: Database, within: timedelta) -> dict[str, int]:
     """Each node seen within `within`, with how many workspaces it holds now (zero included)."""
     rows = await db.fetch(

@@ -122,10 +122,25 @@ async def running_cluster(db: Database, settings: Settings, count: int, *, extra
             # Every node listens on the service port and its own now: nothing else can take them.
             for held in (reservation, *reserved):
                 held.close()
+            await seeing_each_other(nodes)
             yield f"http://{settings.host}:{port}", nodes
     finally:
         for held in (reservation, *reserved):
             held.close()
+
+
+async def seeing_each_other(nodes: list[Node]) -> None:
+    """Until every node's view of the live nodes is all of them, each having said it is alive once named: a client
+    address then has one owner, whichever node is asked (inbox_http/cluster/address_admission.py). Each node reads
+    the view again every 2 s by itself; the test's nodes read it now."""
+    everyone = {node.url for node in nodes}
+    with trio.fail_after(10):
+        while True:
+            for node in nodes:
+                await node.state.live_nodes.refresh()
+            if all(set(node.state.live_nodes.nodes()) == everyone for node in nodes):
+                return
+            await trio.sleep(0.05)
 
 
 def reserve_ports(host: str, count: int) -> tuple[list[socket.socket], list[int]]:

@@ -20,11 +20,6 @@ def service_settings(service_settings):
     return with_settings(service_settings, ip_limit_per_minute=50)
 
 
-# A known gap, not a test's view of one node: the per-IP ceiling is each node's own (docs/nodes.md, "What holds
-# across nodes"), so the node of another workspace, or of a call with no key, has not counted the address's calls.
-per_ip_ceiling_of_one_node = pytest.mark.single_node("known gap: the per-IP ceiling is each node's own (docs/nodes.md)")
-
-
 async def hammer(client, path: str, key: str, clients: int, each: int, method: str = "GET") -> list:
     responses = []
 
@@ -86,7 +81,6 @@ async def test_an_explicit_key_limit_applies_to_sends_too(service):
     assert statuses == [PASSED] * 10 + [429] * 2
 
 
-@per_ip_ceiling_of_one_node
 async def test_ip_ceiling_comes_before_the_key_limit_and_speaks_sentences(service):
     issued = await builders.plaintext_key(service.db)
     other = await builders.plaintext_key(service.db)
@@ -126,7 +120,6 @@ async def test_refused_calls_show_the_key_state_without_using_it(service):
     assert (await service.client.get(WHOAMI, headers=bearer(issued.key))).headers["X-RateLimit-Remaining"] == "8"
 
 
-@per_ip_ceiling_of_one_node
 async def test_a_key_refused_by_the_ip_ceiling_before_any_lookup_is_still_in_its_activity_log(service):
     # The spec, Authentication 6: "Audit: every call, including refused and rate-limited ones, is logged per key
     # with method, path, status and IP". Over the per-IP ceiling nothing reaches PostgreSQL, not even the key's

@@ -8,7 +8,7 @@ import pytest
 from inbox_actors.access import accounts, invites, passwords, sign_in
 from inbox_actors.access.demo_workspace import seed_demo
 from inbox_actors.access.invites import InviteError, accept_invite, invite_member, invite_status
-from inbox_actors.access.rate_bucket import rate_bucket_kinds
+from inbox_actors.access.rate_bucket import NodeAddresses, rate_bucket_kinds
 from inbox_actors.access.sessions import find_session
 from inbox_actors.access.sign_in import SignedIn, sign_out
 from inbox_actors.domain import auth_ladder
@@ -42,15 +42,15 @@ async def member_with_password(db, workspace_id: int, email: str, password: str 
 
 
 async def attempt(db, actors, email: str, password: str = PASSWORD, ip: str = "192.0.2.1"):
-    return await sign_in.sign_in(db, actors, email=email, password=password, ip=ip, now=now())
+    return await sign_in.sign_in(db, NodeAddresses(actors), email=email, password=password, ip=ip, now=now())
 
 
 async def test_right_password_opens_a_web_session(db, actors):
     workspace_id = await builders.workspace(db)
     member_id = await member_with_password(db, workspace_id, "ann@example.com")
     started = now()
-    signed = await sign_in.sign_in(db, actors, email="  Ann@Example.COM ", password=PASSWORD, ip="192.0.2.1",
-                                   now=started)
+    signed = await sign_in.sign_in(db, NodeAddresses(actors), email="  Ann@Example.COM ", password=PASSWORD,
+                                   ip="192.0.2.1", now=started)
     assert isinstance(signed, SignedIn)
     assert (signed.member_id, signed.workspace_id) == (member_id, workspace_id)
     assert signed.token.startswith("session_")

@@ -1,0 +1,52 @@
+"""The per-address limits over three nodes on one PostgreSQL, each the real service on a real socket: the per-IP
+ceiling and the sign-in attempts count a client address once, whichever node its requests land on, because every
+node admits them in the bucket of the node that owns the address (inbox_http/cluster/address_admission.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from inbox_actors.access.sign_in import SIGN_IN_ATTEMPTS_PER_ACCOUNT
+from inbox_http.cluster.address_admission import ADMISSION_PATH
+from tests.e2e.conftest import with_settings
+from tests.e2e.running_nodes import running_cluster
+
+CEILING = 30
+WHOAMI = "/api/reporting/v1/whoami"
+
+
+@pytest.fixture
+async def nodes(db, service_settings):
+    async with running_cluster(db, with_settings(service_settings, ip_limit_per_minute=CEILING), 3) as (_, nodes):
+        yield nodes
+
+
+def _admissions(nodes, way: str) -> int:
+    return sum(int(node.state.metrics.address_admissions.labels(way)._value.get()) for node in nodes)
+
+
+async def test_the_per_ip_ceiling_counts_an_address_once_whichever_node_it_lands_on(nodes):
+    # Calls without a key are served where they land: each node's guard admits the address.
+    statuses = [(await nodes[n % 3].client.get(WHOAMI)).status_code for n in range(CEILING + 3)]
+    assert statuses == [401] * CEILING + [429] * 3
+    # One node owns 127.0.0.1 and counted all of them: its own, and those the two others asked it to.
+    assert _admissions(nodes, "here") == 11 and _admissions(nodes, "owner") == 22
+    assert _admissions(nodes, "unanswered") == 0
+
+
+async def test_sign_in_attempts_count_once_whichever_node_they_land_on(nodes):
+    form = {"email": "ann@example.com", "password": "not-the-password"}
+    statuses = [(await nodes[n % 3].client.post("/app/sign-in", data=form)).status_code
+                for n in range(SIGN_IN_ATTEMPTS_PER_ACCOUNT + 2)]
+    assert 429 not in statuses[:SIGN_IN_ATTEMPTS_PER_ACCOUNT], statuses
+    assert statuses[SIGN_IN_ATTEMPTS_PER_ACCOUNT:] == [429, 429]
+
+
+async def test_an_admission_asked_without_the_clusters_proof_is_refused_and_counts_nothing(nodes):
+    forged = {"x-inbox-forwarded-by": nodes[1].url, "x-inbox-client-ip": "", "x-inbox-forwarded-proof": "0" * 64}
+    for node in nodes:
+        for headers in ({}, forged):
+            answer = await node.client.post(f"{ADMISSION_PATH}?bucket=127.0.0.1&limit={CEILING}", headers=headers)
+            assert answer.status_code == 404, answer.text
+    statuses = [(await nodes[n % 3].client.get(WHOAMI)).status_code for n in range(CEILING + 1)]
+    assert statuses == [401] * CEILING + [429]
