@@ -120,6 +120,9 @@ class ServiceMetrics:
             registry=registry)
         self._admission_children = {way: self.address_admissions.labels(way)
                                      for way in ("here", "owner", "unanswered")}
+        self.address_admission_batch = Histogram(
+            "inbox_address_admission_batch_asks", "Asks sent to an address's owner in one exchange: those that "
+            "arrived while the one before was under way go together.", buckets=BATCH_BUCKETS, registry=registry)
         self.workspaces_held = Gauge(
             "inbox_node_workspaces_held", "Workspaces whose lease this node holds, read at the scrape.",
             registry=registry)
@@ -179,6 +182,9 @@ class ServiceMetrics:
     def node_request(self, way: str) -> None:
         """`way`: "relayed", "taken" or "unreachable" (inbox_http/cluster/routing.py)."""
         self._node_children[way].inc()
+
+    def address_admissions_sent(self, asks: int) -> None:
+        self.address_admission_batch.observe(asks)
 
     def address_admitted(self, way: str) -> None:
         """`way`: "here", "owner" or "unanswered" (inbox_http/cluster/address_admission.py)."""

@@ -96,7 +96,7 @@ class WorkspaceRouting:
             return
         forwarded = forwarded_by(scope, self.secret) is not None
         if forwarded and scope["path"] == ADMISSION_PATH:
-            await answer_admission(scope, send, self.state.actors)  # another node's ask for an address's bucket
+            await answer_admission(scope, receive, send, self.state.actors)  # another node's ask for an address's bucket
             return
         if forwarded:
             self._metrics.node_request("taken")

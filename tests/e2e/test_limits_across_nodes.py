@@ -4,12 +4,17 @@ node admits them in the bucket of the node that owns the address (inbox_http/clu
 
 from __future__ import annotations
 
+import hashlib
+
+import msgspec
 import pytest
+import trio
 
 from inbox_actors.access.sign_in import SIGN_IN_ATTEMPTS_PER_ACCOUNT
 from inbox_http.cluster.address_admission import ADMISSION_PATH
+from inbox_http.cluster.forwarding_proof import proof_headers
 from tests.e2e.conftest import with_settings
-from tests.e2e.running_nodes import running_cluster
+from tests.e2e.running_nodes import CLUSTER_SECRET, running_cluster
 
 CEILING = 30
 WHOAMI = "/api/reporting/v1/whoami"
@@ -42,11 +47,36 @@ async def test_sign_in_attempts_count_once_whichever_node_they_land_on(nodes):
     assert statuses[SIGN_IN_ATTEMPTS_PER_ACCOUNT:] == [429, 429]
 
 
-async def test_an_admission_asked_without_the_clusters_proof_is_refused_and_counts_nothing(nodes):
+async def test_under_concurrent_calls_the_ceiling_is_exact_and_the_asks_go_together(nodes):
+    owner = next(node for node in nodes if node.state.live_nodes.owner_of("127.0.0.1") == node.url)
+    asking = next(node for node in nodes if node is not owner)
+    statuses: list[int] = []
+
+    async def one_client() -> None:
+        for _ in range(4):
+            statuses.append((await asking.client.get(WHOAMI)).status_code)
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(10):
+            nursery.start_soon(one_client)
+    assert sorted(statuses) == [401] * CEILING + [429] * 10
+    batches = asking.state.metrics.address_admission_batch
+    exchanges = batches._sum.get(), sum(bucket.get() for bucket in batches._buckets)
+    assert exchanges[0] == 40 and exchanges[1] < 40, exchanges       # 40 asks, in fewer exchanges
+
+
+async def test_an_admission_asked_without_the_clusters_proof_or_with_another_body_counts_nothing(nodes):
+    asks = msgspec.json.encode([{"bucket": "127.0.0.1", "limit": CEILING}])
     forged = {"x-inbox-forwarded-by": nodes[1].url, "x-inbox-client-ip": "", "x-inbox-forwarded-proof": "0" * 64}
     for node in nodes:
         for headers in ({}, forged):
-            answer = await node.client.post(f"{ADMISSION_PATH}?bucket=127.0.0.1&limit={CEILING}", headers=headers)
+            answer = await node.client.post(ADMISSION_PATH, headers=headers, content=asks)
             assert answer.status_code == 404, answer.text
+    # With the proof of another body's digest: refused by the owner, 400.
+    target = f"{ADMISSION_PATH}?digest={hashlib.sha256(b'[]').hexdigest()}"
+    proof = proof_headers(CLUSTER_SECRET.encode(), nodes[1].url.encode(), {"client": None}, b"POST", target.encode())
+    answer = await nodes[0].client.post(target, content=asks, headers={name.decode(): value.decode()
+                                                                       for name, value in proof})
+    assert answer.status_code == 400 and answer.json()["error"] == "bad_admission", answer.text
     statuses = [(await nodes[n % 3].client.get(WHOAMI)).status_code for n in range(CEILING + 1)]
     assert statuses == [401] * CEILING + [429]
