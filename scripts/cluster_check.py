@@ -19,12 +19,14 @@ how many rows of the workspace the paused node wrote after another node had take
 4. After --kill-after seconds the third node gets SIGKILL and is not started again. From then on the first node is
    asked `GET /api/reporting/v1/whoami` every 0.1 s: the time until it answers 200 is how long the workspace was
    out of service (its lease expires at most 8 s after the dead node last renewed it; one of the others then
-   takes it). Bound: 10 s.
+   takes it). Bound: 10 s (OUT_OF_SERVICE_BOUND).
    With --pause the third node gets SIGSTOP instead. Once another node has taken the workspace over (its lease
    row changed hands: harness/write_audit.py's triggers record it, and every row written for the workspace with the
    name of the node whose connection wrote it) and --pause-past seconds more have passed, it gets SIGCONT and serves
    again: whatever it had under way when it stopped now meets the lease fence. It must have written no row of the
-   workspace after the takeover (bound: 0); the key activity its requests saw is its own and not counted
+   workspace after the takeover (bound: 0). Its workspace answers again within 12 s (PAUSED_OUT_OF_SERVICE_BOUND):
+   the lease runs out as after a kill, and then the node taking over waits up to 1 s for the transactions the
+   paused node left open on the lease row before it ends their sessions (the fence-out); the key activity its requests saw is its own and not counted
    (write_audit.NODE_OWN_TABLES).
 5. Once the clients are done: every send the platform accepted must be in the database (as in crash_sends), and
    every `message_sent` event of the outbox must reach the receiver (the node that took the workspace delivers
@@ -32,8 +34,8 @@ how many rows of the workspace the paused node wrote after another node had take
 
 Prints the time until the workspace answered again, the crash check's counts (acknowledged sends lost, sends
 delivered twice for one key), the webhook events lost, and with --pause the paused node's writes before and after
-the takeover. Exit status 0 when the workspace answered within 10 s and nothing was lost, sent twice or written
-after the takeover; 1 otherwise.
+the takeover. Exit status 0 when the workspace answered within its bound and nothing was lost, sent twice or
+written after the takeover; 1 otherwise.
 """
 
 from __future__ import annotations
@@ -64,6 +66,9 @@ from persistence.database import Database
 
 NODES = 3
 OUT_OF_SERVICE_BOUND = 10.0
+# A lease's 8 s, the fence-out's 1 s, a take and a client's retry: measured 7.6 to 10.6 s on the 2-core machine,
+# the highest while the test suite shared it.
+PAUSED_OUT_OF_SERVICE_BOUND = 12.0
 # The calls that find when the workspace answers again: at most PROBE_TIMEOUT / PROBE_EVERY (4) in flight at once.
 PROBE_EVERY = 0.5
 PROBE_TIMEOUT = 2.0
@@ -227,8 +232,9 @@ async def run(args: argparse.Namespace, server_url: str, _postgres_pid: int | No
     status = retried_sends.report(args.chats, sends, [out_for[0]], seconds, settled, record, rows,
                                   "SIGSTOP" if args.pause else "SIGKILL")
     lost_events = sorted(events - set(received))
+    bound = PAUSED_OUT_OF_SERVICE_BOUND if args.pause else OUT_OF_SERVICE_BOUND
     print(f"the workspace answered again {out_for[1]:.2f} s after the {'SIGSTOP' if args.pause else 'SIGKILL'}"
-          f" (bound {OUT_OF_SERVICE_BOUND:g} s)")
+          f" (bound {bound:g} s)")
     if fault is not None:
         status |= fault.report()
     print(f"webhook events (message_sent): {len(events):,} in the outbox, {len(events) - len(lost_events):,} "
@@ -236,7 +242,7 @@ async def run(args: argparse.Namespace, server_url: str, _postgres_pid: int | No
     print(f"webhook events lost: {len(lost_events)}")
     if cluster.refusals:
         print(f"first refusals (4xx but 409 and 429): {'; '.join(cluster.refusals)}")
-    return 1 if status or lost_events or out_for[1] > OUT_OF_SERVICE_BOUND else 0
+    return 1 if status or lost_events or out_for[1] > bound else 0
 
 
 async def drive(args: argparse.Namespace, cluster: Cluster, ws: Workspace, victim: int,
