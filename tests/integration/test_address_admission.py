@@ -6,23 +6,11 @@ from __future__ import annotations
 
 import socket
 
-import pytest
-
-from inbox_actors.access.rate_bucket import rate_bucket_kinds
 from inbox_actors.cluster.live_nodes import LiveNodes
 from inbox_actors.monitoring.metrics import ServiceMetrics
-from inbox_actors.runtime import ActorSystem
 from inbox_http.cluster.address_admission import ClusterAddresses
 
 ME = "http://127.0.0.1:9"
-
-
-@pytest.fixture
-async def actors(nursery):
-    system = ActorSystem(rate_bucket_kinds())
-    await nursery.start(system.run)
-    yield system
-    await system.shutdown(1)
 
 
 def _closed_port() -> int:
@@ -31,7 +19,7 @@ def _closed_port() -> int:
         return held.getsockname()[1]
 
 
-async def test_an_owner_that_does_not_answer_is_left_out_and_the_address_counted_here(db, actors):
+async def test_an_owner_that_does_not_answer_is_left_out_and_the_address_counted_here(db, bucket_actors):
     gone = f"http://127.0.0.1:{_closed_port()}"
     await db.execute("INSERT INTO cluster_nodes (node_id, seen_at) VALUES ($1, now()), ($2, now())", gone, ME)
     nodes = LiveNodes(db, lambda: ME, within=8.0)
@@ -39,7 +27,7 @@ async def test_an_owner_that_does_not_answer_is_left_out_and_the_address_counted
     assert nodes.nodes() == tuple(sorted((gone, ME)))
     bucket = next(f"192.0.2.{n}" for n in range(256) if nodes.owner_of(f"192.0.2.{n}") == gone)
     metrics = ServiceMetrics()
-    addresses = ClusterAddresses(actors, nodes, secret=b"test-cluster-secret", metrics=metrics)
+    addresses = ClusterAddresses(bucket_actors, nodes, secret=b"test-cluster-secret", metrics=metrics)
     try:
         first = await addresses.admit(bucket, 2)
         assert (first.allowed, first.remaining) == (True, 1)
