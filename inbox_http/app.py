@@ -35,6 +35,7 @@ from inbox_http.routes import (
     whatsapp_webhook,
 )
 from inbox_http.services import Services
+from inbox_http.url_rules import RuleBuiltOnDemand
 from inbox_http.web import install_web_app
 
 # No body the API takes comes near this; larger requests are refused before they are read.
@@ -47,6 +48,7 @@ _LARGE_BODY_PATHS = {"/api/bulk-send": BULK_SEND_BODY_BYTES}
 def create_app(services: Services | None) -> QuartTrio:
     """The app; `services` is None only to read its routes (the OpenAPI generator)."""
     app = QuartTrio("inbox_http")
+    app.url_rule_class = RuleBuiltOnDemand
     # The largest any route takes; each route's own limit is judged from Content-Length (_refuse_oversized_body).
     app.config["MAX_CONTENT_LENGTH"] = BULK_SEND_BODY_BYTES
     app.config["JSON_SORT_KEYS"] = False

@@ -18,6 +18,8 @@ import httpx
 import msgspec
 import trio
 
+from inbox_actors.outbound_http.verified_tls import verified_context
+
 CACHE_BYTES = 64 * 1024 * 1024
 ITEM_BYTES = 4 * 1024 * 1024
 MAX_CONNECTIONS = 4
@@ -50,7 +52,7 @@ class MediaFetcher:
                  item_bytes: int = ITEM_BYTES, timeout: float = 30.0) -> None:
         self._api_url = api_url.rstrip("/")
         self._http = httpx.AsyncClient(
-            timeout=timeout, headers={"Authorization": f"Bearer {access_token}"},
+            timeout=timeout, verify=verified_context(), headers={"Authorization": f"Bearer {access_token}"},
             limits=httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS))
         self._cache: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
         self._cached_bytes = 0

@@ -5,12 +5,13 @@ from __future__ import annotations
 import httpx
 import trio
 
+from inbox_actors.outbound_http.verified_tls import verified_context
 from tests import builders
 
 
 async def customer_writes(service, phone_number_id: str, phone: str, text: str, name: str = "Asha") -> dict:
     """A simulated customer sends `text`; returns the simulator's answer (after the service answered it)."""
-    async with httpx.AsyncClient(base_url=service.simulator_url, timeout=10) as simulator:
+    async with httpx.AsyncClient(verify=verified_context(), base_url=service.simulator_url, timeout=10) as simulator:
         response = await simulator.post(f"/simulator/customers/{phone}/messages",
                                         json={"phone_number_id": phone_number_id, "text": text, "name": name})
     assert response.status_code == 200, response.text

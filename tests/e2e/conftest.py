@@ -16,6 +16,7 @@ import msgspec
 import pytest
 from quart_trio import QuartTrio
 
+from inbox_actors.outbound_http.verified_tls import verified_context
 from inbox_actors.runtime import ActorSystem
 from inbox_http.settings import Settings
 from persistence.database import Database
@@ -99,7 +100,7 @@ async def spread_service(db: Database, settings: Settings, count: int, extra_act
     workspace's calls land on all of them and most are relayed to the node holding it."""
     async with running_cluster(db, settings, count, extra_kinds=extra_actor_kinds,
                                blueprints=extra_blueprints) as (url, nodes):
-        async with httpx.AsyncClient(base_url=url, timeout=10,
+        async with httpx.AsyncClient(verify=verified_context(), base_url=url, timeout=10,
                                      transport=Spread([node.url for node in nodes])) as client:
             first = nodes[0]
             yield RunningService(url=url, app=first.app, actors=ActorsOfNodes(nodes), db=db, client=client,

@@ -17,6 +17,7 @@ import trio
 from quart_trio import QuartTrio
 
 from inbox_actors.access import activity_log
+from inbox_actors.outbound_http.verified_tls import verified_context
 from inbox_http.cluster.nodes import reserve_service_port
 from inbox_http.server import build_app, serve_app
 from inbox_http.settings import Settings
@@ -53,7 +54,7 @@ async def running_node(db: Database, settings: Settings, *, extra_kinds: Iterabl
         state = app.extensions["inbox"]
         # With a port of its own next to a shared one, the node is named (and reached by the others) by its own.
         url = state.placement.node_id if settings.node_port is not None else served_at
-        async with httpx.AsyncClient(base_url=url, timeout=10) as client:
+        async with httpx.AsyncClient(verify=verified_context(), base_url=url, timeout=10) as client:
             yield Node(url=url, app=app, state=state, client=client, simulator_url=state.platform.simulator_url)
         stop.set()
 

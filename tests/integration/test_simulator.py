@@ -22,6 +22,7 @@ import trio
 from quart import Response, request
 from quart_trio import QuartTrio
 
+from inbox_actors.outbound_http.verified_tls import verified_context
 from inbox_actors.platform.envelope import SIGNATURE_HEADER, parse_envelope, verify_signature
 from inbox_actors.platform.payloads import InboundMessage, StatusUpdate
 from inbox_actors.platform.simulator.model import Simulator, SimulatorConfig
@@ -132,7 +133,7 @@ async def simulator(nursery, simulator_config, clock) -> Simulator:
 
 @pytest.fixture
 async def http(simulator):
-    async with httpx.AsyncClient(base_url=simulator.url, timeout=5.0) as client:
+    async with httpx.AsyncClient(verify=verified_context(), base_url=simulator.url, timeout=5.0) as client:
         yield client
 
 
@@ -214,7 +215,7 @@ async def test_throughput_per_business_number(nursery, simulator_config, clock):
     limited = Simulator(msgspec.structs.replace(simulator_config, throughput_per_second=3),
                         catalog=InMemoryTemplateCatalog([TemplateSpec("hi", "en", 0)]), clock=clock)
     url = await nursery.start(serve_simulator, limited)
-    async with httpx.AsyncClient(base_url=url) as http:
+    async with httpx.AsyncClient(verify=verified_context(), base_url=url) as http:
         hi = template(name="hi", language="en", parameters=())
         codes = [(await send(http, **hi)).status_code for _ in range(4)]
         other_number = await send(http, number="222", **hi)
@@ -358,7 +359,7 @@ async def test_statuses_due_while_a_post_is_in_flight_share_the_next_envelope(nu
                                                                                receiver):
     simulator = await start_simulator(nursery, simulator_config, clock, webhooks_per_number=1)
     receiver.statuses_held = trio.Event()
-    async with httpx.AsyncClient(base_url=simulator.url) as http:
+    async with httpx.AsyncClient(verify=verified_context(), base_url=simulator.url) as http:
         ids = await send_to_each(http, RECIPIENTS)
         await until_every_status_due(http, ids)           # the first envelope is still held
         receiver.statuses_held.set()
@@ -384,7 +385,7 @@ async def test_an_envelope_carries_at_most_statuses_per_webhook(nursery, simulat
     simulator = await start_simulator(nursery, simulator_config, clock, webhooks_per_number=1,
                                       statuses_per_webhook=4)
     receiver.statuses_held = trio.Event()
-    async with httpx.AsyncClient(base_url=simulator.url) as http:
+    async with httpx.AsyncClient(verify=verified_context(), base_url=simulator.url) as http:
         ids = await send_to_each(http, RECIPIENTS)
         await until_every_status_due(http, ids)
         receiver.statuses_held.set()
@@ -396,7 +397,7 @@ async def test_an_envelope_carries_at_most_statuses_per_webhook(nursery, simulat
 async def test_a_number_has_several_envelopes_in_flight_but_a_message_one(nursery, simulator_config, clock, receiver):
     simulator = await start_simulator(nursery, simulator_config, clock, webhooks_per_number=3)
     receiver.delay = 0.05
-    async with httpx.AsyncClient(base_url=simulator.url) as http:
+    async with httpx.AsyncClient(verify=verified_context(), base_url=simulator.url) as http:
         ids = await send_to_each(http, RECIPIENTS)
         await eventually(lambda: all(receiver.statuses_of(id_) == ["sent", "delivered", "read"] for id_ in ids))
     assert receiver.most_in_flight["statuses"] <= 3
@@ -408,7 +409,7 @@ async def test_status_posts_are_bounded_across_numbers_and_leave_customers_a_lan
     simulator = await start_simulator(nursery, simulator_config, clock, webhook_concurrency=2,
                                       customer_webhook_concurrency=2)
     receiver.delay = 0.03
-    async with httpx.AsyncClient(base_url=simulator.url) as http:
+    async with httpx.AsyncClient(verify=verified_context(), base_url=simulator.url) as http:
         ids = []
         async with trio.open_nursery() as sending:
             for number in (NUMBER, "222", "333", "444"):
@@ -443,7 +444,7 @@ async def test_waiting_for_a_connection_is_not_the_service_s_timeout(nursery, si
                                       webhook_timeout=0.25)
     receiver.delay = 0.1
     results = []
-    async with httpx.AsyncClient(base_url=simulator.url) as http, trio.open_nursery() as writing:
+    async with httpx.AsyncClient(verify=verified_context(), base_url=simulator.url) as http, trio.open_nursery() as writing:
         for phone in RECIPIENTS[:4]:                      # the last waits 0.3 s for the one connection
             writing.start_soon(lambda p=phone: _extend(results, _written(http, p)))
     assert [result["service_status"] for result in results] == [200] * 4
@@ -456,7 +457,7 @@ async def test_a_failed_envelope_is_retried_while_its_messages_later_statuses_wa
     simulator = await start_simulator(nursery, simulator_config, clock, webhook_retry_delays=(0.1, 0.1),
                                       delays=StatusDelays(sent=0.01, delivered=0.1, read=0.1))
     receiver.fail_next = 2                          # the envelope with `sent` needs both retries
-    async with httpx.AsyncClient(base_url=simulator.url) as http:
+    async with httpx.AsyncClient(verify=verified_context(), base_url=simulator.url) as http:
         message_id = (await send(http, **template())).json()["messages"][0]["id"]
         await eventually(lambda: receiver.statuses_of(message_id) == ["sent", "delivered", "read"])
         stats = (await http.get("/simulator/stats")).json()
@@ -470,7 +471,7 @@ async def test_an_envelope_without_a_2xx_after_every_retry_is_dropped_and_its_st
         nursery, simulator_config, clock, receiver):
     simulator = await start_simulator(nursery, simulator_config, clock, webhook_retry_delays=(0.02, 0.02))
     receiver.fail_next = 1000
-    async with httpx.AsyncClient(base_url=simulator.url) as http:
+    async with httpx.AsyncClient(verify=verified_context(), base_url=simulator.url) as http:
         dropped = (await send(http, **template())).json()["messages"][0]["id"]
         stats = await eventually_stats(http, lambda s: s["status_timelines_running"] == 0)
         receiver.fail_next = 0
@@ -487,7 +488,7 @@ async def test_statuses_beyond_a_full_queue_are_dropped_and_counted(nursery, sim
     simulator = await start_simulator(nursery, simulator_config, clock, webhooks_per_number=1,
                                       max_queued_statuses=2)
     receiver.statuses_held = trio.Event()
-    async with httpx.AsyncClient(base_url=simulator.url) as http:
+    async with httpx.AsyncClient(verify=verified_context(), base_url=simulator.url) as http:
         ids = await send_to_each(http, RECIPIENTS[:3])
         await until_every_status_due(http, ids)
         receiver.statuses_held.set()
@@ -502,7 +503,7 @@ async def test_statuses_beyond_a_full_queue_are_dropped_and_counted(nursery, sim
 async def test_too_many_messages_awaiting_statuses_get_none(nursery, simulator_config, clock, receiver):
     simulator = await start_simulator(nursery, simulator_config, clock, max_status_timelines=1)
     receiver.statuses_held = trio.Event()
-    async with httpx.AsyncClient(base_url=simulator.url) as http:
+    async with httpx.AsyncClient(verify=verified_context(), base_url=simulator.url) as http:
         first, second = [(await send(http, **template())).json()["messages"][0]["id"] for _ in range(2)]
         receiver.statuses_held.set()
         await eventually(lambda: receiver.statuses_of(first) == ["sent", "delivered", "read"])
@@ -569,7 +570,7 @@ async def test_the_simulator_command_prints_its_ready_line_and_stops_on_sigterm(
     try:
         ready = json.loads(await read_line(process.stdout))
         assert ready["status"] == "ready" and ready["url"].startswith("http://127.0.0.1:")
-        async with httpx.AsyncClient(base_url=ready["url"]) as http:
+        async with httpx.AsyncClient(verify=verified_context(), base_url=ready["url"]) as http:
             response = await send(http, to="997123456789", type="template",
                                   template={"name": "hi", "language": {"code": "en"}})
         assert error_of(response)["code"] == 131049

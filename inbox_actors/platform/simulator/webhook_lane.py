@@ -8,6 +8,7 @@ from typing import Self
 import httpx
 import trio
 
+from inbox_actors.outbound_http.verified_tls import verified_context
 from inbox_actors.platform.envelope import SIGNATURE_HEADER, sign
 
 log = logging.getLogger("inbox_actors.platform.simulator.webhook_lane")
@@ -22,7 +23,7 @@ class WebhookLane:
 
     def __init__(self, concurrency: int, timeout: float) -> None:
         self.slots = trio.CapacityLimiter(concurrency)
-        self.http = httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(
+        self.http = httpx.AsyncClient(timeout=timeout, verify=verified_context(), limits=httpx.Limits(
             max_connections=concurrency, max_keepalive_connections=concurrency))
 
     async def __aenter__(self) -> Self:
