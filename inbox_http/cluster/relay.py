@@ -10,8 +10,10 @@
   returns without ending the body, and the front server closes the client's connection). An event stream ends
   cleanly when this node begins to drain (event_stream_cut.py), as the streams it serves itself do.
 - Connections are kept alive per target (outbound_http/connections.py's pool) and go back only after a clean
-  exchange. A reused one that fails before any byte of the answer was closed by the target while idle: the
-  request goes once more on a new connection if its body was read whole, else the answer is 502.
+  exchange. A reused one that fails before any byte of the answer was most likely closed by the target while idle,
+  but a target that read the request and died looks the same. So only a request that changes nothing (GET, HEAD,
+  OPTIONS) goes once more on a new connection; any other is answered 504 `node_timeout` (below), since sent again
+  it could be carried out twice. A streamed body cannot go again: 502.
 - A target that cannot be reached (refused, or gone before the request was all written) is answered 503
   `node_unavailable` with `Retry-After: 1`: it never had the request, so the caller may serve it elsewhere instead.
 - A target that had the whole request and gave no first byte within `first_byte_timeout`, or broke off before any,
@@ -56,6 +58,9 @@ WARN_EVERY_SECONDS = 5.0
 MAX_REPLAYABLE_BODY = 64 * 1024
 
 _NODE_ID = re.compile(r"[!-~]+")           # visible ASCII: it travels as a header value and in the proof
+# Methods that change nothing (RFC 9110's safe methods): the only ones sent again after a connection failed before
+# any answer.
+_SAFE_METHODS = frozenset({b"GET", b"HEAD", b"OPTIONS"})
 
 
 class _Outcome(enum.Enum):
@@ -164,6 +169,10 @@ class NodeRelay:
                 log.warning("a kept-alive connection to %s:%s failed under a streamed body, which cannot be sent "
                             "again", *target.key[1:])
                 return _Outcome.INVALID
+            if request.method not in _SAFE_METHODS:
+                log.warning("a kept-alive connection to %s:%s failed before any answer to a %s, which may have "
+                            "been carried out: not sent again", *target.key[1:], request.method.decode())
+                return _Outcome.NO_ANSWER
         connection = None
         with trio.move_on_at(deadline):
             try:
