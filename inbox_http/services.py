@@ -1,6 +1,7 @@
 """What the service was built with, reachable from every handler through `services()`: settings, the database,
 the actor system, the credential cache, the clock, the platform link, the webhook transport, where addresses are
-counted, the metrics and where the service is in its life. Handlers pass the actions their dependencies (`action_deps`) and adapt the outcome."""
+counted, the metrics and where the service is in its life. Handlers pass the actions their dependencies
+(`action_deps`) and adapt the outcome."""
 
 from __future__ import annotations
 

@@ -26,8 +26,8 @@ how many rows of the workspace the paused node wrote after another node had take
    again: whatever it had under way when it stopped now meets the lease fence. It must have written no row of the
    workspace after the takeover (bound: 0). Its workspace answers again within 12 s (PAUSED_OUT_OF_SERVICE_BOUND):
    the lease runs out as after a kill, and then the node taking over waits up to 1 s for the transactions the
-   paused node left open on the lease row before it ends their sessions (the fence-out); the key activity its requests saw is its own and not counted
-   (write_audit.NODE_OWN_TABLES).
+   paused node left open on the lease row before it ends their sessions (the fence-out). The key activity its
+   requests saw is its own and not counted (write_audit.NODE_OWN_TABLES).
 5. Once the clients are done: every send the platform accepted must be in the database (as in crash_sends), and
    every `message_sent` event of the outbox must reach the receiver (the node that took the workspace delivers
    what the dead one left pending).

@@ -6,10 +6,11 @@ needed after it started. Every period (INBOX_REBALANCE_SECONDS, 10 s on a node o
 give or take a fifth, so that nodes do not all look at once) each node reads how many workspaces every live node
 holds (leases.py's registry, a node that holds none included), and if it holds more than its share (the total
 over the nodes, rounded up) it hands the excess over, at most HAND_OVERS_PER_ROUND a round, each to the node then
-holding the fewest, and only while that node would still hold fewer than this one. Handing one over (placement.hand_over): new requests for it wait, those under way here finish,
-its actors stop, and the lease passes straight to the chosen node, under the next epoch; the waiting requests are
-relayed there. No request is refused for it, and nothing is written twice: the chosen node starts the workspace's
-actors only once they have stopped here.
+holding the fewest, and only while that node would still hold fewer than this one. Handing one over
+(placement.hand_over): new requests for it wait, those under way here finish, its actors stop, and the lease passes
+straight to the chosen node, under the next epoch; the waiting requests are relayed there. No request is refused
+for it, and nothing is written twice: the chosen node starts the workspace's actors only once they have stopped
+here.
 
 The actors stop only once the work already begun is done: the requests under way here, then the messages their
 actors still have queued or in hand, while every actor of the workspace can still be reached (a customer's message

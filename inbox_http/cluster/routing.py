@@ -96,7 +96,8 @@ class WorkspaceRouting:
             return
         forwarded = forwarded_by(scope, self.secret) is not None
         if forwarded and scope["path"] == ADMISSION_PATH:
-            await answer_admission(scope, receive, send, self.state.actors)  # another node's ask for an address's bucket
+            # Another node's ask to count requests against this node's address buckets.
+            await answer_admission(scope, receive, send, self.state.actors)
             return
         if forwarded:
             self._metrics.node_request("taken")

@@ -49,9 +49,10 @@ def test_the_forwarding_bench_times_the_right_and_the_wrong_node(postgres_server
                      r"per request \([\d.]+ of answering it\)$", out, re.M), out
     # The per-IP ceiling's part: an address of each owner found, each kind of call timed.
     for said in ("exempt from the ceiling", "admitted in the first node's bucket", "admitted by the second node"):
-        assert re.search(rf"^ceiling, {said}: 200 calls, p50 [\d.]+ ms, p99 [\d.]+ ms; CPU per request", out, re.M), out
-    assert re.search(r"^an admission costs -?[\d.]+ ms of CPU in the node's own bucket .*; asked of the owner, -?[\d.]+ "
-                     r"ms of the asking node's", out, re.M), out
+        assert re.search(rf"^ceiling, {said}: 200 calls, p50 [\d.]+ ms, p99 [\d.]+ ms; CPU per request", out,
+                         re.M), out
+    assert re.search(r"^an admission costs -?[\d.]+ ms of CPU in the node's own bucket .*; asked of the owner, "
+                     r"-?[\d.]+ ms of the asking node's", out, re.M), out
     assert bench_databases(postgres_server.admin_url) == before
 
 

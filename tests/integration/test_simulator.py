@@ -444,7 +444,8 @@ async def test_waiting_for_a_connection_is_not_the_service_s_timeout(nursery, si
                                       webhook_timeout=0.25)
     receiver.delay = 0.1
     results = []
-    async with httpx.AsyncClient(verify=verified_context(), base_url=simulator.url) as http, trio.open_nursery() as writing:
+    async with httpx.AsyncClient(verify=verified_context(), base_url=simulator.url) as http, \
+            trio.open_nursery() as writing:
         for phone in RECIPIENTS[:4]:                      # the last waits 0.3 s for the one connection
             writing.start_soon(lambda p=phone: _extend(results, _written(http, p)))
     assert [result["service_status"] for result in results] == [200] * 4
