@@ -51,11 +51,17 @@ class LiveNodes:
             await self.refresh()
 
     async def refresh(self) -> None:
-        try:
-            with trio.CancelScope(shield=True, deadline=trio.current_time() + READ_BOUND_SECONDS):
+        # The view only advises where to count an address: whatever keeps it from being read (an outage, a
+        # statement cancelled, a read past its bound) leaves the last view standing, and never stops the node.
+        with trio.CancelScope(shield=True, deadline=trio.current_time() + READ_BOUND_SECONDS) as bound:
+            try:
                 self._seen = tuple(sorted(await workspace_leases.live_nodes(self.db, self.within)))
-        except DatabaseUnavailable as err:
-            log.warning("reading the live nodes failed (%s); the last view stands", err)
+            except DatabaseUnavailable as err:
+                log.warning("reading the live nodes failed (%s); the last view stands", err)
+            except Exception:
+                log.exception("reading the live nodes failed; the last view stands")
+        if bound.cancelled_caught:
+            log.warning("reading the live nodes took more than %g s; the last view stands", READ_BOUND_SECONDS)
 
     def nodes(self) -> tuple[str, ...]:
         """The nodes this node would choose among now: those seen, less those away, with itself."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import socket
 
+import asyncpg
+
 from inbox_actors.cluster.live_nodes import LiveNodes
 from inbox_actors.monitoring.metrics import ServiceMetrics
 from inbox_http.cluster.address_admission import ClusterAddresses
@@ -54,3 +56,16 @@ async def test_the_owner_of_an_address_is_the_same_in_every_view_and_moves_only_
     await views[0].refresh()
     moved = [bucket for bucket in buckets if views[0].owner_of(bucket) != owners[bucket]]
     assert moved and all(owners[bucket] == three[2] for bucket in moved)
+
+
+async def test_a_view_that_cannot_be_read_leaves_the_last_one_standing_and_stops_nothing(db):
+    nodes = LiveNodes(db, lambda: ME, within=8.0)
+    others = ["http://127.0.0.2:8000", "http://127.0.0.3:8000"]
+    # An outage, then a statement PostgreSQL cancelled: neither is raised, and the view read before stands.
+    for other, error in zip(others, (None, asyncpg.QueryCanceledError("canceling statement due to user request"))):
+        await db.execute("INSERT INTO cluster_nodes (node_id, seen_at) VALUES ($1, now())", other)
+        fault = db.fail_next(lambda sql: "FROM cluster_nodes" in sql, error)
+        await nodes.refresh()
+        assert fault.raised == 1 and nodes.nodes() == (ME,)
+    await nodes.refresh()
+    assert nodes.nodes() == tuple(sorted((ME, *others)))
