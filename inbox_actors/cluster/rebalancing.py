@@ -67,6 +67,10 @@ class Rebalancer:
                 await self.rebalance()
             except DatabaseUnavailable as err:
                 log.warning("rebalancing skipped: %s", err)
+            except Exception:
+                # A round is advisory: one that fails otherwise (a statement PostgreSQL cancelled) leaves each
+                # workspace where it is, and must not stop the node; the next round looks again.
+                log.exception("a rebalancing round failed; the next one looks again")
 
     async def rebalance(self) -> int:
         """One round: how many workspaces were handed over."""

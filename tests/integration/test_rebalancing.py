@@ -4,6 +4,7 @@ under way and the workspace's actors, and a node already at its share keeps what
 
 from __future__ import annotations
 
+import asyncpg
 import trio
 
 from inbox_actors.cluster import rebalancing
@@ -138,3 +139,15 @@ async def test_a_node_within_one_of_the_others_keeps_what_it_holds(db):
         await workspace_leases.seen(db, "node-b")
         assert await rebalancer(a).rebalance() == 0
         assert len(a.keeper.held()) == 3 and len(b.keeper.held()) == 2
+
+
+async def test_a_round_that_fails_is_skipped_and_the_next_one_runs(db):
+    async with running(Node(db, "node-a")) as a, trio.open_nursery() as rounds:
+        await workspace_leases.seen(db, "node-a")
+        cancelled = db.fail_next(lambda sql: "FROM cluster_nodes" in sql,
+                                 asyncpg.QueryCanceledError("canceling statement due to user request"), times=2)
+        rounds.start_soon(Rebalancer(a.placement, a.system, lambda workspace: 0, period=0.02).run)
+        await eventually(lambda: cancelled.raised == 2)
+        later = db.fail_next(lambda sql: "FROM cluster_nodes" in sql)       # met only by a round after those
+        await eventually(lambda: later.raised == 1)
+        rounds.cancel_scope.cancel()
