@@ -11,8 +11,9 @@ node whichever node a connection lands on.
   JSON list of `{bucket, limit}`, over a kept-alive connection, with the cluster's proof (forwarding_proof.py),
   which covers the target and so the body by its digest; the answer is the list of admissions, in order.
 - An owner that does not answer within ASK_SECONDS (dead, paused, stopping) is left out of this node's choice for
-  a while: the address is then counted by another node, as if the owner had left, rather than the request refused
-  or held up. While views of the live nodes differ (a few seconds after a node joins or leaves), two nodes may
+  a while: the address is then counted by another node, as if the owner had left, rather than the request refused.
+  (A node that is gone refuses the connection at once; a paused one holds the asks sent to it for ASK_SECONDS.)
+  While views of the live nodes differ (a few seconds after a node joins or leaves), two nodes may
   count one address. A bucket that moves to a new owner starts empty there, as one does after a restart.
 - A request to the admission path without a valid proof is any client's: the app answers it 404.
 """
