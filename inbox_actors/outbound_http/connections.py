@@ -6,18 +6,23 @@ kept per (scheme, host, port).
 - A connection goes back to its idle list only when both sides finished the exchange (not after
   `Connection: close` or an HTTP/1.0 answer); at most `max_idle_per_host` idle ones per host, each for at most
   `max_idle_seconds`, the most recently used lent first.
-- A reused connection that fails before any byte of the response arrived is one the server closed while idle:
-  `StaleConnection` tells the caller to send once more on a new connection. A failure on a new connection is
-  the caller's to judge.
+- An idle connection the server has closed (its EOF waiting to be read) is dropped rather than lent. A reused
+  connection that fails before any byte of the response arrived is one the server closed while idle all the same:
+  `StaleConnection` tells the caller to send once more on a new connection (`pooled_exchange` does, unless told
+  the request must not go twice). A failure on a new connection is the caller's to judge.
 """
 
 from __future__ import annotations
 
+import logging
 import ssl
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import h11
 import trio
+
+log = logging.getLogger("inbox_actors.outbound_http.connections")
 
 RECEIVE_SIZE = 64 * 1024
 # Below the 5 s keep-alive timeout of Node, Apache and Hypercorn, so a connection taken from the pool is
@@ -141,6 +146,39 @@ async def exchange(connection: Connection, request: h11.Request, body: bytes, *,
     return Answer(status_code, b"".join(chunks) if keep_body else None), reusable
 
 
+async def pooled_exchange(idle: IdleConnections, key: PoolKey, connect: Callable[[], Awaitable[Connection]],
+                          request: h11.Request, body: bytes, *, max_body: int, keep_body: bool,
+                          resend_stale: bool = True) -> Answer:
+    """One exchange on an idle connection to `key`, else on a new one from `connect()`; the connection goes back to
+    `idle` when it may be reused, else is closed. An idle one the server turns out to have closed is replaced by a
+    new one and the request sent once more, unless `resend_stale` is false: then its failure is raised as it is."""
+    connection = idle.take(key)
+    if connection is not None:
+        connection.reused = resend_stale
+        try:
+            return await _exchange_and_keep(idle, key, connection, request, body, max_body, keep_body)
+        except StaleConnection:
+            _said_closed(key)
+    return await _exchange_and_keep(idle, key, await connect(), request, body, max_body, keep_body)
+
+
+def _said_closed(key: PoolKey) -> None:
+    log.debug("an idle connection to %s:%s was closed by the server; sending on a new one", key[1], key[2])
+
+
+async def _exchange_and_keep(idle: IdleConnections, key: PoolKey, connection: Connection, request: h11.Request,
+                             body: bytes, max_body: int, keep_body: bool) -> Answer:
+    reusable = False
+    try:
+        answer, reusable = await exchange(connection, request, body, max_body=max_body, keep_body=keep_body)
+        return answer
+    finally:
+        if reusable:
+            idle.put(key, connection)
+        else:
+            connection.close()
+
+
 class IdleConnections:
     """Connections kept open between exchanges, per (scheme, host, port)."""
 
@@ -155,17 +193,22 @@ class IdleConnections:
         return sum(len(idle) for idle in self._idle.values())
 
     def take(self, key: PoolKey) -> Connection | None:
+        """The most recently used idle connection to `key` that is still open, if any."""
         idle = self._idle.get(key)
-        if not idle:
-            return None
-        connection = idle.pop()              # the most recently used: the least likely to be closed by now
-        if trio.current_time() - connection.idle_since < self.max_idle_seconds:
+        while idle:
+            connection = idle.pop()          # the most recently used: the least likely to be closed by now
+            if trio.current_time() - connection.idle_since >= self.max_idle_seconds:
+                connection.close()           # and every older one with it
+                for older in idle:
+                    older.close()
+                break
+            if connection.socket_stream.socket.is_readable():
+                connection.close()           # readable while idle means EOF: the server closed it; never written to
+                _said_closed(key)
+                continue
             connection.reused = True
             return connection
-        connection.close()                   # and every older one with it
-        for older in idle:
-            older.close()
-        del self._idle[key]
+        self._idle.pop(key, None)
         return None
 
     def put(self, key: PoolKey, connection: Connection) -> None:

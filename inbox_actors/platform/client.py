@@ -42,8 +42,8 @@ from inbox_actors.outbound_http.connections import (
     Connection,
     IdleConnections,
     TlsContext,
-    exchange,
     open_connection,
+    pooled_exchange,
 )
 from inbox_actors.platform.cloud_api import UnexpectedAnswer, decode_answer, encode_send_request
 from inbox_actors.platform.payloads import SendAccepted, SendRefused, SendRequest
@@ -166,23 +166,10 @@ class CloudApiClient:
             return _unreachable(TITLE_TIMEOUT, f"no answer from {url} within {self._timeout:g}s")
 
     async def _post(self, head: h11.Request, body: bytes) -> tuple[int, bytes | None]:
-        key = (self._scheme, self._host, self._port)
-        connection = self._idle.take(key)
-        while connection is not None and connection.socket_stream.socket.is_readable():
-            connection.close()          # closed by the platform while idle (EOF waiting): never written to
-            connection = self._idle.take(key)
-        if connection is None:
-            connection = await self._connect()
-        connection.reused = False       # a failure is the platform's answer to this send, not a cue to resend
-        reusable = False
-        try:
-            answer, reusable = await exchange(connection, head, body, max_body=MAX_ANSWER_BYTES, keep_body=True)
-            return answer.status_code, answer.body
-        finally:
-            if reusable:
-                self._idle.put(key, connection)
-            else:
-                connection.close()
+        # Never sent twice: a failure is the platform's answer to this send, not a cue to resend.
+        answer = await pooled_exchange(self._idle, (self._scheme, self._host, self._port), self._connect, head, body,
+                                       max_body=MAX_ANSWER_BYTES, keep_body=True, resend_stale=False)
+        return answer.status_code, answer.body
 
     async def _connect(self) -> Connection:
         addresses = [(family, sockaddr) for family, _type, _proto, _name, sockaddr in

@@ -19,10 +19,10 @@ Only bugs (an invalid header from the caller: ValueError) and cancellation propa
 
 from __future__ import annotations
 
-import logging
 import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Self
 
 import h11
@@ -35,15 +35,12 @@ from inbox_actors.outbound_http.connections import (
     ClosedWithoutAnswer,
     Connection,
     IdleConnections,
-    PoolKey,
-    StaleConnection,
     TlsContext,
-    exchange,
     open_connection,
+    pooled_exchange,
 )
 from inbox_actors.webhooks.address_guard import AddressGuard, DestinationRefused, EndpointUrl, UnresolvedHost
 
-log = logging.getLogger("inbox_actors.webhooks.transport")
 
 USER_AGENT = b"inbox-actors-webhooks/1.0"
 MAX_RESPONSE_BODY = 64 * 1024         # read and discarded; a longer body closes the connection instead
@@ -126,28 +123,10 @@ class WebhookTransport:
         return result
 
     async def _exchange(self, endpoint: EndpointUrl, request: h11.Request, body: bytes) -> int:
-        key = (endpoint.scheme, endpoint.host, endpoint.port)
-        connection = self._idle.take(key)
-        if connection is not None:
-            try:
-                return await self._round_trip(key, connection, request, body)
-            except StaleConnection:
-                log.debug("an idle connection to %s:%s was closed by the server; sending on a new one",
-                          endpoint.host, endpoint.port)
-        connection = await self._connect(endpoint)
-        return await self._round_trip(key, connection, request, body)
-
-    async def _round_trip(self, key: PoolKey, connection: Connection, request: h11.Request, body: bytes) -> int:
-        """The response status; the connection goes back to the pool if it may be reused, else is closed."""
-        reusable = False
-        try:
-            answer, reusable = await exchange(connection, request, body, max_body=MAX_RESPONSE_BODY, keep_body=False)
-            return answer.status_code
-        finally:
-            if reusable:
-                self._idle.put(key, connection)
-            else:
-                connection.close()
+        answer = await pooled_exchange(self._idle, (endpoint.scheme, endpoint.host, endpoint.port),
+                                       partial(self._connect, endpoint), request, body, max_body=MAX_RESPONSE_BODY,
+                                       keep_body=False)
+        return answer.status_code
 
     async def _connect(self, endpoint: EndpointUrl) -> Connection:
         addresses = await self.guard.addresses_to_connect(endpoint)

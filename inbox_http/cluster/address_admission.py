@@ -25,6 +25,7 @@ import hmac
 import logging
 import math
 from dataclasses import dataclass, field
+from functools import partial
 from urllib.parse import parse_qs
 
 import h11
@@ -37,12 +38,10 @@ from inbox_actors.domain.rate_window import Admission
 from inbox_actors.monitoring.metrics import ServiceMetrics
 from inbox_actors.outbound_http.connections import (
     EXCHANGE_FAILURES,
-    Answer,
     ClosedWithoutAnswer,
     IdleConnections,
-    StaleConnection,
     TlsContext,
-    exchange,
+    pooled_exchange,
 )
 from inbox_actors.runtime import ActorSystem
 from inbox_http.cluster.asgi import Receive, Scope, Send
@@ -178,7 +177,8 @@ class ClusterAddresses:
         answer = None
         with trio.move_on_after(ASK_SECONDS):
             try:
-                answer = await self._exchange(address, request, body)
+                answer = await pooled_exchange(self._idle, address.key, partial(address.connect, self._tls), request,
+                                               body, max_body=MAX_ANSWER_BYTES, keep_body=True)
             except (*EXCHANGE_FAILURES, ClosedWithoutAnswer) as err:
                 self._warn("node %s did not admit addresses (%s: %s); counting here", owner, type(err).__name__,
                            err)
@@ -196,31 +196,6 @@ class ClusterAddresses:
         except (ValueError, msgspec.DecodeError) as err:
             self._warn("node %s answered with no admissions (%s); counting here", owner, err)
             return None
-
-    async def _exchange(self, address: NodeAddress, request: h11.Request, body: bytes) -> Answer:
-        connection = self._idle.take(address.key)
-        while connection is not None and connection.socket_stream.socket.is_readable():
-            connection.close()              # closed by the owner while idle (EOF waiting): never written to
-            connection = self._idle.take(address.key)
-        if connection is None:
-            connection = await address.connect(self._tls)
-        reusable = False
-        try:
-            try:
-                answer, reusable = await exchange(connection, request, body, max_body=MAX_ANSWER_BYTES,
-                                                  keep_body=True)
-            except StaleConnection:
-                # Closed by the owner while idle, before it read the request: once more on a new connection.
-                connection.close()
-                connection = await address.connect(self._tls)
-                answer, reusable = await exchange(connection, request, body, max_body=MAX_ANSWER_BYTES,
-                                                  keep_body=True)
-            return answer
-        finally:
-            if reusable:
-                self._idle.put(address.key, connection)
-            else:
-                connection.close()
 
     def _warn(self, message: str, *args: object) -> None:
         # Every request from the owner's addresses meets an owner that is down: said once per WARN_EVERY_SECONDS.

@@ -160,7 +160,7 @@ class NodeRelay:
                      send: Send) -> _Outcome:
         # One deadline for connecting, sending and the first byte of the answer, resend included.
         deadline = trio.current_time() + self._first_byte_timeout
-        connection = self._take_idle(target.key)
+        connection = self._idle.take(target.key)
         if connection is not None:
             outcome = await self._exchange(target, connection, request, opening, receive, send, deadline)
             if outcome is not _Outcome.STALE:
@@ -204,13 +204,6 @@ class NodeRelay:
         if exchange.error is not None and outcome is not _Outcome.STALE:
             log.warning("exchange with node at %s:%s failed: %s", *target.key[1:], exchange.error)
         return outcome
-
-    def _take_idle(self, key: PoolKey) -> Connection | None:
-        while (connection := self._idle.take(key)) is not None:
-            if not connection.socket_stream.socket.is_readable():
-                return connection
-            connection.close()      # readable while idle means EOF: the target closed it; never written to
-        return None
 
     def _request(self, scope: Scope, target: NodeAddress, opening: _Opening, declared: int | None) -> h11.Request:
         method = scope["method"].encode("ascii")

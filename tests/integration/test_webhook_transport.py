@@ -187,7 +187,7 @@ async def test_connection_close_in_the_answer_is_honoured(receiver, transport):
 
 
 async def test_an_idle_connection_the_server_closed_is_replaced_and_the_post_sent_once(receiver, transport, caplog):
-    caplog.set_level(logging.DEBUG, logger="inbox_actors.webhooks.transport")
+    caplog.set_level(logging.DEBUG, logger="inbox_actors.outbound_http.connections")
     receiver.answer = lambda request: Answer(close_after=request.connection == 1)
     closed = receiver.closed
     assert (await post(transport, receiver.url(), b'{"n":1}')).succeeded
