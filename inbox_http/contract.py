@@ -20,6 +20,7 @@ from typing import Any, Callable, TypeVar
 
 import msgspec
 
+from inbox_actors.actions.use_case import UseCase
 from inbox_actors.domain.phones import PHONE_PATTERN
 from inbox_http.converters import IdConverter
 
@@ -53,6 +54,22 @@ def takes(body: type | dict, *, optional: bool = False) -> Callable[[Handler], H
         return view
 
     return decorate
+
+
+def body_of(use_case: UseCase, *, path: tuple[str, ...] = ("phone",)) -> dict:
+    """The JSON Schema of the body a route binding `use_case` reads: its arguments' struct, less the fields the
+    path gives."""
+    (reference,), components = msgspec.json.schema_components([use_case.arguments],
+                                                              ref_template="#/components/schemas/{name}")
+    schema = dict(components.pop(reference["$ref"].rsplit("/", 1)[1]))
+    schema.pop("title", None)
+    schema["properties"] = {k: v for k, v in schema.get("properties", {}).items() if k not in path}
+    required = [name for name in schema.get("required", []) if name not in path]
+    if required:
+        schema["required"] = required
+    else:
+        schema.pop("required", None)
+    return schema
 
 
 def answers(*statuses: int, stable: tuple[int, ...] = (), reports: tuple[int, ...] = ()

@@ -26,6 +26,7 @@ from quart import Quart, Response, g, request
 from inbox_actors.access import rate_bucket
 from inbox_actors.access.sessions import find_session, has_session_shape
 from inbox_actors.actions.caller import Caller
+from inbox_actors.actions.use_case import UseCase
 from inbox_actors.domain import auth_ladder
 from inbox_actors.domain.api_keys import has_key_shape, hash_key
 from inbox_actors.domain.auth_ladder import NO_TOKEN, AdminRule, Credential, ErrorStyle, RoutePolicy
@@ -57,8 +58,14 @@ def client_ip() -> str:
     return request.remote_addr or "unknown"
 
 
-def guarded(*, tier: ApiTier, scopes: tuple[str, ...] = (), errors: ErrorStyle = ErrorStyle.STABLE,
-            admin: AdminRule | None = None, sending: bool = False, dashboard: bool = False):
+def guarded(*, tier: ApiTier, use_case: UseCase | None = None, scopes: tuple[str, ...] = (),
+            errors: ErrorStyle = ErrorStyle.STABLE, admin: AdminRule | None = None, sending: bool = False,
+            dashboard: bool = False):
+    """The route's policy. A route that binds a use case names it (`use_case=chats.CLAIM`): the scopes it needs
+    are the declaration's, checked here in the auth ladder's words before the body is read. `scopes` is for the
+    routes no use case stands behind yet (reads of the Reporting API, key management)."""
+    if use_case is not None:
+        scopes = use_case.permissions
     policy = RoutePolicy(tier=tier, scopes=scopes, errors=errors, admin=admin, sending=sending, dashboard=dashboard)
 
     def decorate(handler: Handler) -> Handler:

@@ -59,3 +59,22 @@ async def read_json_body(kind: type[Body], *, empty_ok: bool = False) -> Body:
         raise ApiError(400, "invalid_body", f"Invalid request body: {err}.") from None
     except msgspec.DecodeError:
         raise ApiError(400, "invalid_body", "The request body is not valid JSON.") from None
+
+
+async def read_json_object(*, empty_ok: bool = False) -> dict:
+    """The request's JSON body as an object of fields, for a use case's runner to decode into its arguments;
+    with `empty_ok`, no body at all is no fields."""
+    raw = await request.get_data()
+    if not raw.strip():
+        if empty_ok:
+            return {}
+        raise ApiError(400, "invalid_body", "A JSON body is required.")
+    if not is_utf8(raw):
+        raise ApiError(400, "invalid_body", f"{NOT_UTF8}.")
+    try:
+        fields = _whole_numbers(msgspec.json.decode(raw))
+    except msgspec.DecodeError:
+        raise ApiError(400, "invalid_body", "The request body is not valid JSON.") from None
+    if not isinstance(fields, dict):
+        raise ApiError(400, "invalid_body", "Invalid request body: Expected `object`.")
+    return fields

@@ -16,6 +16,7 @@ from inbox_actors.access.key_ring import IssuedKey, issue_key
 from inbox_actors.access.sign_in import member_for_password
 from inbox_actors.domain import key_rules, team_audit
 from inbox_actors.domain import scopes as scope_rules
+from inbox_actors.domain.errors import OperatorError
 from inbox_actors.domain.plans import Plan
 from persistence.database import Database
 from persistence.queries import sessions as session_queries
@@ -27,7 +28,7 @@ ROLES = ("admin", "agent")
 MEMBER_STATUSES = ("active", "suspended", "removed")
 
 
-class AccountError(ValueError):
+class AccountError(OperatorError):
     """An operator request that cannot be carried out; the message says why. Nothing was written."""
 
 

@@ -16,6 +16,7 @@ import msgspec
 from inbox_actors.access import passwords
 from inbox_actors.access.sign_in import SUSPENDED, SignedIn, SignInRefusal, member_for_password, open_session
 from inbox_actors.domain.api_keys import hash_key
+from inbox_actors.domain.errors import OperatorError
 from persistence.database import Database, Record
 from persistence.queries import sessions as session_queries
 from persistence.queries import sign_in as sign_in_queries
@@ -32,7 +33,7 @@ INVITE_INVALID = SignInRefusal(
     "new link.")
 
 
-class InviteError(ValueError):
+class InviteError(OperatorError):
     """An invitation that cannot be issued; the message says why. Nothing was written."""
 
 

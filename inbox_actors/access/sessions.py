@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 import msgspec
 
 from inbox_actors.domain.api_keys import hash_key
+from inbox_actors.domain.errors import OperatorError
 from inbox_actors.domain.plans import Plan
 from persistence.database import Database
 from persistence.queries import sessions as session_queries
@@ -24,7 +25,7 @@ SESSION_HOURS = (1, 720)
 _SHAPE = re.compile(rf"^{SESSION_PREFIX}_[A-Za-z0-9_-]{{43}}$")
 
 
-class SessionError(ValueError):
+class SessionError(OperatorError):
     """A session request that cannot be carried out; nothing was written."""
 
 

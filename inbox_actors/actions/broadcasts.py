@@ -10,19 +10,71 @@ broadcast's actor, which owns its status and decides.
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Annotated, Literal
+
 import msgspec
 
 from inbox_actors.actions import permissions
 from inbox_actors.actions.caller import Caller
-from inbox_actors.actions.chats import sending_refusal
+from inbox_actors.actions.chat_reads import PAGE_LIMIT, query
+from inbox_actors.actions.chats import Language, Parameters, TemplateName, sending_refusal
 from inbox_actors.actions.deps import ActionDeps
-from inbox_actors.actions.outcomes import Reason, Refused, reason_of_status
+from inbox_actors.actions.fields import BIGINT_MAX, ONE_LINE, Cursor, Phone, Reason as ReasonText, Tag
+from inbox_actors.actions.outcomes import Done, Outcome, Reason, Refused, reason_of_status
+from inbox_actors.actions.use_case import Kind, UseCase
 from inbox_actors.broadcasts import broadcast, creation, schedule
 from inbox_actors.broadcasts import views as broadcast_views
-
+from inbox_actors.paging.parameters import InvalidParameter
 
 NOT_FOUND = Refused(Reason.NOT_FOUND, "No broadcast with this id in the workspace.", 404, "broadcast_not_found")
-DECISIONS = broadcast.ACTIONS
+MAX_BROADCAST_PHONES = 1000
+BroadcastStatus = Literal["pending_approval", "scheduled", "sending", "paused", "completed", "cancelled", "rejected"]
+BroadcastId = Annotated[int, msgspec.Meta(ge=1, le=BIGINT_MAX, description="The broadcast's id.")]
+
+
+class ListBroadcasts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    status: Annotated[BroadcastStatus, msgspec.Meta(description="Only broadcasts in this status.")] | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=PAGE_LIMIT, description="How many broadcasts, 1 to 50.")] = 20
+    cursor: Cursor | None = None
+
+
+class OneBroadcast(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    broadcast_id: BroadcastId
+
+
+class Decision(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    broadcast_id: BroadcastId
+    reason: ReasonText | None = None
+    """Why (kept with the broadcast when rejected, and in the team audit log)."""
+
+
+class SendBroadcast(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    template: Annotated[TemplateName, msgspec.Meta(description="The approved template's name (see "
+                                                               "list_templates).")]
+    language: Language = "en"
+    parameters: Annotated[Parameters, msgspec.Meta(description="The template's parameters, the same for every "
+                                                               "recipient.")] = []
+    phones: Annotated[list[Phone], msgspec.Meta(max_length=MAX_BROADCAST_PHONES,
+                                                description="Recipients by phone (up to 1,000; for more, address "
+                                                            "contacts by tags).")] = []
+    tags: Annotated[list[Tag], msgspec.Meta(max_length=20, description="Also every contact having all these "
+                                                                       "tags.")] = []
+    contact_status: Annotated[str, msgspec.Meta(min_length=1, max_length=100, pattern=ONE_LINE,
+                                                description="With tags: only contacts in this status.")] | None = None
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=ONE_LINE,
+                                      description="A name for the team's broadcast list.")] | None = None
+    scheduled_at: Annotated[datetime, msgspec.Meta(tz=True, description="When to send (ISO 8601 with a time zone); "
+                                                               "now when left out.")] | None = None
+
+
+class StartBroadcast(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The spec's bulk send as its body gives it (`creation.BulkSend`), with the Idempotency-Key that makes a
+    retry answer the broadcast the first request made."""
+
+    order: creation.BulkSend
+    idempotency_key: str | None = None
+    request_hash: bytes | None = None
 
 
 class Started(msgspec.Struct, frozen=True):
@@ -35,7 +87,7 @@ async def start(deps: ActionDeps, caller: Caller, order: creation.BulkSend, *, i
     if (refused := sending_refusal(caller)) is not None:
         return refused
     creator = creation.Creator(workspace_id=caller.workspace_id, member_id=caller.member_id, via=caller.author,
-                               may_approve=caller.may(permissions.APPROVE_BROADCASTS, "POST"))
+                               may_approve=APPROVE.allows(caller))
     try:
         created = await creation.create_once(deps.db, creator, order, deps.clock.now(),
                                              idempotency_key=idempotency_key, request_hash=request_hash)
@@ -61,9 +113,10 @@ async def view(deps: ActionDeps, caller: Caller, broadcast_id: int) -> broadcast
     return await broadcast_views.broadcast_view(deps.db, row, deps.clock.now())
 
 
-async def decide(deps: ActionDeps, caller: Caller, broadcast_id: int, action: str,
-                 reason: str | None = None) -> broadcast_views.BroadcastView | Refused:
-    """One of DECISIONS on the broadcast, as the caller's member; the broadcast as it now is."""
+async def _decide(deps: ActionDeps, caller: Caller, broadcast_id: int, action: str,
+                  reason: str | None = None) -> Outcome:
+    """One of `broadcast.DECISIONS` on the broadcast, as the caller's member; the broadcast as it now is."""
+    reason = reason.strip() or None if reason is not None else None
     if await find(deps, caller, broadcast_id) is None:
         return NOT_FOUND
     row = await deps.actors.ref(broadcast.KIND, broadcast.broadcast_key(caller.workspace_id, broadcast_id)).ask(
@@ -72,4 +125,72 @@ async def decide(deps: ActionDeps, caller: Caller, broadcast_id: int, action: st
         return Refused(reason_of_status(row.status), row.message, row.status, row.code)
     if row["status"] == creation.SCHEDULED:
         schedule.scheduled(deps.actors, row["scheduled_at"])
-    return await broadcast_views.broadcast_view(deps.db, row, deps.clock.now())
+    return Done(await broadcast_views.broadcast_view(deps.db, row, deps.clock.now()))
+
+
+async def _approve(deps: ActionDeps, caller: Caller, a: OneBroadcast) -> Outcome:
+    return await _decide(deps, caller, a.broadcast_id, "approve")
+
+
+async def _reject(deps: ActionDeps, caller: Caller, a: Decision) -> Outcome:
+    return await _decide(deps, caller, a.broadcast_id, "reject", a.reason)
+
+
+async def _cancel(deps: ActionDeps, caller: Caller, a: Decision) -> Outcome:
+    return await _decide(deps, caller, a.broadcast_id, "cancel", a.reason)
+
+
+async def _pause(deps: ActionDeps, caller: Caller, a: OneBroadcast) -> Outcome:
+    return await _decide(deps, caller, a.broadcast_id, "pause")
+
+
+async def _resume(deps: ActionDeps, caller: Caller, a: OneBroadcast) -> Outcome:
+    return await _decide(deps, caller, a.broadcast_id, "resume")
+
+
+async def _show(deps: ActionDeps, caller: Caller, a: OneBroadcast) -> Outcome:
+    found = await view(deps, caller, a.broadcast_id)
+    return found if isinstance(found, Refused) else Done(found)
+
+
+async def _list(deps: ActionDeps, caller: Caller, a: ListBroadcasts) -> Outcome:
+    try:
+        return Done(await broadcast_views.list_broadcasts(deps.db, caller.workspace_id,
+                                                          query(status=a.status, limit=a.limit, cursor=a.cursor)))
+    except InvalidParameter as err:
+        return Refused(Reason.INVALID, err.message, 400, "invalid_arguments")
+
+
+async def _start(deps: ActionDeps, caller: Caller, a: StartBroadcast) -> Outcome:
+    started = await start(deps, caller, a.order, idempotency_key=a.idempotency_key, request_hash=a.request_hash)
+    return started if isinstance(started, Refused) else Done(started)
+
+
+async def _send(deps: ActionDeps, caller: Caller, a: SendBroadcast) -> Outcome:
+    """A broadcast as a tool starts it; its refusal says whether a broadcast was stored."""
+    audience = (creation.AudienceFilter(tags=list(a.tags), status=a.contact_status)
+                if a.tags or a.contact_status is not None else None)
+    order = creation.BulkSend(template=creation.TemplateOrder(name=a.template, language=a.language,
+                                                              parameters=list(a.parameters)),
+                              recipients=list(a.phones), filter=audience, name=a.name, scheduled_at=a.scheduled_at)
+    started = await start(deps, caller, order)
+    if isinstance(started, Refused):
+        if started.reason is Reason.UNAVAILABLE:
+            return msgspec.structs.replace(started, message=f"The broadcast was stored but did not start "
+                                                            f"({started.code}): {started.message}")
+        return msgspec.structs.replace(started, message=f"No broadcast made ({started.code}): {started.message}")
+    return Done(started.view)
+
+
+# -- the declarations ----------------------------------------------------------------------------------------
+
+_RUN = permissions.CAMPAIGNS
+LIST = UseCase("list_broadcasts", ListBroadcasts, _RUN, Kind.READ, _list)
+SHOW = UseCase("get_broadcast", OneBroadcast, _RUN, Kind.READ, _show)
+SEND = UseCase("send_broadcast", SendBroadcast, _RUN, Kind.WRITE, _send)
+START = UseCase("start_broadcast", StartBroadcast, _RUN, Kind.WRITE, _start)
+APPROVE = UseCase("approve_broadcast", OneBroadcast, permissions.APPROVE_BROADCASTS, Kind.WRITE, _approve)
+REJECT = UseCase("reject_broadcast", Decision, permissions.APPROVE_BROADCASTS, Kind.WRITE, _reject)
+CANCEL = UseCase("cancel_broadcast", Decision, _RUN, Kind.WRITE, _cancel)
+PAUSE = UseCase("pause_broadcast", OneBroadcast, _RUN, Kind.WRITE, _pause)
+RESUME = UseCase("resume_broadcast", OneBroadcast, _RUN, Kind.WRITE, _resume)

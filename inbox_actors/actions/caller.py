@@ -18,6 +18,8 @@ from inbox_actors.domain.auth_ladder import Credential, assigned_only_member
 from inbox_actors.domain.plans import Plan
 
 _RESTRICTIONS = ("inbox_assigned_only",)
+OPERATOR = "cli"
+"""How records name the operator's command line as the author of what it did."""
 
 
 class Caller(msgspec.Struct, frozen=True):
@@ -43,6 +45,25 @@ class Caller(msgspec.Struct, frozen=True):
 
     def may(self, permissions: tuple[str, ...], method: str) -> bool:
         return scope_rules.covers(self.permissions, permissions, method)
+
+    @property
+    def is_operator(self) -> bool:
+        """The service's operator at its command line: no permission of a member's binds them."""
+        return self.author == OPERATOR
+
+    @property
+    def who(self) -> str:
+        """The caller as a refusal names it to whoever reads the refusal."""
+        kind = self.author.partition(":")[0]
+        return {"api_key": "the member this key acts as", "mcp_token": "the member this MCP token acts as",
+                "member": "your role"}.get(kind, "the caller")
+
+    @classmethod
+    def operator(cls, workspace_id: int, *, member_id: int = 0, plan: Plan = Plan.SCALE) -> Caller:
+        """The operator acting on a workspace from the command line (as `member_id`, when a record needs one)."""
+        return cls(author=OPERATOR, label="Operator", workspace_id=workspace_id, member_id=member_id, role="admin",
+                   permissions=(scope_rules.ALL,), status="active", assigned_only=False, plan=plan,
+                   cloud_api_enabled=True)
 
     @classmethod
     def of_api_key(cls, credential: Credential, *, label: str) -> Caller:

@@ -9,7 +9,7 @@ from datetime import datetime
 
 import msgspec
 
-from inbox_actors.actions import chats, permissions
+from inbox_actors.actions import chats, contacts, permissions
 from inbox_actors.actions.caller import Caller
 from inbox_actors.actions.deps import ActionDeps
 from inbox_actors.actions.outcomes import Refused
@@ -61,9 +61,9 @@ class ChatView(msgspec.Struct, frozen=True):
 
 async def open_chat_view(deps: ActionDeps, caller: Caller, raw_phone: str) -> ChatView | Refused:
     """The chat for this caller; a caller who may act on it has opened it (a view, unread cleared)."""
-    if not caller.may(permissions.CHAT_CONTENT, "GET"):
+    if not chats.SHOW.allows(caller):
         return chats.no_such_chat()
-    act = caller.may(permissions.CHAT_ACTIONS, "POST")
+    act = chats.OPEN.allows(caller)
     if act:
         opened = await chats.open_chat(deps, caller, raw_phone)
         if isinstance(opened, Refused):
@@ -77,7 +77,7 @@ async def chat_view(deps: ActionDeps, caller: Caller, raw_phone: str, *, act: bo
     now = deps.clock.now()
     found = None if phone is None else await find_detail_and_row(deps.db, caller.workspace_id, phone, now,
                                                                  caller.only_assigned_to)
-    if found is None or not caller.may(permissions.CHAT_CONTENT, "GET"):
+    if found is None or not chats.SHOW.allows(caller):
         return chats.no_such_chat()
     chat, ref = found
     try:
@@ -89,7 +89,7 @@ async def chat_view(deps: ActionDeps, caller: Caller, raw_phone: str, *, act: bo
     last_customer = ref["last_customer_message_at"]
     closes_at = last_customer + CUSTOMER_WINDOW if last_customer is not None else None
     window_open = closes_at is not None and now <= closes_at
-    act = caller.may(permissions.CHAT_ACTIONS, "POST") if act is None else act
+    act = chats.CLAIM.allows(caller) if act is None else act
     transfer = act and caller.may(permissions.TEAM_OVERVIEW, "GET")
     offered = [] if window_open or not act else await templates.workspace_templates(
         deps.db, caller.workspace_id, status_name="APPROVED")
@@ -107,7 +107,8 @@ async def chat_view(deps: ActionDeps, caller: Caller, raw_phone: str, *, act: bo
         except contact_list.ContactNotFound:
             contact = None
     return ChatView(chat=chat, messages=list(reversed(page.data)), earlier_messages=page.next_cursor is not None,
-                    failure_reasons=await thread.failure_reasons(deps.db, ref["id"], page.data), window_open=window_open, window_closes_at=closes_at, templates=offered, members=members,
+                    failure_reasons=await thread.failure_reasons(deps.db, ref["id"], page.data), window_open=window_open,
+                    window_closes_at=closes_at, templates=offered, members=members,
                     labels=offered_labels, contact=contact,
                     abilities=Abilities(act=act, transfer_to_others=transfer,
-                                        edit_contact=contact is not None and caller.may(permissions.CONTACTS, "POST")))
+                                        edit_contact=contact is not None and contacts.EDIT_CARD.allows(caller)))

@@ -1,39 +1,45 @@
 """A chat's use cases: sending as the API does, replying as a member, and the team's actions (claim, release,
-transfer, resolve, open, mark read). Each asks the chat's conversation actor, which owns the chat's state and
-decides; this module states the rules around it once, for every front door:
+transfer, resolve, open, mark read, notes, labels, snooze). Each asks the chat's conversation actor, which owns the
+chat's state and decides; the rules around it are stated here once, for every front door:
 
 - a send or a reply goes out only while the workspace's cloud API is switched on;
 - a caller limited to assigned chats sees and acts on only the chats assigned to its member (any other is "no
   such chat"), and may claim only a chat assigned to it already;
-- a reason is at most MAX_REASON characters, without control characters but line breaks;
+- a reason is at most MAX_REASON characters, without control characters but line breaks and tabs (its field type,
+  `fields.Reason`);
 - after a release, transfer or resolve the caller still sees the chat it acted on, even when the action took the
   chat out of an assigned-only caller's view;
-- a note is 1 to MAX_TEXT characters of text, without control characters but line breaks and tabs, and is never
-  sent to the customer.
+- a note is 1 to MAX_TEXT characters of text, without control characters but line breaks and tabs, not blank,
+  and is never sent to the customer;
+- a snooze ends at a time with its zone, in the future, or when the customer writes (`until` left out).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 import msgspec
 
+from inbox_actors.actions import permissions
 from inbox_actors.actions.caller import Caller
 from inbox_actors.actions.deps import ActionDeps
-from inbox_actors.actions.outcomes import Reason, Refused, reason_of_status
+from inbox_actors.actions.fields import MULTI_LINE, ONE_LINE, MemberId, Phone, Reason, Text
+from inbox_actors.actions.outcomes import Done, Outcome, Reason as Why, Refused, reason_of_status
+from inbox_actors.actions.use_case import Kind, UseCase, done, rule
 from inbox_actors.conversations import conversation
 from inbox_actors.conversations.conversation_protocol import KeyReservation, SendOutcome
 from inbox_actors.conversations.send_answers import SendRefusal, SendVerdict, send_answer
 from inbox_actors.domain.phones import InvalidPhone, normalise_phone, phone_or_none
-from inbox_actors.domain.text import has_control_characters
-from inbox_actors.platform.payloads import MAX_TEXT, SendRequest
+from inbox_actors.platform.payloads import MAX_PARAMETERS, MAX_TEXT, SendRequest
 from inbox_actors.reporting.conversation_detail import ConversationDetail, find_detail
-from inbox_actors.reporting.thread import Message, one_message
+from inbox_actors.reporting.thread import one_message
+from inbox_actors.team.labels import MAX_NAME as MAX_LABEL_NAME
+
 
 NO_SUCH_CHAT = "No such chat in this workspace."
-MAX_REASON = 500
 
-CLOUD_API_OFF = Refused(Reason.REFUSED, "The messaging cloud API is switched off for this workspace.",
+CLOUD_API_OFF = Refused(Why.REFUSED, "The messaging cloud API is switched off for this workspace.",
                         status=403, code="feature_disabled_for_org")
 
 
@@ -45,17 +51,101 @@ class ReplySent(msgspec.Struct, frozen=True):
     conversation: ConversationDetail
 
 
+# -- arguments -----------------------------------------------------------------------------------------------
+
+
+class OneChat(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phone: Phone
+
+
+class ChatWithReason(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phone: Phone
+    reason: Reason | None = None
+
+
+class TransferChat(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phone: Phone
+    to_user_id: Annotated[MemberId, msgspec.Meta(description="The active team member (user id) who takes the chat "
+                                                             "over.")]
+    reason: Reason | None = None
+
+
+class ReplyInChat(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phone: Phone
+    text: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TEXT, pattern=MULTI_LINE,
+                                      description="The reply (up to 4,096 characters), sent as the member this "
+                                                  "connection acts as. Within 24 hours of the customer's last "
+                                                  "message only.")]
+
+
+TemplateName = Annotated[str, msgspec.Meta(min_length=1, max_length=512, pattern=ONE_LINE,
+                                           description="The template's name (see list_templates).")]
+Language = Annotated[str, msgspec.Meta(min_length=2, max_length=15, pattern=ONE_LINE,
+                                       description="The template's language code.")]
+Parameters = Annotated[list[Annotated[str, msgspec.Meta(max_length=1024, pattern=ONE_LINE)]],
+                       msgspec.Meta(max_length=MAX_PARAMETERS,
+                                    description="The values of the template's {{1}}, {{2}}... in order; as many as "
+                                                "its parameter_count.")]
+
+
+class ReplyWithTemplate(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phone: Phone
+    template: TemplateName
+    language: Language = "en"
+    parameters: Parameters = []
+
+
+class SendText(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    to: Phone
+    text: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TEXT, pattern=MULTI_LINE,
+                                      description="The message text (up to 4,096 characters). The platform "
+                                                  "delivers free text only within 24 hours of the customer's "
+                                                  "last message; otherwise send a template.")]
+
+
+class SendTemplate(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    to: Phone
+    template: TemplateName
+    language: Language = "en"
+    parameters: Parameters = []
+
+
+class SendMessage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A message of any kind, as the spec's send body gives it once read (`platform/payloads.SendRequest`)."""
+
+    to: str
+    message: SendRequest
+    reservation: KeyReservation | None = None
+
+
+class ReplyMessage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phone: str
+    message: SendRequest
+
+
+class Note(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phone: Phone
+    text: Text
+
+
+class ChatLabel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phone: Phone
+    label: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_LABEL_NAME)]
+
+
+class SnoozeChat(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phone: Phone
+    until: Annotated[datetime, msgspec.Meta(
+        tz=True, extra=rule("invalid_until", "until must be a time with its zone (ISO 8601), in the future; "
+                                             "leave it out to snooze until the customer writes."))] | None = None
+
+
+# -- handlers ------------------------------------------------------------------------------------------------
+
+
 def sending_refusal(caller: Caller) -> Refused | None:
     """Why nothing may be sent for this caller's workspace now (None: it may send)."""
     return None if caller.cloud_api_enabled else CLOUD_API_OFF
-
-
-def reason_refusal(reason: str | None) -> Refused | None:
-    if reason is not None and len(reason) > MAX_REASON:
-        return Refused(Reason.INVALID, f"reason must be at most {MAX_REASON} characters.", 400, "invalid_reason")
-    if reason is not None and has_control_characters(reason):
-        return Refused(Reason.INVALID, "reason may not contain control characters.", 400, "invalid_reason")
-    return None
 
 
 async def chat(deps: ActionDeps, caller: Caller, raw_phone: str) -> ConversationDetail | Refused:
@@ -64,6 +154,10 @@ async def chat(deps: ActionDeps, caller: Caller, raw_phone: str) -> Conversation
     found = None if phone is None else await find_detail(deps.db, caller.workspace_id, phone, deps.clock.now(),
                                                          caller.only_assigned_to)
     return no_such_chat() if found is None else found
+
+
+async def _show(deps: ActionDeps, caller: Caller, a: OneChat) -> Outcome:
+    return done(await chat(deps, caller, a.phone))
 
 
 async def send(deps: ActionDeps, caller: Caller, raw_phone: str, request: SendRequest,
@@ -76,11 +170,48 @@ async def send(deps: ActionDeps, caller: Caller, raw_phone: str, request: SendRe
     try:
         phone = normalise_phone(raw_phone)
     except InvalidPhone as err:
-        return Refused(Reason.INVALID, f"Invalid phone number: {err}", 400, "invalid_phone")
+        return Refused(Why.INVALID, f"Invalid phone number: {err}", 400, "invalid_phone")
     order = conversation.Send(request=request, sender_type="system", author=caller.author,
                               sender_label=caller.label, only_assigned_to=caller.only_assigned_to,
                               reservation=reservation)
     return send_answer(await conversation.ask_conversation(deps.actors, caller.workspace_id, phone, order))
+
+
+async def _send_message(deps: ActionDeps, caller: Caller, a: SendMessage) -> Outcome:
+    """The spec's send: its verdict is `Done` (200, or 500 with the platform's reason, as the spec answers
+    both); a refusal before anything went out keeps the spec's sentence and status (`code` "not_sent")."""
+    answer = await send(deps, caller, a.to, a.message, a.reservation)
+    if isinstance(answer, SendRefusal):
+        return Refused(reason_of_status(answer.status) if answer.status in (400, 404) else Why.REFUSED,
+                       answer.sentence, answer.status, "not_sent")
+    return done(answer)
+
+
+async def _send_text(deps: ActionDeps, caller: Caller, a: SendText) -> Outcome:
+    if not a.text.strip():
+        return Refused(Why.INVALID, "text must not be blank.", 400, "invalid_text")
+    return await _sent(deps, caller, a.to, SendRequest(to="", type="text", text=a.text.strip()))
+
+
+async def _send_template(deps: ActionDeps, caller: Caller, a: SendTemplate) -> Outcome:
+    return await _sent(deps, caller, a.to, SendRequest(to="", type="template", template_name=a.template,
+                                                       template_language=a.language,
+                                                       template_parameters=tuple(a.parameters)))
+
+
+async def _sent(deps: ActionDeps, caller: Caller, raw_phone: str, request: SendRequest) -> Outcome:
+    """A send as a tool reports it: a refusal of any kind is `Refused`, the platform's included (502)."""
+    answer = await send(deps, caller, raw_phone, request)
+    if isinstance(answer, Refused):
+        return answer
+    if isinstance(answer, SendRefusal):
+        # A send refused 403 is the contact's consent, 402 the credits: refusals, not the caller's permissions.
+        return Refused(reason_of_status(answer.status) if answer.status in (400, 404) else Why.REFUSED,
+                       f"Not sent: {answer.sentence}.", answer.status, "not_sent")
+    body = msgspec.to_builtins(answer.body)
+    if answer.status != 200:
+        return Refused(Why.REFUSED, body["error"], 502, "send_failed", data=body)
+    return Done(body, summary=f"Sent; the platform's message id is {body['messageId']}.")
 
 
 async def reply(deps: ActionDeps, caller: Caller, raw_phone: str, request: SendRequest) -> ReplySent | Refused:
@@ -101,7 +232,7 @@ async def reply(deps: ActionDeps, caller: Caller, raw_phone: str, request: SendR
                        "sent.", outcome.refused_status, "not_sent")
     if outcome.failure is not None:
         failure = outcome.failure
-        return Refused(Reason.REFUSED, failure.message, 502, "send_failed",
+        return Refused(Why.REFUSED, failure.message, 502, "send_failed",
                        data={"errorCode": failure.code, "errorTitle": failure.title,
                              "errorSubcode": failure.subcode, "errorDetails": failure.details})
     detail = await find_detail(deps.db, caller.workspace_id, phone, deps.clock.now(), None)
@@ -110,38 +241,50 @@ async def reply(deps: ActionDeps, caller: Caller, raw_phone: str, request: SendR
     return ReplySent(messageId=outcome.platform_message_id or "", channel=outcome.channel, conversation=detail)
 
 
-async def claim(deps: ActionDeps, caller: Caller, raw_phone: str) -> ConversationDetail | Refused:
-    return await _act(deps, caller, raw_phone, conversation.Claim(
+async def _reply_message(deps: ActionDeps, caller: Caller, a: ReplyMessage) -> Outcome:
+    return done(await reply(deps, caller, a.phone, a.message))
+
+
+async def _reply_text(deps: ActionDeps, caller: Caller, a: ReplyInChat) -> Outcome:
+    text = a.text.strip()
+    if not text:
+        return Refused(Why.INVALID, "text must not be blank.", 400, "invalid_text")
+    return done(await reply(deps, caller, a.phone, SendRequest(to="", type="text", text=text)))
+
+
+async def _reply_template(deps: ActionDeps, caller: Caller, a: ReplyWithTemplate) -> Outcome:
+    return done(await reply(deps, caller, a.phone, SendRequest(
+        to="", type="template", template_name=a.template, template_language=a.language,
+        template_parameters=tuple(a.parameters))))
+
+
+async def _claim(deps: ActionDeps, caller: Caller, a: OneChat) -> Outcome:
+    return await _act(deps, caller, a.phone, conversation.Claim(
         member_id=caller.member_id, author=caller.author, only_assigned_to=caller.only_assigned_to))
 
 
-async def release(deps: ActionDeps, caller: Caller, raw_phone: str,
-                  reason: str | None = None) -> ConversationDetail | Refused:
-    return reason_refusal(reason) or await _act(deps, caller, raw_phone, conversation.Release(
-        by_member=caller.member_id, author=caller.author, reason=reason, only_assigned_to=caller.only_assigned_to))
+async def _release(deps: ActionDeps, caller: Caller, a: ChatWithReason) -> Outcome:
+    return await _act(deps, caller, a.phone, conversation.Release(
+        by_member=caller.member_id, author=caller.author, reason=a.reason, only_assigned_to=caller.only_assigned_to))
 
 
-async def transfer(deps: ActionDeps, caller: Caller, raw_phone: str, to_member: int,
-                   reason: str | None = None) -> ConversationDetail | Refused:
-    return reason_refusal(reason) or await _act(deps, caller, raw_phone, conversation.Transfer(
-        to_member=to_member, by_member=caller.member_id, author=caller.author, reason=reason,
+async def _transfer(deps: ActionDeps, caller: Caller, a: TransferChat) -> Outcome:
+    return await _act(deps, caller, a.phone, conversation.Transfer(
+        to_member=a.to_user_id, by_member=caller.member_id, author=caller.author, reason=a.reason,
         only_assigned_to=caller.only_assigned_to))
 
 
-async def resolve(deps: ActionDeps, caller: Caller, raw_phone: str,
-                  reason: str | None = None) -> ConversationDetail | Refused:
-    return reason_refusal(reason) or await _act(deps, caller, raw_phone, conversation.Resolve(
-        by_member=caller.member_id, author=caller.author, reason=reason, only_assigned_to=caller.only_assigned_to))
+async def _resolve(deps: ActionDeps, caller: Caller, a: ChatWithReason) -> Outcome:
+    return await _act(deps, caller, a.phone, conversation.Resolve(
+        by_member=caller.member_id, author=caller.author, reason=a.reason, only_assigned_to=caller.only_assigned_to))
 
 
-async def add_note(deps: ActionDeps, caller: Caller, raw_phone: str, text: str) -> Message | Refused:
+async def _add_note(deps: ActionDeps, caller: Caller, a: Note) -> Outcome:
     """The caller's member writes an internal note in the chat's thread (type `note`; never sent)."""
-    text = text.strip()
-    if not 1 <= len(text) <= MAX_TEXT:
-        return Refused(Reason.INVALID, f"text must be 1 to {MAX_TEXT:,} characters.", 400, "invalid_text")
-    if has_control_characters(text):
-        return Refused(Reason.INVALID, "text may not contain control characters.", 400, "invalid_text")
-    phone = phone_or_none(raw_phone)
+    text = a.text.strip()
+    if not text:
+        return Refused(Why.INVALID, f"text must be 1 to {MAX_TEXT:,} characters.", 400, "invalid_text")
+    phone = phone_or_none(a.phone)
     if phone is None:
         return no_such_chat()
     reply = await conversation.ask_conversation(deps.actors, caller.workspace_id, phone, conversation.AddNote(
@@ -150,43 +293,53 @@ async def add_note(deps: ActionDeps, caller: Caller, raw_phone: str, text: str) 
         return refused
     assert isinstance(reply, conversation.NoteAdded)
     note = await one_message(deps.db, caller.workspace_id, phone, reply.message_id)
-    return no_such_chat() if note is None else note
+    return no_such_chat() if note is None else Done(note)
 
 
-async def label(deps: ActionDeps, caller: Caller, raw_phone: str, name: str,
-                add: bool) -> ConversationDetail | Refused:
-    """Put a label of the workspace's set on the chat, or take one off (taking off one it lacks changes
-    nothing)."""
-    return await _act(deps, caller, raw_phone, conversation.Label(
-        name=name.strip(), add=add, by_member=caller.member_id, author=caller.author,
+async def _add_label(deps: ActionDeps, caller: Caller, a: ChatLabel) -> Outcome:
+    return await _label(deps, caller, a, add=True)
+
+
+async def _remove_label(deps: ActionDeps, caller: Caller, a: ChatLabel) -> Outcome:
+    """Taking off a label the chat lacks changes nothing."""
+    return await _label(deps, caller, a, add=False)
+
+
+async def _label(deps: ActionDeps, caller: Caller, a: ChatLabel, *, add: bool) -> Outcome:
+    return await _act(deps, caller, a.phone, conversation.Label(
+        name=a.label.strip(), add=add, by_member=caller.member_id, author=caller.author,
         only_assigned_to=caller.only_assigned_to))
 
 
-async def snooze(deps: ActionDeps, caller: Caller, raw_phone: str,
-                 until: datetime | None) -> ConversationDetail | Refused:
+async def _snooze(deps: ActionDeps, caller: Caller, a: SnoozeChat) -> Outcome:
     """Snooze the chat until `until` (None: until the customer writes); it leaves the open views meanwhile."""
-    return await _act(deps, caller, raw_phone, conversation.Snooze(
-        until=until, by_member=caller.member_id, author=caller.author, only_assigned_to=caller.only_assigned_to))
+    return await _act(deps, caller, a.phone, conversation.Snooze(
+        until=a.until, by_member=caller.member_id, author=caller.author, only_assigned_to=caller.only_assigned_to))
 
 
-async def unsnooze(deps: ActionDeps, caller: Caller, raw_phone: str) -> ConversationDetail | Refused:
-    return await _act(deps, caller, raw_phone, conversation.Unsnooze(
+async def _unsnooze(deps: ActionDeps, caller: Caller, a: OneChat) -> Outcome:
+    return await _act(deps, caller, a.phone, conversation.Unsnooze(
         by_member=caller.member_id, author=caller.author, only_assigned_to=caller.only_assigned_to))
 
 
 async def open_chat(deps: ActionDeps, caller: Caller, raw_phone: str) -> ConversationDetail | Refused:
     """A person opened the chat: a view is recorded and its unread messages count as read."""
-    return await _act(deps, caller, raw_phone, conversation.Open(
+    outcome = await _act(deps, caller, raw_phone, conversation.Open(
         member_id=caller.member_id, author=caller.author, only_assigned_to=caller.only_assigned_to))
+    return outcome if isinstance(outcome, Refused) else outcome.data
 
 
-async def mark_read(deps: ActionDeps, caller: Caller, raw_phone: str) -> ConversationDetail | Refused:
+async def _open(deps: ActionDeps, caller: Caller, a: OneChat) -> Outcome:
+    return done(await open_chat(deps, caller, a.phone))
+
+
+async def _mark_read(deps: ActionDeps, caller: Caller, a: OneChat) -> Outcome:
     """Unread cleared, no view recorded: a key marking read is not a person looking."""
-    return await _act(deps, caller, raw_phone, conversation.MarkRead(
+    return await _act(deps, caller, a.phone, conversation.MarkRead(
         author=caller.author, only_assigned_to=caller.only_assigned_to))
 
 
-async def _act(deps: ActionDeps, caller: Caller, raw_phone: str, message: object) -> ConversationDetail | Refused:
+async def _act(deps: ActionDeps, caller: Caller, raw_phone: str, message: object) -> Outcome:
     phone = phone_or_none(raw_phone)
     if phone is None:
         return no_such_chat()
@@ -194,7 +347,7 @@ async def _act(deps: ActionDeps, caller: Caller, raw_phone: str, message: object
     if (refused := _refusal(reply)) is not None:
         return refused
     detail = await find_detail(deps.db, caller.workspace_id, phone, deps.clock.now(), None)
-    return no_such_chat() if detail is None else detail
+    return no_such_chat() if detail is None else Done(detail)
 
 
 def _refusal(reply: object) -> Refused | None:
@@ -206,4 +359,27 @@ def _refusal(reply: object) -> Refused | None:
 
 
 def no_such_chat() -> Refused:
-    return Refused(Reason.NOT_FOUND, NO_SUCH_CHAT, 404, "not_found")
+    return Refused(Why.NOT_FOUND, NO_SUCH_CHAT, 404, "not_found")
+
+
+# -- the declarations ----------------------------------------------------------------------------------------
+
+_MEMBER = permissions.CHAT_ACTIONS
+SHOW = UseCase("get_conversation", OneChat, permissions.CHAT_CONTENT, Kind.READ, _show)
+SEND_MESSAGE = UseCase("send_message", SendMessage, permissions.SEND, Kind.WRITE, _send_message)
+SEND_TEXT = UseCase("send_text", SendText, permissions.SEND, Kind.WRITE, _send_text)
+SEND_TEMPLATE = UseCase("send_template", SendTemplate, permissions.SEND, Kind.WRITE, _send_template)
+REPLY = UseCase("reply", ReplyMessage, _MEMBER, Kind.WRITE, _reply_message)
+REPLY_TEXT = UseCase("reply_in_chat", ReplyInChat, _MEMBER, Kind.WRITE, _reply_text)
+REPLY_TEMPLATE = UseCase("reply_with_template", ReplyWithTemplate, _MEMBER, Kind.WRITE, _reply_template)
+CLAIM = UseCase("claim_conversation", OneChat, _MEMBER, Kind.WRITE, _claim)
+RELEASE = UseCase("release_conversation", ChatWithReason, _MEMBER, Kind.WRITE, _release)
+TRANSFER = UseCase("transfer_conversation", TransferChat, _MEMBER, Kind.WRITE, _transfer)
+RESOLVE = UseCase("resolve_conversation", ChatWithReason, _MEMBER, Kind.WRITE, _resolve)
+OPEN = UseCase("open_conversation", OneChat, _MEMBER, Kind.WRITE, _open)
+MARK_READ = UseCase("mark_conversation_read", OneChat, _MEMBER, Kind.WRITE, _mark_read)
+ADD_NOTE = UseCase("add_note", Note, _MEMBER, Kind.WRITE, _add_note)
+ADD_LABEL = UseCase("label_conversation", ChatLabel, _MEMBER, Kind.WRITE, _add_label)
+REMOVE_LABEL = UseCase("unlabel_conversation", ChatLabel, _MEMBER, Kind.WRITE, _remove_label)
+SNOOZE = UseCase("snooze_conversation", SnoozeChat, _MEMBER, Kind.WRITE, _snooze)
+UNSNOOZE = UseCase("unsnooze_conversation", OneChat, _MEMBER, Kind.WRITE, _unsnooze)

@@ -6,17 +6,102 @@ and the current version)."""
 
 from __future__ import annotations
 
+from typing import Annotated, Any
+
+import msgspec
+
+from inbox_actors.actions import permissions
 from inbox_actors.actions.caller import Caller
 from inbox_actors.actions.deps import ActionDeps
-from inbox_actors.actions.outcomes import Reason, Refused
+from inbox_actors.actions.fields import FILLED_LINE, MULTI_LINE, ONE_LINE, Phone, Tag
+from inbox_actors.actions.outcomes import Done, Outcome, Reason, Refused, reason_of_status
+from inbox_actors.actions.use_case import Kind, UseCase, rule
 from inbox_actors.contacts import contact_card
-from inbox_actors.contacts.contact_card import ContactSaved, ContactRefusal, CreateContact, EditContact
+from inbox_actors.contacts.contact_card import UNSET, ContactSaved, ContactRefusal, CreateContact, EditContact
+from inbox_actors.domain import contact_fields
 from inbox_actors.conversations import contact_erasure
 from inbox_actors.conversations.contact_erasure import ContactDeleted
 from inbox_actors.domain.phones import InvalidPhone, normalise_phone
 from inbox_actors.reporting.conversation_detail import find_detail
 
 CONTACT_NOT_FOUND = "Contact not found"  # the spec's sentence
+VERSION_CONFLICT = ("Someone else changed this contact while you were editing it. The card shows their version; "
+                    "nothing you typed was saved, so make your change again on it.")
+
+# The contact card's rules, stated in the schema so that what it calls valid is what the card takes: a name or
+# status on one line and not blank once trimmed; custom attributes' names and values as it stores them.
+ContactName = Annotated[str, msgspec.Meta(min_length=1, max_length=contact_fields.MAX_NAME, pattern=FILLED_LINE,
+                                          description="The contact's name.")]
+Email = Annotated[str, msgspec.Meta(max_length=contact_fields.MAX_EMAIL,
+                                    pattern=contact_fields.EMAIL_OR_EMPTY_PATTERN,
+                                    description="Email address; an empty string clears it.")]
+Company = Annotated[str, msgspec.Meta(max_length=contact_fields.MAX_COMPANY, pattern=ONE_LINE,
+                                      description="Company; an empty string clears it.")]
+ContactStatus = Annotated[str, msgspec.Meta(min_length=1, max_length=contact_fields.MAX_STATUS, pattern=FILLED_LINE,
+                                            description="The contact's status in the team's pipeline (New, Lead, "
+                                                        "Customer...).")]
+Notes = Annotated[str, msgspec.Meta(max_length=contact_fields.MAX_NOTES, pattern=MULTI_LINE,
+                                    description="Free notes about the contact; an empty string clears them.")]
+AttributeName = Annotated[str, msgspec.Meta(max_length=contact_fields.MAX_ATTRIBUTE_KEY, pattern=FILLED_LINE)]
+_EXACT = contact_fields.MAX_ATTRIBUTE_INTEGER  # beyond it a number would not come back as sent
+AttributeValue = (Annotated[str, msgspec.Meta(max_length=contact_fields.MAX_ATTRIBUTE_TEXT, pattern=r"^[^\x00]*$")]
+                  | Annotated[int, msgspec.Meta(ge=-_EXACT, le=_EXACT)]
+                  | Annotated[float, msgspec.Meta(ge=-_EXACT, le=_EXACT)] | bool)
+CHANGEABLE = ("name", "email", "company", "status", "notes", "attributes")
+
+
+class OneContact(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phone: Phone
+
+
+class ContactTag(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phone: Phone
+    tag: Tag
+
+
+class CreateContactArgs(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phone: Phone
+    name: ContactName
+    email: Email | None = None
+    company: Company | None = None
+    status: ContactStatus | None = None
+    tags: Annotated[list[Tag], msgspec.Meta(max_length=contact_fields.MAX_TAGS,
+                                            description="Tags to add (the contact's other tags are kept).")] = []
+    notes: Notes | None = None
+    attributes: Annotated[dict[AttributeName, AttributeValue], msgspec.Meta(
+        max_length=contact_fields.MAX_ATTRIBUTES,
+        description="Custom attributes to set (merged into the contact's others).")] | None = None
+
+
+class UpdateContactArgs(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phone: Phone
+    name: ContactName | None = None
+    email: Email | None = None
+    company: Company | None = None
+    status: ContactStatus | None = None
+    notes: Notes | None = None
+    attributes: Annotated[dict[AttributeName, AttributeValue | None], msgspec.Meta(
+        min_length=1, max_length=contact_fields.MAX_ATTRIBUTES,
+        description="Custom attributes to merge in; null removes one.")] | None = None
+
+
+class EditCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The whole card as a person edits it in the app, against the version it was shown with (`version`): a
+    change someone made meanwhile is never overwritten. Its fields are judged by the card itself, in the card's
+    words (`domain/contact_fields.py`); an empty email, company or notes clears it; `attribute` sets one custom
+    attribute, or removes it when its value is empty."""
+
+    phone: Phone
+    version: Annotated[int, msgspec.Meta(ge=0, extra=rule("invalid_arguments", "Reload the page and edit the "
+                                                                               "contact again."))]
+    name: str
+    status: str
+    email: str = ""
+    company: str = ""
+    notes: str = ""
+    tags: list[str] = []
+    opted_out: bool = False
+    attribute: tuple[str, str] | None = None
 
 
 async def change(deps: ActionDeps, caller: Caller, raw_phone: str, edit: CreateContact | EditContact
@@ -46,8 +131,82 @@ async def erase(deps: ActionDeps, caller: Caller, raw_phone: str) -> ContactDele
                                                 now=deps.clock.now())
 
 
+def card_refusal(refused: ContactRefusal) -> Refused:
+    sentence = refused.sentence if refused.sentence.endswith(".") else f"{refused.sentence}."
+    return Refused(reason_of_status(refused.status), sentence, refused.status, refused.code or "contact_refused")
+
+
+async def _saved(deps: ActionDeps, caller: Caller, raw_phone: str, edit: CreateContact | EditContact) -> Outcome:
+    reply = await change(deps, caller, raw_phone, edit)
+    if isinstance(reply, Refused):
+        return reply
+    if isinstance(reply, ContactRefusal):
+        return card_refusal(reply)
+    if isinstance(edit, CreateContact):
+        return Done({"contact": reply.contact, "created": reply.created})
+    return Done(reply.contact)
+
+
+async def _create(deps: ActionDeps, caller: Caller, a: CreateContactArgs) -> Outcome:
+    return await _saved(deps, caller, a.phone, CreateContact(
+        name=a.name, email=_kept(a.email), company=_kept(a.company), status=_kept(a.status), tags=tuple(a.tags),
+        notes=_kept(a.notes), attributes=_kept(a.attributes), actor=caller.author))
+
+
+async def _update(deps: ActionDeps, caller: Caller, a: UpdateContactArgs) -> Outcome:
+    changes = {name: value for name in CHANGEABLE if (value := getattr(a, name)) is not None}
+    if not changes:
+        return Refused(Reason.INVALID, "Nothing to change: give at least one of name, email, company, status, "
+                       "notes, attributes.", 400, "invalid_arguments")
+    return await _saved(deps, caller, a.phone, EditContact(**changes, actor=caller.author))
+
+
+async def _edit_card(deps: ActionDeps, caller: Caller, a: EditCard) -> Outcome:
+    attributes = {} if a.attribute is None else {"attributes": {a.attribute[0]: a.attribute[1] or None}}
+    outcome = await _saved(deps, caller, a.phone, EditContact(
+        name=a.name.strip(), email=a.email.strip() or None, company=a.company.strip() or None,
+        status=a.status.strip(), notes=a.notes.strip() or None, tags=tuple(t.strip() for t in a.tags),
+        opted_out=a.opted_out, expected_version=a.version, actor=caller.author, **attributes))
+    if isinstance(outcome, Refused) and outcome.code == "version_conflict":
+        return Refused(Reason.REFUSED, VERSION_CONFLICT, outcome.status, outcome.code)
+    return outcome
+
+
+async def _opt_out(deps: ActionDeps, caller: Caller, a: OneContact) -> Outcome:
+    return await _saved(deps, caller, a.phone, EditContact(opted_out=True, actor=caller.author))
+
+
+async def _opt_in(deps: ActionDeps, caller: Caller, a: OneContact) -> Outcome:
+    return await _saved(deps, caller, a.phone, EditContact(opted_out=False, actor=caller.author))
+
+
+async def _add_tag(deps: ActionDeps, caller: Caller, a: ContactTag) -> Outcome:
+    return await _saved(deps, caller, a.phone, EditContact(add_tags=(a.tag,), actor=caller.author))
+
+
+async def _remove_tag(deps: ActionDeps, caller: Caller, a: ContactTag) -> Outcome:
+    return await _saved(deps, caller, a.phone, EditContact(remove_tag=a.tag, actor=caller.author))
+
+
+def _kept(value: Any) -> Any:
+    """A field the caller left out keeps its value on an existing contact."""
+    return UNSET if value is None else value
+
+
 async def _visible(deps: ActionDeps, caller: Caller, phone: str) -> bool:
     if caller.only_assigned_to is None:
         return True
     return await find_detail(deps.db, caller.workspace_id, phone, deps.clock.now(),
                              caller.only_assigned_to) is not None
+
+
+# -- the declarations ----------------------------------------------------------------------------------------
+
+_EDIT = permissions.CONTACTS
+CREATE = UseCase("create_contact", CreateContactArgs, _EDIT, Kind.WRITE, _create)
+UPDATE = UseCase("update_contact", UpdateContactArgs, _EDIT, Kind.WRITE, _update)
+EDIT_CARD = UseCase("edit_contact_card", EditCard, _EDIT, Kind.WRITE, _edit_card)
+OPT_OUT = UseCase("opt_out_contact", OneContact, _EDIT, Kind.WRITE, _opt_out)
+OPT_IN = UseCase("opt_in_contact", OneContact, _EDIT, Kind.WRITE, _opt_in)
+ADD_TAG = UseCase("add_tag", ContactTag, _EDIT, Kind.WRITE, _add_tag)
+REMOVE_TAG = UseCase("remove_tag", ContactTag, _EDIT, Kind.WRITE, _remove_tag)

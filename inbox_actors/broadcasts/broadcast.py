@@ -77,7 +77,7 @@ class Refused(msgspec.Struct, frozen=True):
     message: str
 
 
-ACTIONS = ("approve", "reject", "cancel", "pause", "resume")
+DECISIONS = ("approve", "reject", "cancel", "pause", "resume")
 # What each call moves the broadcast from; anything else is 409 invalid_transition.
 _FROM = {
     "approve": (PENDING_APPROVAL,),

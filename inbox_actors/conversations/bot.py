@@ -33,8 +33,8 @@ from typing import Callable, Protocol, Sequence
 import msgspec
 import trio
 
-from inbox_actors.access.accounts import AccountError
 from inbox_actors.domain.conversation_states import BOT_HAS_NO_ANSWER, BOT_OFF, CUSTOMER_ASKED_FOR_PERSON
+from inbox_actors.domain.errors import OperatorError
 from persistence.database import Database
 from persistence.queries import bot_answers as answer_queries
 from persistence.queries import bot_settings as settings_queries
@@ -229,7 +229,7 @@ class FaqBot:
 # -- operator actions (`inbox-actors bot add|list|remove`) --------------------------------------------------
 
 
-class BotAnswerError(AccountError):
+class BotAnswerError(OperatorError):
     """A bot answer request that breaks a rule; the message says which. Nothing was written."""
 
 

@@ -1,4 +1,4 @@
-"""What an MCP tool call answers: an action's outcome as MCP reports it, `data` on success, and on failure
+"""What an MCP tool call answers: a use case's outcome as MCP reports it, `data` on success, and on failure
 `is_error` with a sentence a model can act on (MCP reports tool failures in the result, so that the model reads
 them, rather than as protocol errors)."""
 
@@ -21,8 +21,9 @@ class ToolResult(msgspec.Struct, frozen=True):
 
 def tool_result(outcome: Outcome) -> ToolResult:
     if isinstance(outcome, Done):
-        text = outcome.summary if outcome.summary is not None else _encoder.encode(outcome.data).decode()
-        return ToolResult(text=text, data=outcome.data)
+        data = msgspec.to_builtins(outcome.data)
+        text = outcome.summary if outcome.summary is not None else _encoder.encode(data).decode()
+        return ToolResult(text=text, data=data)
     text = outcome.message
     if outcome.code == "send_failed":
         data = outcome.data or {}

@@ -20,7 +20,7 @@ import re
 
 import msgspec
 
-from inbox_actors.access.accounts import AccountError
+from inbox_actors.domain.errors import OperatorError
 from persistence.database import Database
 from persistence.queries import templates as template_queries
 from persistence.queries import workspaces as workspace_queries
@@ -36,7 +36,7 @@ _BRACES = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 _NUMBER = re.compile(r"[1-9][0-9]{0,2}")
 
 
-class TemplateError(AccountError):
+class TemplateError(OperatorError):
     """A template request that breaks a rule; the message says which. Nothing was written."""
 
 

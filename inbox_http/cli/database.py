@@ -7,9 +7,7 @@ from typing import Any, Awaitable, Callable, NamedTuple
 
 import trio
 
-from inbox_actors.access.accounts import AccountError
-from inbox_actors.access.invites import InviteError
-from inbox_actors.access.sessions import SessionError
+from inbox_actors.domain.errors import OperatorError
 from inbox_http.cli.console import EXIT_BAD_ARGUMENTS, EXIT_FAILURE, fail
 from inbox_http.settings import Settings
 from persistence.database import Database, DatabaseUnavailable, open_database_loop
@@ -33,7 +31,7 @@ def run_with_database(settings: Settings, command: DatabaseCommand, args: argpar
                 async with open_database(url=settings.database_url, data_dir=settings.data_dir,
                                          pool_size=2) as db:
                     return await command(db, args)
-            except (AccountError, InviteError, SessionError) as err:
+            except OperatorError as err:  # any area's refusal: its message, exit status 2
                 return _Failure(str(err), EXIT_BAD_ARGUMENTS)
             except (DatabaseUnavailable, EmbeddedPostgresError) as err:
                 return _Failure(str(err), EXIT_FAILURE)

@@ -3,44 +3,37 @@
 Core API (Growth and Scale), scope `campaigns` (reads also `campaigns:read`); approving or rejecting needs
 `campaign_approve`. bulk-send is a send: not held to the default per-key limit and exempt from the per-IP ceiling
 (a limit set on the key counts it). A member's dashboard session may call these with the same permissions.
-Stable-code errors. Starting one is the broadcasts action's (`actions/broadcasts.py`: the cloud API, who may skip
+Stable-code errors. Each call binds a broadcasts use case (`actions/broadcasts.py`, their permissions and rules: the cloud API, who may skip
 approval); the request's rules are `broadcasts/creation.py`'s, the statuses and sending `broadcasts/broadcast.py`'s.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import msgspec
 from quart import Blueprint, request
 
-from inbox_actors.actions import broadcasts, permissions
+from inbox_actors.actions import broadcasts
 from inbox_actors.actions.chats import sending_refusal
 from inbox_actors.actions.outcomes import Refused
+from inbox_actors.actions.use_case import run
 from inbox_actors.broadcasts import creation, views
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging.parameter_catalog import BROADCAST_RECIPIENTS, BROADCASTS
 from inbox_http import idempotency
-from inbox_http.contract import answers, takes
+from inbox_http.contract import answers, body_of, takes
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError, SentenceError
 from inbox_http.guard import accepts, current_caller, guarded, responds
 from inbox_http.json_body import read_json_body
-from inbox_http.outcome_answers import answer
+from inbox_http.outcome_answers import answer, run_route
 from inbox_http.services import services
 
 blueprint = Blueprint("broadcasts", __name__)
 
 
 
-class Decision(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    # Why (kept with the broadcast when rejected, and in the team audit log).
-    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=500)] | None = None
-
-
 @blueprint.post("/api/bulk-send")
 @responds(views.BroadcastView, 202)
-@guarded(tier=ApiTier.CORE, scopes=permissions.CAMPAIGNS, sending=True, dashboard=True)
+@guarded(tier=ApiTier.CORE, use_case=broadcasts.START, sending=True, dashboard=True)
 @takes(creation.BulkSend)
 @answers(422)
 async def bulk_send():
@@ -55,18 +48,18 @@ async def bulk_send():
         raise ApiError(400, "invalid_idempotency_key", err.sentence) from None
     raw = await request.get_data()
     body = await read_json_body(creation.BulkSend)
-    started = await broadcasts.start(
-        services().action_deps, caller, body, idempotency_key=key,
-        request_hash=idempotency.request_hash(request.method, request.path, raw) if key is not None else None)
+    started = await run(services().action_deps, caller, broadcasts.START, {
+        "order": body, "idempotency_key": key,
+        "request_hash": idempotency.request_hash(request.method, request.path, raw) if key is not None else None})
     if isinstance(started, Refused):
         return answer(started)
-    headers = {idempotency.REPLAYED_HEADER: "true"} if started.replayed else {}
-    return json_response(started.view, 202, headers)
+    headers = {idempotency.REPLAYED_HEADER: "true"} if started.data.replayed else {}
+    return json_response(started.data.view, 202, headers)
 
 
 @blueprint.get("/api/broadcasts")
 @responds(views.BroadcastPage)
-@guarded(tier=ApiTier.CORE, scopes=permissions.CAMPAIGNS, dashboard=True)
+@guarded(tier=ApiTier.CORE, use_case=broadcasts.LIST, dashboard=True)
 @accepts(BROADCASTS)
 async def list_broadcasts():
     """The workspace's broadcasts, newest first (optionally of one status), keyset-paged."""
@@ -76,17 +69,17 @@ async def list_broadcasts():
 
 @blueprint.get("/api/broadcasts/<id:broadcast_id>")
 @responds(views.BroadcastView)
-@guarded(tier=ApiTier.CORE, scopes=permissions.CAMPAIGNS, dashboard=True)
+@guarded(tier=ApiTier.CORE, use_case=broadcasts.SHOW, dashboard=True)
 @answers(404)
 async def read_broadcast(broadcast_id: int):
     """One broadcast: status, approval, and progress (queued, in flight, sent, delivered, read, failed, skipped,
     cancelled) with its current send rate."""
-    return answer(await broadcasts.view(services().action_deps, current_caller(), broadcast_id))
+    return await run_route(broadcasts.SHOW, broadcast_id=broadcast_id)
 
 
 @blueprint.get("/api/broadcasts/<id:broadcast_id>/recipients")
 @responds(views.RecipientPage)
-@guarded(tier=ApiTier.CORE, scopes=permissions.CAMPAIGNS, dashboard=True)
+@guarded(tier=ApiTier.CORE, use_case=broadcasts.SHOW, dashboard=True)
 @accepts(BROADCAST_RECIPIENTS)
 @answers(404)
 async def read_recipients(broadcast_id: int):
@@ -99,50 +92,46 @@ async def read_recipients(broadcast_id: int):
 
 @blueprint.post("/api/broadcasts/<id:broadcast_id>/approve")
 @responds(views.BroadcastView)
-@guarded(tier=ApiTier.CORE, scopes=permissions.APPROVE_BROADCASTS, dashboard=True)
+@guarded(tier=ApiTier.CORE, use_case=broadcasts.APPROVE, dashboard=True)
 @answers(404, 409)
 async def approve_broadcast(broadcast_id: int):
     """Approve a broadcast pending approval: it sends now, or at its scheduled time."""
-    return await _decide(broadcast_id, "approve")
+    return await run_route(broadcasts.APPROVE, broadcast_id=broadcast_id)
 
 
 @blueprint.post("/api/broadcasts/<id:broadcast_id>/reject")
 @responds(views.BroadcastView)
-@guarded(tier=ApiTier.CORE, scopes=permissions.APPROVE_BROADCASTS, dashboard=True)
-@takes(Decision)
+@guarded(tier=ApiTier.CORE, use_case=broadcasts.REJECT, dashboard=True)
+@takes(body_of(broadcasts.REJECT, path=("broadcast_id",)), optional=True)
 @answers(404, 409)
 async def reject_broadcast(broadcast_id: int):
     """Reject a broadcast pending approval (optional reason); nothing is sent."""
-    return await _decide(broadcast_id, "reject", (await read_json_body(Decision, empty_ok=True)).reason)
+    return await run_route(broadcasts.REJECT, body=True, optional=True, broadcast_id=broadcast_id)
 
 
 @blueprint.post("/api/broadcasts/<id:broadcast_id>/cancel")
 @responds(views.BroadcastView)
-@guarded(tier=ApiTier.CORE, scopes=permissions.CAMPAIGNS, dashboard=True)
-@takes(Decision)
+@guarded(tier=ApiTier.CORE, use_case=broadcasts.CANCEL, dashboard=True)
+@takes(body_of(broadcasts.CANCEL, path=("broadcast_id",)), optional=True)
 @answers(404, 409)
 async def cancel_broadcast(broadcast_id: int):
     """Cancel a broadcast not finished yet: recipients not sent yet are never sent; sends in flight finish."""
-    return await _decide(broadcast_id, "cancel", (await read_json_body(Decision, empty_ok=True)).reason)
+    return await run_route(broadcasts.CANCEL, body=True, optional=True, broadcast_id=broadcast_id)
 
 
 @blueprint.post("/api/broadcasts/<id:broadcast_id>/pause")
 @responds(views.BroadcastView)
-@guarded(tier=ApiTier.CORE, scopes=permissions.CAMPAIGNS, dashboard=True)
+@guarded(tier=ApiTier.CORE, use_case=broadcasts.PAUSE, dashboard=True)
 @answers(404, 409)
 async def pause_broadcast(broadcast_id: int):
     """Pause a sending broadcast; sends in flight finish."""
-    return await _decide(broadcast_id, "pause")
+    return await run_route(broadcasts.PAUSE, broadcast_id=broadcast_id)
 
 
 @blueprint.post("/api/broadcasts/<id:broadcast_id>/resume")
 @responds(views.BroadcastView)
-@guarded(tier=ApiTier.CORE, scopes=permissions.CAMPAIGNS, dashboard=True)
+@guarded(tier=ApiTier.CORE, use_case=broadcasts.RESUME, dashboard=True)
 @answers(404, 409)
 async def resume_broadcast(broadcast_id: int):
     """Resume a paused broadcast (paused by a member, or for want of credits once topped up)."""
-    return await _decide(broadcast_id, "resume")
-
-
-async def _decide(broadcast_id: int, action: str, reason: str | None = None):
-    return answer(await broadcasts.decide(services().action_deps, current_caller(), broadcast_id, action, reason))
+    return await run_route(broadcasts.RESUME, broadcast_id=broadcast_id)

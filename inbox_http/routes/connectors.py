@@ -27,7 +27,7 @@ from quart import Blueprint, request
 
 from inbox_actors.actions import permissions
 from inbox_actors.actions.catalog import Action, input_schema
-from inbox_actors.connectors import actions as connector_actions
+from inbox_actors.connectors import action_calls
 from inbox_actors.connectors import hooks, make_shapes, samples, sources, trigger_catalog, zapier_shapes
 from inbox_actors.connectors.caller import action_caller
 from inbox_actors.connectors.connection import connection
@@ -225,13 +225,12 @@ def _action_view(action: Action):
     async def perform():
         state, credential = services(), current_credential()
         caller = action_caller(credential, _platform())
-        answer = await connector_actions.perform(state.action_deps, caller, action,
-                                                 await request.get_data())
+        answer = await action_calls.perform(state.action_deps, caller, action, await request.get_data())
         return _refused_or(answer)
 
     perform.__name__ = f"action_{action.name}"
     perform.__doc__ = f"{action.title}: {action.description}"
-    view = guarded(tier=ApiTier.CORE, scopes=action.permissions)(perform)
+    view = guarded(tier=ApiTier.CORE, use_case=action.use_case)(perform)
     view = takes(input_schema(action))(view)
     view = answers(404, 409, 503)(view)
     return responds(dict)(view)

@@ -1,7 +1,7 @@
 """`POST /api/send-message`: one message to one contact, exactly as the spec has it.
 
-Scope whatsapp_api. The send is the chats action's (`actions/chats.py`: the cloud API switched on, a key limited
-to assigned chats sending only to chats assigned to its creator) and the conversation actor's (consent, channel,
+Scope whatsapp_api. The send is the chats use case `send_message` (`actions/chats.py`: the cloud API switched on,
+a key limited to assigned chats sending only to chats assigned to its creator) and the conversation actor's (consent, channel,
 the 24-hour window, the pending message, the platform, the outcome); this route reads the body, keeps the
 `Idempotency-Key` promise (`inbox_http/idempotency.py`: the first answer replayed, 409 while another request holds
 the key or while the key's message has an outcome not known yet) and answers in the spec's convention.
@@ -12,10 +12,10 @@ from __future__ import annotations
 from quart import Blueprint, request
 
 from inbox_actors.actions import chats
-from inbox_actors.actions import permissions
 from inbox_actors.actions.outcomes import Refused
+from inbox_actors.actions.use_case import run
 from inbox_actors.conversations.conversation_protocol import KeyReservation
-from inbox_actors.conversations.send_answers import SendRefusal, SendSuccess
+from inbox_actors.conversations.send_answers import SendSuccess
 from inbox_actors.domain.auth_ladder import ErrorStyle
 from inbox_actors.domain.plans import ApiTier
 from inbox_http import idempotency
@@ -30,7 +30,7 @@ blueprint = Blueprint("send_message", __name__)
 
 @blueprint.post("/api/send-message")
 @responds(SendSuccess)
-@guarded(tier=ApiTier.CORE, scopes=permissions.SEND, errors=ErrorStyle.SENTENCE, sending=True)
+@guarded(tier=ApiTier.CORE, use_case=chats.SEND_MESSAGE, errors=ErrorStyle.SENTENCE, sending=True)
 @takes(send_body_schema())
 @answers(402, 404, 409)
 async def send_message():
@@ -47,12 +47,13 @@ async def send_message():
     async def send(reservation: KeyReservation | None) -> tuple[int, object]:
         """(status, body) of a send that reached a verdict (stored on the reservation by the conversation, with
         the outcome); raises for refusals that sent nothing."""
-        answer = await chats.send(state.action_deps, caller, phone or "", send_request, reservation)
-        if isinstance(answer, Refused):
-            raise ApiError(answer.status, answer.code, answer.message)
-        if isinstance(answer, SendRefusal):
-            raise SentenceError(answer.status, answer.sentence)
-        return answer.status, answer.body
+        outcome = await run(state.action_deps, caller, chats.SEND_MESSAGE,
+                            {"to": phone or "", "message": send_request, "reservation": reservation})
+        if isinstance(outcome, Refused):
+            if outcome.code == "not_sent":
+                raise SentenceError(outcome.status, outcome.message)
+            raise ApiError(outcome.status, outcome.code, outcome.message)
+        return outcome.data.status, outcome.data.body
 
     return await idempotency.answer_once(state.db, caller.workspace_id, key,
                                          idempotency.request_hash(request.method, request.path, raw), send,

@@ -1,8 +1,9 @@
 """Broadcasts for admins: `/app/broadcasts?status=…` (the workspace's broadcasts, those awaiting approval unless
 another status is chosen) and `/app/broadcasts/<id>` (one broadcast with its progress, the view the API's
-`GET /api/broadcasts/{id}` answers), with approving and rejecting for members holding `campaign_approve`. A decision
-is the broadcasts' use case (`broadcasts.decide`): the broadcast's actor owns its status and refuses what the status
-does not allow, and the page shows that sentence. Reading needs `campaigns` (or its `:read`).
+`GET /api/broadcasts/{id}` answers), with approving and rejecting for members the declarations allow. Each decision
+is a broadcasts use case (`broadcasts.APPROVE`, `broadcasts.REJECT`): the runner checks the member's permission and
+the reason, the broadcast's actor owns its status and refuses what the status does not allow, and the page shows
+that sentence. Reading is `broadcasts.LIST`'s permission.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from urllib.parse import urlencode
 
 from quart import Blueprint, redirect, request
 
-from inbox_actors.actions import broadcasts, chats, permissions
+from inbox_actors.actions import broadcasts, permissions
 from inbox_actors.actions.outcomes import Reason, Refused
+from inbox_actors.actions.use_case import run
 from inbox_actors.broadcasts import views
 from inbox_actors.paging.parameters import InvalidParameter
 from inbox_actors.team import roster
@@ -34,12 +36,12 @@ _DONE = {"approve": "Broadcast approved: it sends now, or at its scheduled time.
 
 
 def _may_decide() -> bool:
-    return current_caller().may(permissions.APPROVE_BROADCASTS, "POST")
+    return broadcasts.APPROVE.allows(current_caller())
 
 
 def _require_reading() -> None:
-    if not current_caller().may(permissions.CAMPAIGNS, "GET"):
-        raise WebRefusal(403, "Broadcasts need the campaigns permission.")
+    if not broadcasts.LIST.allows(current_caller()):
+        raise WebRefusal(403, f"Broadcasts need the {broadcasts.LIST.needed()} permission.")
 
 
 @blueprint.get("")
@@ -61,13 +63,12 @@ async def broadcast_page(broadcast_id: int):
 @signed_in
 async def decide(broadcast_id: int, decision: str):
     _require_reading()
-    if not _may_decide():
-        raise WebRefusal(403, "Approving or rejecting a broadcast needs the campaign_approve permission.")
     form = await request.form
-    reason = (form.get("reason", "").strip() or None) if decision == "reject" else None
-    # A reason's rule is the one every front door shares (`actions/chats.py`); the decision is the actor's.
-    outcome = chats.reason_refusal(reason) or await broadcasts.decide(
-        services().action_deps, current_caller(), broadcast_id, decision, reason)
+    use_case, arguments = broadcasts.APPROVE, {"broadcast_id": broadcast_id}
+    if decision == "reject":
+        use_case, reason = broadcasts.REJECT, form.get("reason", "").strip()
+        arguments = {**arguments, **({"reason": reason} if reason else {})}
+    outcome = await run(services().action_deps, current_caller(), use_case, arguments)
     # Back where the decision was made: the list (with its filter) or the broadcast's page.
     from_list, status = form.get("from") == "list", _status(form.get("status"))
     if isinstance(outcome, Refused):

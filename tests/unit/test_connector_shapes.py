@@ -8,12 +8,12 @@ import itertools
 import msgspec
 import pytest
 
-from inbox_actors.connectors import actions, fields, make_shapes, trigger_catalog, zapier_shapes
+from inbox_actors.connectors import action_calls, fields, make_shapes, trigger_catalog, zapier_shapes
 from inbox_actors.actions.caller import effective_permissions
 from inbox_actors.domain import events
 from inbox_actors.domain import scopes as scope_rules
 from inbox_actors.domain.plans import Plan
-from inbox_actors.actions import catalog
+from inbox_actors.actions import catalog, contacts
 from inbox_actors.actions.outcomes import Reason as Failure
 from inbox_actors.actions.outcomes import Refused
 from inbox_actors.actions.outcomes import reason_of_status as failure_of_status
@@ -86,10 +86,10 @@ def test_every_event_is_a_trigger_with_an_example_and_the_plan_decides_availabil
     (Failure.UNAVAILABLE, 503, "service_unavailable"),
 ])
 def test_a_failed_action_s_kind_becomes_a_stable_code(failure, status, code):
-    refusal = actions.refusal_of(Refused(failure, "Permission denied: the member this MCP token acts as lacks it.",
-                                         data={"errorCode": 131047}))
+    refusal = action_calls.refusal_of(Refused(failure, "Permission denied: the member this key acts as lacks it.",
+                                              data={"errorCode": 131047}))
     assert (refusal.status, refusal.code) == (status, code)
-    assert "MCP token" not in refusal.message and "this key acts as" in refusal.message
+    assert refusal.message == "Permission denied: the member this key acts as lacks it."
     # Only a refusal carries the platform's error as details.
     assert refusal.details == ({"errorCode": 131047} if status == 409 else None)
 
@@ -116,4 +116,4 @@ def test_the_catalog_schema_states_the_contact_card_s_rules():
     for bad in ({"phone": "919876543210", "name": "   "}, {"phone": "919876543210", "name": "A", "attributes": {"": 1}},
                 {"phone": "919876543210", "name": "A", "attributes": {"n": 2**60}}):
         with pytest.raises(msgspec.ValidationError):
-            msgspec.convert(bad, catalog.CreateContactArgs)
+            msgspec.convert(bad, contacts.CreateContactArgs)

@@ -50,8 +50,7 @@ async def perform(deps: ActionDeps, caller: Caller, action: Action, body: bytes)
 
 def refusal_of(refused: Refused) -> ConnectorRefusal:
     status, code = _ANSWERS[refused.reason]
-    # The sentences are written for a token's member; here the caller is a key.
-    text = refused.message.replace("MCP token", "key")
+    text = refused.message
     if refused.state:
         text = f"{text.rstrip('.')} (the chat is {refused.state})."
     return ConnectorRefusal(status, code, text, details=refused.data if status == 409 else None)
