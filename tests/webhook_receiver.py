@@ -46,6 +46,13 @@ class Receiver:
     """While set to an unset Event, requests wait for it (a slow receiver)."""
     arrived: trio.Event = field(default_factory=trio.Event)
 
+    async def answer(self, received: Received) -> int:
+        """The status to answer `received` with, once it is recorded: scripted by `hold` and `answers`. A subclass
+        answers its own way where a test needs more (tests/integration/test_simulator.py)."""
+        if self.hold is not None:
+            await self.hold.wait()
+        return self.answers.popleft() if self.answers else 200
+
     def events(self, name: str | None = None) -> list[Received]:
         return [r for r in self.received if name is None or r.event == name]
 
@@ -64,12 +71,11 @@ def _app(receiver: Receiver) -> QuartTrio:
     @app.post("/hook")
     async def hook():
         body = await request.get_data()
-        receiver.received.append(Received(headers={k.lower(): v for k, v in request.headers.items()}, body=body,
-                                          at=trio.current_time()))
+        received = Received(headers={k.lower(): v for k, v in request.headers.items()}, body=body,
+                            at=trio.current_time())
+        receiver.received.append(received)
         receiver.arrived.set()
-        if receiver.hold is not None:
-            await receiver.hold.wait()
-        status = receiver.answers.popleft() if receiver.answers else 200
+        status = await receiver.answer(received)
         if 300 <= status < 400:
             return "", status, {"Location": "/elsewhere"}
         return "", status
@@ -77,12 +83,20 @@ def _app(receiver: Receiver) -> QuartTrio:
     return app
 
 
+async def serve_receiver(receiver: Receiver, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    """Serve `receiver` until cancelled, started once `receiver.url` is set: for `nursery.start` in a fixture whose
+    receiver lives as long as the test's nursery rather than a block."""
+    async with trio.open_nursery() as nursery:
+        base = await nursery.start(serve_on_free_port, _app(receiver))
+        receiver.url = f"{base}/hook"
+        task_status.started()
+
+
 @asynccontextmanager
 async def webhook_receiver() -> AsyncIterator[Receiver]:
     """A receiver at `receiver.url` (http://127.0.0.1:<port>/hook) for the block's duration."""
     receiver = Receiver()
     async with trio.open_nursery() as nursery:
-        base = await nursery.start(serve_on_free_port, _app(receiver))
-        receiver.url = f"{base}/hook"
+        await nursery.start(serve_receiver, receiver)
         yield receiver
         nursery.cancel_scope.cancel()

@@ -126,5 +126,15 @@ def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
+def assert_stable(response: httpx.Response, status: int, code: str) -> dict:
+    """Asserts `response` is the stable error `code` at `status` and returns its body: clients branch on `error`,
+    so it must be exact, and people read `message`, so it must be there."""
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert body["error"] == code, body
+    assert isinstance(body["message"], str) and body["message"], body
+    return body
+
+
 def with_settings(settings: Settings, **changes) -> Settings:
     return msgspec.structs.replace(settings, **changes)

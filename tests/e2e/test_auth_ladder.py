@@ -9,7 +9,7 @@ import pytest
 from inbox_actors.access import accounts
 from inbox_actors.access.activity_log import wait_recorded
 from tests import builders
-from tests.e2e.conftest import bearer
+from tests.e2e.conftest import assert_stable, bearer
 from tests.waiting import eventually_status
 
 WHOAMI = "/api/reporting/v1/whoami"
@@ -27,14 +27,6 @@ def passed_ladder(response) -> bool:
     if response.status_code == 404:
         return response.json()["error"] == "not_found"
     return response.status_code == 400 and response.json() == {"error": "Phone number is required"}
-
-
-def assert_stable(response, status, code):
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert body["error"] == code
-    assert isinstance(body["message"], str) and body["message"]
-    return body
 
 
 # -- 1. no credential ----------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import trio
 from inbox_actors.access import accounts, activity_log
 from inbox_actors.access.sessions import create_session
 from tests import builders
-from tests.e2e.conftest import bearer
+from tests.e2e.conftest import assert_stable, bearer
 from tests.waiting import eventually_status
 
 KEYS = "/api/keys"
@@ -87,14 +87,6 @@ async def key_rows(db) -> list[dict]:
     return [dict(r) for r in await db.fetch(
         "SELECT id, workspace_id, created_by, name, key_hash, scopes, read_only, rate_limit_per_minute, expires_at,"
         " revoked_at, replaced_by, grace_until, created_at, updated_at FROM api_keys ORDER BY id")]
-
-
-def assert_stable(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert body["error"] == code, body
-    assert isinstance(body["message"], str) and body["message"]
-    return body
 
 
 def near(value: str, expected: datetime) -> bool:

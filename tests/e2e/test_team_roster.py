@@ -7,16 +7,11 @@ from __future__ import annotations
 from inbox_actors.domain import scopes
 from tests import builders
 from tests.e2e.chat_helpers import customer_writes, scale_workspace
-from tests.e2e.conftest import bearer
+from tests.e2e.conftest import assert_stable, bearer
 from tests.waiting import eventually
 
 MEMBERS = "/api/team/members"
 WHOAMI = "/api/reporting/v1/whoami"
-
-
-def assert_stable(response, status: int, code: str) -> None:
-    assert response.status_code == status, response.text
-    assert response.json()["error"] == code and response.json()["message"], response.text
 
 
 async def test_the_roster_shows_each_member_with_their_live_load(service):

@@ -7,19 +7,12 @@ import pytest
 
 from inbox_actors.domain import events
 from tests import builders
-from tests.e2e.conftest import bearer
+from tests.e2e.conftest import assert_stable, bearer
 from tests.e2e.test_key_management import session_of
 
 CONFIG = "/api/webhook/outbound/config"
 ROTATE = "/api/webhook/outbound/rotate-secret"
 RECEIVER = "http://127.0.0.1:9/hook"
-
-
-def assert_stable(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert body["error"] == code and body["message"], body
-    return body
 
 
 async def scale_key(db, scopes=("all",)) -> tuple[int, dict[str, str]]:

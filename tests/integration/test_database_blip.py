@@ -4,28 +4,20 @@ answered ActorFailed for 30 s)."""
 
 from __future__ import annotations
 
-import itertools
-from datetime import datetime, timezone
 from urllib.parse import urlsplit
 
 import trio
 
-from inbox_actors.conversations.conversation import ConversationDeps, CustomerWrote, ask_conversation, conversation_kind
+from inbox_actors.conversations.conversation import ConversationDeps, ask_conversation, conversation_kind
 from inbox_actors.conversations.send_pacer import send_pacer_kind
-from inbox_actors.platform.payloads import InboundMessage
 from inbox_actors.runtime import ActorError, ActorFailed, ActorSystem
 from inbox_actors.runtime.clock import WallClock
 from tests import builders
 from tests.conftest import admin_execute
+from tests.integration.chat_helpers import customer_writes
 from tests.integration.test_conversation_actor import RecordingPlatform
 
 CHATS = 20
-_ids = itertools.count(1)
-
-
-def customer_writes(phone: str) -> CustomerWrote:
-    return CustomerWrote(InboundMessage(message_id=f"wamid.blip-{next(_ids)}", from_phone=phone,
-                                        at=datetime.now(timezone.utc), type="text", text="hello"))
 
 
 async def test_no_chat_refuses_work_after_a_one_second_outage(db, database_url, postgres_server):

@@ -11,16 +11,14 @@ import os
 import signal
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from functools import partial
 from pathlib import Path
 
 import httpx
 import msgspec
 import pytest
 import trio
-from quart import Response, request
-from quart_trio import QuartTrio
 
 from inbox_actors.outbound_http.verified_tls import verified_context
 from inbox_actors.platform.envelope import SIGNATURE_HEADER, parse_envelope, verify_signature
@@ -29,8 +27,8 @@ from inbox_actors.platform.simulator.model import Simulator, SimulatorConfig
 from inbox_actors.platform.simulator.rules import StatusDelays
 from inbox_actors.platform.simulator.server import serve_simulator
 from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateSpec
-from tests.local_http import serve_on_free_port
 from tests.waiting import eventually
+from tests.webhook_receiver import Received, Receiver, serve_receiver
 
 SECRET = "simulator-app-secret"
 TOKEN = "simulator-access-token"
@@ -49,45 +47,34 @@ class ManualClock:
         return self.at
 
 
-class Receiver:
-    """The service's webhook endpoint, reduced to recording what arrives (and failing when told to)."""
+@dataclass
+class WhatsAppReceiver(Receiver):
+    """The service's webhook endpoint, reduced to recording what arrives (and failing when told to): the shared
+    receiver, answering its own way because the simulator treats status posts and customer messages apart."""
 
-    def __init__(self) -> None:
-        self.posts: list[tuple[str | None, bytes]] = []     # (signature header, raw body), answered 2xx
-        self.fail_next = 0
-        self.status_code = 200
-        self.delay = 0.0                                     # before answering
-        self.statuses_held: trio.Event | None = None         # status posts wait for it when set up
-        self.in_flight = {"statuses": 0, "messages": 0}
-        self.most_in_flight = {"statuses": 0, "messages": 0}
+    posts: list[tuple[str | None, bytes]] = field(default_factory=list)   # (signature header, raw body), answered 2xx
+    fail_next: int = 0
+    status_code: int = 200
+    delay: float = 0.0                                                     # before answering
+    statuses_held: trio.Event | None = None                                # status posts wait for it when set up
+    in_flight: dict[str, int] = field(default_factory=lambda: {"statuses": 0, "messages": 0})
+    most_in_flight: dict[str, int] = field(default_factory=lambda: {"statuses": 0, "messages": 0})
 
-    def app(self) -> QuartTrio:
-        app = QuartTrio(__name__)
-
-        @app.post("/webhooks/whatsapp")
-        async def webhook() -> Response:
-            body = await request.get_data(as_text=False)
-            kind = "statuses" if any(batch.statuses for batch in parse_envelope(body)) else "messages"
-            self.in_flight[kind] += 1
-            self.most_in_flight[kind] = max(self.most_in_flight[kind], self.in_flight[kind])
-            try:
-                if kind == "statuses" and self.statuses_held is not None:
-                    await self.statuses_held.wait()
-                await trio.sleep(self.delay)
-            finally:
-                self.in_flight[kind] -= 1
-            if self.fail_next:
-                self.fail_next -= 1
-                return Response("busy", status=503)
-            self.posts.append((request.headers.get(SIGNATURE_HEADER), body))
-            return Response("", status=self.status_code)
-
-        return app
-
-    async def serve(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        async with trio.open_nursery() as nursery:
-            url = await nursery.start(partial(serve_on_free_port, self.app()))
-            task_status.started(url + "/webhooks/whatsapp")
+    async def answer(self, received: Received) -> int:
+        kind = "statuses" if any(batch.statuses for batch in parse_envelope(received.body)) else "messages"
+        self.in_flight[kind] += 1
+        self.most_in_flight[kind] = max(self.most_in_flight[kind], self.in_flight[kind])
+        try:
+            if kind == "statuses" and self.statuses_held is not None:
+                await self.statuses_held.wait()
+            await trio.sleep(self.delay)
+        finally:
+            self.in_flight[kind] -= 1
+        if self.fail_next:
+            self.fail_next -= 1
+            return 503
+        self.posts.append((received.headers.get(SIGNATURE_HEADER.lower()), received.body))
+        return self.status_code
 
     def statuses(self) -> list[StatusUpdate]:
         return [status for _, body in self.posts for batch in parse_envelope(body) for status in batch.statuses]
@@ -105,9 +92,9 @@ class Receiver:
 
 
 @pytest.fixture
-async def receiver(nursery) -> Receiver:
-    receiving = Receiver()
-    receiving.url = await nursery.start(receiving.serve)
+async def receiver(nursery) -> WhatsAppReceiver:
+    receiving = WhatsAppReceiver()
+    await nursery.start(serve_receiver, receiving)
     return receiving
 
 
@@ -296,7 +283,7 @@ async def test_read_receipts_off_by_default_for_numbers_ending_in_0_and_settable
     assert (await http.put(f"/simulator/customers/{CUSTOMER}", json={"read_receipts": "yes"})).status_code == 400
 
 
-async def until_every_status_settled(http, receiver: Receiver) -> None:
+async def until_every_status_settled(http, receiver: WhatsAppReceiver) -> None:
     """Returns once no status of any message accepted so far is still to come: a barrier, not a pause.
 
     The simulator fixes a message's statuses when it accepts the send (`planned_statuses`) and counts the message

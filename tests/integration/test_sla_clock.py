@@ -8,57 +8,27 @@ chat is asked to announce the same deadline again (what a second clock round wou
 
 from __future__ import annotations
 
-import itertools
 import json
-from contextlib import asynccontextmanager
 from datetime import datetime, timezone
-from functools import partial
 
 import pytest
 import trio
 
-from inbox_actors.conversations.conversation import (
-    Claim,
-    ConversationDeps,
-    CustomerWrote,
-    Resolve,
-    SlaDue,
-    ask_conversation,
-    conversation_kind,
-)
-from inbox_actors.conversations.send_pacer import send_pacer_kind
+from inbox_actors.conversations.conversation import Claim, Resolve, SlaDue, ask_conversation
 from inbox_actors.conversations.sla_clock import SlaClockDeps, deadline_set, sla_clock_kind, start_sla_clock
-from inbox_actors.platform.payloads import InboundMessage
-from inbox_actors.runtime import ActorSystem
 from inbox_actors.runtime.clock import WallClock
 from inbox_actors.team import sla
 from tests import builders
-from tests.integration.test_conversation_actor import RecordingPlatform
+from tests.integration.chat_helpers import customer_writes, running_chats_with_clock
 from tests.waiting import eventually
 
-_ids = itertools.count(1)
 PHONE = "919800000077"
 
 
-@asynccontextmanager
-async def running_service(db):
+def running_service(db):
     """The conversation and SLA clock actors as the service runs them."""
-    deps = ConversationDeps(db=db, clock=WallClock(), platform=RecordingPlatform(), responder=None)
-    system = ActorSystem()
-    for kind in (conversation_kind(deps), send_pacer_kind(),
-                 sla_clock_kind(SlaClockDeps(db=db, clock=WallClock()))):
-        system.register(kind)
-    deps.on_new_deadline = partial(deadline_set, system)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(system.run)
-        await start_sla_clock(system)
-        yield system
-        await system.shutdown(2)
-
-
-def customer_writes(text: str) -> CustomerWrote:
-    return CustomerWrote(InboundMessage(message_id=f"wamid.sla-{next(_ids)}", from_phone=PHONE,
-                                        at=datetime.now(timezone.utc), type="text", text=text))
+    return running_chats_with_clock(db, sla_clock_kind(SlaClockDeps(db=db, clock=WallClock())), start_sla_clock,
+                                    deadline_set=deadline_set)
 
 
 async def breaches(db, workspace_id: int) -> list[dict]:
@@ -93,7 +63,7 @@ async def announce_again(db, system, workspace_id: int):
 
 async def a_waiting_chat(system, workspace_id: int, member: int) -> None:
     """A customer waits for a person: they wrote, and a member claimed the chat without answering yet."""
-    await ask_conversation(system, workspace_id, PHONE, customer_writes("anyone there?"))
+    await ask_conversation(system, workspace_id, PHONE, customer_writes(PHONE, "anyone there?"))
     await ask_conversation(system, workspace_id, PHONE, Claim(member_id=member, author="test"))
 
 

@@ -7,51 +7,22 @@ Real time, a snooze a second long: the clock's waits are database-bound, which t
 
 from __future__ import annotations
 
-import itertools
-from contextlib import asynccontextmanager
 from datetime import datetime, timedelta, timezone
 
-import trio
-
-from inbox_actors.conversations.conversation import (
-    ConversationDeps,
-    CustomerWrote,
-    Snooze,
-    Unsnooze,
-    ask_conversation,
-    conversation_kind,
-)
-from inbox_actors.conversations.send_pacer import send_pacer_kind
+from inbox_actors.conversations.conversation import Snooze, Unsnooze, ask_conversation
 from inbox_actors.conversations.snooze_clock import SnoozeClockDeps, snooze_clock_kind, start_snooze_clock
-from inbox_actors.platform.payloads import InboundMessage
-from inbox_actors.runtime import ActorSystem
 from inbox_actors.runtime.clock import WallClock
 from tests import builders
-from tests.integration.test_conversation_actor import RecordingPlatform
+from tests.integration.chat_helpers import customer_writes, running_chats_with_clock
 from tests.waiting import eventually
 
-_ids = itertools.count(1)
 PHONE = "919800000078"
 
 
-@asynccontextmanager
-async def running_service(db):
+def running_service(db):
     """The conversation and snooze clock actors as the service runs them."""
-    deps = ConversationDeps(db=db, clock=WallClock(), platform=RecordingPlatform(), responder=None)
-    system = ActorSystem()
-    for kind in (conversation_kind(deps), send_pacer_kind(),
-                 snooze_clock_kind(SnoozeClockDeps(db=db, clock=WallClock()))):
-        system.register(kind)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(system.run)
-        await start_snooze_clock(system)
-        yield system
-        await system.shutdown(2)
-
-
-def customer_writes(text: str) -> CustomerWrote:
-    return CustomerWrote(InboundMessage(message_id=f"wamid.snooze-{next(_ids)}", from_phone=PHONE,
-                                        at=datetime.now(timezone.utc), type="text", text=text))
+    return running_chats_with_clock(db, snooze_clock_kind(SnoozeClockDeps(db=db, clock=WallClock())),
+                                    start_snooze_clock)
 
 
 async def snoozed(db, workspace_id: int) -> tuple[bool, datetime | None]:
@@ -64,7 +35,7 @@ async def test_a_timed_snooze_ends_by_itself_also_after_a_restart(db):
     workspace_id = await builders.workspace(db)
     member = await builders.member(db, workspace_id)
     async with running_service(db) as system:
-        await ask_conversation(system, workspace_id, PHONE, customer_writes("call me tomorrow"))
+        await ask_conversation(system, workspace_id, PHONE, customer_writes(PHONE, "call me tomorrow"))
         until = datetime.now(timezone.utc) + timedelta(seconds=1)
         await ask_conversation(system, workspace_id, PHONE, Snooze(until=until, by_member=member, author="test"))
         assert await snoozed(db, workspace_id) == (True, until)
@@ -83,10 +54,10 @@ async def test_the_customer_writing_ends_a_snooze_and_a_member_may_end_one(db):
     workspace_id = await builders.workspace(db)
     member = await builders.member(db, workspace_id)
     async with running_service(db) as system:
-        await ask_conversation(system, workspace_id, PHONE, customer_writes("hello"))
+        await ask_conversation(system, workspace_id, PHONE, customer_writes(PHONE, "hello"))
         await ask_conversation(system, workspace_id, PHONE, Snooze(until=None, by_member=member, author="test"))
         assert await snoozed(db, workspace_id) == (True, None)
-        await ask_conversation(system, workspace_id, PHONE, customer_writes("still there?"))
+        await ask_conversation(system, workspace_id, PHONE, customer_writes(PHONE, "still there?"))
         assert await snoozed(db, workspace_id) == (False, None)
 
         await ask_conversation(system, workspace_id, PHONE, Snooze(until=None, by_member=member, author="test"))
