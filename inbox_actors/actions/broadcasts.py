@@ -22,7 +22,7 @@ from inbox_actors.actions.chats import Language, Parameters, TemplateName, sendi
 from inbox_actors.actions.deps import ActionDeps
 from inbox_actors.actions.fields import BIGINT_MAX, ONE_LINE, Cursor, Phone, Reason as ReasonText, Tag
 from inbox_actors.actions.outcomes import Done, Outcome, Reason, Refused, reason_of_status
-from inbox_actors.actions.use_case import Kind, UseCase
+from inbox_actors.actions.use_case import Kind, UseCase, rule
 from inbox_actors.broadcasts import broadcast, creation, schedule
 from inbox_actors.broadcasts import views as broadcast_views
 from inbox_actors.paging.parameters import InvalidParameter
@@ -30,7 +30,9 @@ from inbox_actors.paging.parameters import InvalidParameter
 NOT_FOUND = Refused(Reason.NOT_FOUND, "No broadcast with this id in the workspace.", 404, "broadcast_not_found")
 MAX_BROADCAST_PHONES = 1000
 BroadcastStatus = Literal["pending_approval", "scheduled", "sending", "paused", "completed", "cancelled", "rejected"]
-BroadcastId = Annotated[int, msgspec.Meta(ge=1, le=BIGINT_MAX, description="The broadcast's id.")]
+# An id no broadcast can have (0: the URL's digits beyond any row, `IdConverter`) names no broadcast.
+BroadcastId = Annotated[int, msgspec.Meta(ge=1, le=BIGINT_MAX, description="The broadcast's id.",
+                                          extra=rule(NOT_FOUND.code, NOT_FOUND.message, 404))]
 
 
 class ListBroadcasts(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -70,43 +70,56 @@ ACTIONS: tuple[Action, ...] = (
            default_exposed=True),
     Action(chats.SEND_TEXT, "Send a text message",
            "Send a WhatsApp text message to a contact. Free text is delivered only within 24 hours of the "
-           "customer's last message (otherwise send a template). Returns the platform's message id.", default_exposed=False, default_needs_approval=True),
+           "customer's last message (otherwise send a template). Returns the platform's message id.",
+           default_exposed=False, default_needs_approval=True),
     Action(chats.SEND_TEMPLATE, "Send a template message",
            "Send an approved WhatsApp template to a contact, with its parameters in order; templates can open a "
-           "conversation outside the 24-hour window. Returns the platform's message id.", default_exposed=False, default_needs_approval=True),
+           "conversation outside the 24-hour window. Returns the platform's message id.",
+           default_exposed=False, default_needs_approval=True),
     Action(chats.CLAIM, "Claim a chat",
            "Take a chat for the member this connection acts as (it becomes HUMAN_ACTIVE, claimed by them). "
-           "Returns the chat as it now is.", default_exposed=False),
+           "Returns the chat as it now is.",
+           default_exposed=False),
     Action(chats.RELEASE, "Release a chat",
            "Give a claimed chat back to the team's queue (HANDOFF_PENDING), with an optional reason. Returns the "
-           "chat as it now is.", default_exposed=False),
+           "chat as it now is.",
+           default_exposed=False),
     Action(chats.RESOLVE, "Resolve a chat",
            "Close a chat's hand-off: the bot answers the customer again (AI_ONLY). Optional reason. Returns the "
-           "chat as it now is.", default_exposed=False),
+           "chat as it now is.",
+           default_exposed=False),
     Action(contacts.ADD_TAG, "Tag a contact",
-           "Add a tag to the contact of this phone, keeping its other tags. Returns the contact.", default_exposed=False),
+           "Add a tag to the contact of this phone, keeping its other tags. Returns the contact.",
+           default_exposed=False),
     Action(contacts.REMOVE_TAG, "Untag a contact",
            "Remove a tag from the contact of this phone (removing a tag it lacks changes nothing). Returns the "
-           "contact.", default_exposed=False),
+           "contact.",
+           default_exposed=False),
     Action(chats.TRANSFER, "Transfer a chat",
            "Hand a claimed chat to another active team member (to_user_id), with an optional reason. Returns the "
-           "chat as it now is.", default_exposed=False),
+           "chat as it now is.",
+           default_exposed=False),
     Action(chats.REPLY_TEXT, "Reply in a chat as the member",
            "Reply to the customer as the member this connection acts as (an agent's reply, not an automated "
            "send); replying claims a chat nobody has claimed. Free text within 24 hours of the customer's last "
-           "message only. Returns the platform's message id and the chat.", default_exposed=False, default_needs_approval=True),
+           "message only. Returns the platform's message id and the chat.",
+           default_exposed=False, default_needs_approval=True),
     Action(contacts.CREATE, "Create a contact",
            "Create a contact for a phone number, or update the one it already has with the fields given (tags "
-           "given are added, attributes merged). Returns the contact and whether it was created.", default_exposed=False),
+           "given are added, attributes merged). Returns the contact and whether it was created.",
+           default_exposed=False),
     Action(contacts.UPDATE, "Update a contact",
            "Change fields of an existing contact: name, email, company, status, notes, custom attributes "
-           "(merged; null removes one). Fields left out are kept. Returns the contact.", default_exposed=False,
+           "(merged; null removes one). Fields left out are kept. Returns the contact.",
+           default_exposed=False,
            one_of_required=("name", "email", "company", "status", "notes", "attributes")),
     Action(contacts.OPT_OUT, "Record an opt-out",
            "Record that the contact withdrew consent to messages (broadcasts skip them); repeating it keeps the "
-           "first time. Returns the contact.", default_exposed=False),
+           "first time. Returns the contact.",
+           default_exposed=False),
     Action(contacts.OPT_IN, "Record an opt-in",
-           "Record that the contact gave consent to messages again. Returns the contact.", default_exposed=False),
+           "Record that the contact gave consent to messages again. Returns the contact.",
+           default_exposed=False),
     Action(broadcasts.LIST, "List broadcasts",
            "The workspace's broadcasts, newest first: name, status, template, recipient count, schedule and who "
            "created each. Filter by status; pass next_cursor back as cursor for the next page.",
@@ -118,7 +131,8 @@ ACTIONS: tuple[Action, ...] = (
     Action(broadcasts.SEND, "Send a broadcast",
            "Send an approved template to many contacts: by phone (up to 1,000) and/or every contact having given "
            "tags, now or at scheduled_at. Waits for approval in the app when the member may not approve "
-           "broadcasts. Returns the broadcast with its counts.", default_exposed=False, default_needs_approval=True),
+           "broadcasts. Returns the broadcast with its counts.",
+           default_exposed=False, default_needs_approval=True),
 )
 BY_NAME: dict[str, Action] = {action.name: action for action in ACTIONS}
 

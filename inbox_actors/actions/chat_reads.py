@@ -11,7 +11,7 @@ import msgspec
 from inbox_actors.actions import permissions
 from inbox_actors.actions.caller import Caller
 from inbox_actors.actions.deps import ActionDeps
-from inbox_actors.actions.fields import BIGINT_MAX, ONE_LINE, Cursor, Phone
+from inbox_actors.actions.fields import BIGINT_MAX, ONE_LINE, ChatPhone, Cursor
 from inbox_actors.actions.outcomes import Done, Outcome, Reason, Refused
 from inbox_actors.actions.use_case import Kind, UseCase
 from inbox_actors.domain.conversation_states import State
@@ -44,7 +44,7 @@ class ListConversations(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
 
 
 class ReadMessages(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    phone: Phone
+    phone: ChatPhone
     order: Annotated[Literal["desc", "asc"], msgspec.Meta(
         description="desc: newest first (the default); asc: oldest first.")] = "desc"
     limit: Annotated[int, msgspec.Meta(ge=1, le=THREAD_LIMIT, description="How many messages, 1 to 100.")] = 30

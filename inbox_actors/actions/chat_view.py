@@ -1,7 +1,8 @@
 """One chat as a person works it: the chat, its latest messages with their delivery ticks, the customer's 24-hour
 window, the contact's card, and what the caller may do in it (the templates to send when the window is closed, the
-members a chat can be transferred to, the labels to put on it). Opening it is a person looking: the view is recorded and its unread messages count as read, as
-the inbox's `open` action does."""
+members a chat can be transferred to, the labels to put on it). Opening it is a person looking: the view is
+recorded and its unread messages count as read, as the inbox's `open` use case does. What the page offers is what
+the declarations allow the caller (`chats.CLAIM.allows`, `contacts.EDIT_CARD.allows`)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from datetime import datetime
 
 import msgspec
 
-from inbox_actors.actions import chats, contacts, permissions
+from inbox_actors.actions import chats, contacts, team
 from inbox_actors.actions.caller import Caller
 from inbox_actors.actions.deps import ActionDeps
-from inbox_actors.actions.outcomes import Refused
+from inbox_actors.actions.outcomes import Done, Refused
+from inbox_actors.actions.use_case import run
 from inbox_actors.conversations.sending import CUSTOMER_WINDOW
 from inbox_actors.domain.member_ref import MemberRef
 from inbox_actors.domain.phones import phone_or_none
@@ -23,7 +25,7 @@ from inbox_actors.reporting import contact_list, thread
 from inbox_actors.reporting.chat_lookup import ChatNotFound
 from inbox_actors.reporting.conversation_detail import ConversationDetail, find_detail_and_row
 from inbox_actors.reporting.thread import Message
-from inbox_actors.team import labels, roster
+from inbox_actors.labels import label_set as labels
 
 THREAD_SIZE = 100
 
@@ -34,7 +36,7 @@ class Abilities(msgspec.Struct, frozen=True):
     act: bool
     """Claim, release, transfer, resolve, reply, mark read, notes, labels, snooze (the inbox permission)."""
     transfer_to_others: bool
-    """Seeing the members a chat can go to (the team overview's permissions)."""
+    """Seeing the members a chat can go to (`team.MEMBER_NAMES`)."""
     edit_contact: bool
     """Changing the contact's card (the contacts permission)."""
 
@@ -90,24 +92,25 @@ async def chat_view(deps: ActionDeps, caller: Caller, raw_phone: str, *, act: bo
     closes_at = last_customer + CUSTOMER_WINDOW if last_customer is not None else None
     window_open = closes_at is not None and now <= closes_at
     act = chats.CLAIM.allows(caller) if act is None else act
-    transfer = act and caller.may(permissions.TEAM_OVERVIEW, "GET")
+    transfer = act and team.MEMBER_NAMES.allows(caller)
     offered = [] if window_open or not act else await templates.workspace_templates(
         deps.db, caller.workspace_id, status_name="APPROVED")
-    members = [] if not transfer else [
-        MemberRef(member.user_id, member.name)
-        for member in (await roster.roster(deps.db, caller.workspace_id, {"status": "active"}, now)).data
-        if member.user_id != caller.member_id]
+    named = await run(deps, caller, team.MEMBER_NAMES, {}) if transfer else None
+    members = [] if not isinstance(named, Done) else [
+        MemberRef(member.user_id, member.name) for member in named.data
+        if member.status == "active" and member.user_id != caller.member_id]
     offered_labels = [] if not act else [
         label.name for label in (await labels.labels(deps.db, caller.workspace_id)).data
         if label.name.lower() not in {name.lower() for name in chat.labels}]
     contact = None
-    if caller.may(permissions.CONTACTS, "GET"):
+    if contacts.SHOW.allows(caller):
         try:
             contact = await contact_list.one_contact(deps.db, caller.workspace_id, phone, caller.only_assigned_to)
         except contact_list.ContactNotFound:
             contact = None
     return ChatView(chat=chat, messages=list(reversed(page.data)), earlier_messages=page.next_cursor is not None,
-                    failure_reasons=await thread.failure_reasons(deps.db, ref["id"], page.data), window_open=window_open,
+                    failure_reasons=await thread.failure_reasons(deps.db, ref["id"], page.data),
+                    window_open=window_open,
                     window_closes_at=closes_at, templates=offered, members=members,
                     labels=offered_labels, contact=contact,
                     abilities=Abilities(act=act, transfer_to_others=transfer,

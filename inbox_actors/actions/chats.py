@@ -21,10 +21,10 @@ from typing import Annotated
 
 import msgspec
 
-from inbox_actors.actions import permissions
+from inbox_actors.actions import keyed_sends, permissions
 from inbox_actors.actions.caller import Caller
 from inbox_actors.actions.deps import ActionDeps
-from inbox_actors.actions.fields import MULTI_LINE, ONE_LINE, MemberId, Phone, Reason, Text
+from inbox_actors.actions.fields import MULTI_LINE, ONE_LINE, ChatPhone, MemberId, Phone, Reason, Text
 from inbox_actors.actions.outcomes import Done, Outcome, Reason as Why, Refused, reason_of_status
 from inbox_actors.actions.use_case import Kind, UseCase, done, rule
 from inbox_actors.conversations import conversation
@@ -34,7 +34,7 @@ from inbox_actors.domain.phones import InvalidPhone, normalise_phone, phone_or_n
 from inbox_actors.platform.payloads import MAX_PARAMETERS, MAX_TEXT, SendRequest
 from inbox_actors.reporting.conversation_detail import ConversationDetail, find_detail
 from inbox_actors.reporting.thread import one_message
-from inbox_actors.team.labels import MAX_NAME as MAX_LABEL_NAME
+from inbox_actors.labels.label_set import MAX_NAME as MAX_LABEL_NAME
 
 
 NO_SUCH_CHAT = "No such chat in this workspace."
@@ -55,23 +55,23 @@ class ReplySent(msgspec.Struct, frozen=True):
 
 
 class OneChat(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    phone: Phone
+    phone: ChatPhone
 
 
 class ChatWithReason(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    phone: Phone
+    phone: ChatPhone
     reason: Reason | None = None
 
 
 class TransferChat(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    phone: Phone
+    phone: ChatPhone
     to_user_id: Annotated[MemberId, msgspec.Meta(description="The active team member (user id) who takes the chat "
                                                              "over.")]
     reason: Reason | None = None
 
 
 class ReplyInChat(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    phone: Phone
+    phone: ChatPhone
     text: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TEXT, pattern=MULTI_LINE,
                                       description="The reply (up to 4,096 characters), sent as the member this "
                                                   "connection acts as. Within 24 hours of the customer's last "
@@ -89,7 +89,7 @@ Parameters = Annotated[list[Annotated[str, msgspec.Meta(max_length=1024, pattern
 
 
 class ReplyWithTemplate(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    phone: Phone
+    phone: ChatPhone
     template: TemplateName
     language: Language = "en"
     parameters: Parameters = []
@@ -111,11 +111,13 @@ class SendTemplate(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class SendMessage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A message of any kind, as the spec's send body gives it once read (`platform/payloads.SendRequest`)."""
+    """A message of any kind, as the spec's send body gives it once read (`platform/payloads.SendRequest`), with
+    the request's Idempotency-Key and its fingerprint (`idempotency_keys.request_hash`) when it has one."""
 
     to: str
     message: SendRequest
-    reservation: KeyReservation | None = None
+    idempotency_key: str | None = None
+    request_hash: bytes | None = None
 
 
 class ReplyMessage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -124,17 +126,23 @@ class ReplyMessage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class Note(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    phone: Phone
+    phone: ChatPhone
     text: Text
 
 
 class ChatLabel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    phone: Phone
+    phone: ChatPhone
     label: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_LABEL_NAME)]
 
 
+class ChatLabelOff(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phone: ChatPhone
+    label: str
+    """Any text: a label the chat lacks (or no label's name at all) changes nothing."""
+
+
 class SnoozeChat(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    phone: Phone
+    phone: ChatPhone
     until: Annotated[datetime, msgspec.Meta(
         tz=True, extra=rule("invalid_until", "until must be a time with its zone (ISO 8601), in the future; "
                                              "leave it out to snooze until the customer writes."))] | None = None
@@ -178,13 +186,18 @@ async def send(deps: ActionDeps, caller: Caller, raw_phone: str, request: SendRe
 
 
 async def _send_message(deps: ActionDeps, caller: Caller, a: SendMessage) -> Outcome:
-    """The spec's send: its verdict is `Done` (200, or 500 with the platform's reason, as the spec answers
-    both); a refusal before anything went out keeps the spec's sentence and status (`code` "not_sent")."""
-    answer = await send(deps, caller, a.to, a.message, a.reservation)
-    if isinstance(answer, SendRefusal):
-        return Refused(reason_of_status(answer.status) if answer.status in (400, 404) else Why.REFUSED,
-                       answer.sentence, answer.status, "not_sent")
-    return done(answer)
+    """The spec's send, at most once per Idempotency-Key (`keyed_sends`): its verdict is `Done(SendVerdict)`
+    (200, or 500 with the platform's reason, as the spec answers both), a key's earlier answer
+    `Done(Replayed)`; a refusal before anything went out keeps the spec's sentence and status (`not_sent`)."""
+
+    async def once(reservation: KeyReservation | None) -> Outcome:
+        answer = await send(deps, caller, a.to, a.message, reservation)
+        if isinstance(answer, SendRefusal):
+            return Refused(reason_of_status(answer.status) if answer.status in (400, 404) else Why.REFUSED,
+                           answer.sentence, answer.status, "not_sent")
+        return done(answer)
+
+    return await keyed_sends.send_once(deps, caller.workspace_id, a.idempotency_key, a.request_hash, once)
 
 
 async def _send_text(deps: ActionDeps, caller: Caller, a: SendText) -> Outcome:
@@ -300,12 +313,12 @@ async def _add_label(deps: ActionDeps, caller: Caller, a: ChatLabel) -> Outcome:
     return await _label(deps, caller, a, add=True)
 
 
-async def _remove_label(deps: ActionDeps, caller: Caller, a: ChatLabel) -> Outcome:
+async def _remove_label(deps: ActionDeps, caller: Caller, a: ChatLabelOff) -> Outcome:
     """Taking off a label the chat lacks changes nothing."""
     return await _label(deps, caller, a, add=False)
 
 
-async def _label(deps: ActionDeps, caller: Caller, a: ChatLabel, *, add: bool) -> Outcome:
+async def _label(deps: ActionDeps, caller: Caller, a: ChatLabel | ChatLabelOff, *, add: bool) -> Outcome:
     return await _act(deps, caller, a.phone, conversation.Label(
         name=a.label.strip(), add=add, by_member=caller.member_id, author=caller.author,
         only_assigned_to=caller.only_assigned_to))
@@ -380,6 +393,6 @@ OPEN = UseCase("open_conversation", OneChat, _MEMBER, Kind.WRITE, _open)
 MARK_READ = UseCase("mark_conversation_read", OneChat, _MEMBER, Kind.WRITE, _mark_read)
 ADD_NOTE = UseCase("add_note", Note, _MEMBER, Kind.WRITE, _add_note)
 ADD_LABEL = UseCase("label_conversation", ChatLabel, _MEMBER, Kind.WRITE, _add_label)
-REMOVE_LABEL = UseCase("unlabel_conversation", ChatLabel, _MEMBER, Kind.WRITE, _remove_label)
+REMOVE_LABEL = UseCase("unlabel_conversation", ChatLabelOff, _MEMBER, Kind.WRITE, _remove_label)
 SNOOZE = UseCase("snooze_conversation", SnoozeChat, _MEMBER, Kind.WRITE, _snooze)
 UNSNOOZE = UseCase("unsnooze_conversation", OneChat, _MEMBER, Kind.WRITE, _unsnooze)

@@ -19,6 +19,8 @@ from inbox_actors.actions.use_case import Kind, UseCase, rule
 from inbox_actors.contacts import contact_card
 from inbox_actors.contacts.contact_card import UNSET, ContactSaved, ContactRefusal, CreateContact, EditContact
 from inbox_actors.domain import contact_fields
+from inbox_actors.paging.parameters import InvalidParameter
+from inbox_actors.reporting import contact_list
 from inbox_actors.conversations import contact_erasure
 from inbox_actors.conversations.contact_erasure import ContactDeleted
 from inbox_actors.domain.phones import InvalidPhone, normalise_phone
@@ -85,6 +87,28 @@ class UpdateContactArgs(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
         description="Custom attributes to merge in; null removes one.")] | None = None
 
 
+class CardChange(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A change as the contact card takes it, read from the spec's contact routes (whose bodies and sentences are
+    the spec's own): its rules are the card's (`domain/contact_fields.py`)."""
+
+    phone: str
+    create: CreateContact | None = None
+    """A create (an existing contact is updated); else `edit`."""
+    edit: EditContact | None = None
+
+
+class ContactByPhone(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A contact looked up by its phone as the caller spelt it: text that is no phone finds no contact."""
+
+    phone: str
+
+
+class ContactQuery(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The contact list's query parameters as sent (`page`, `limit`, `search`)."""
+
+    query: dict[str, str] = {}
+
+
 class EditCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The whole card as a person edits it in the app, against the version it was shown with (`version`): a
     change someone made meanwhile is never overwritten. Its fields are judged by the card itself, in the card's
@@ -147,6 +171,30 @@ async def _saved(deps: ActionDeps, caller: Caller, raw_phone: str, edit: CreateC
     return Done(reply.contact)
 
 
+async def _change(deps: ActionDeps, caller: Caller, a: CardChange) -> Outcome:
+    """The card's answer as it is: a `ContactRefusal` carries what the spec's routes answer (its sentence, a
+    stable code and the current version), which a `Refused` would not keep."""
+    requested = a.create or a.edit
+    if requested is None:
+        return Refused(Reason.INVALID, "Give the change to make: a create or an edit.", 400, "invalid_arguments")
+    reply = await change(deps, caller, a.phone, requested)
+    return reply if isinstance(reply, Refused) else Done(reply)
+
+
+async def _list(deps: ActionDeps, caller: Caller, a: ContactQuery) -> Outcome:
+    try:
+        return Done(await contact_list.contact_page(deps.db, caller.workspace_id, a.query, caller.only_assigned_to))
+    except InvalidParameter as err:
+        return Refused(Reason.INVALID, err.message, 400, err.code)
+
+
+async def _show(deps: ActionDeps, caller: Caller, a: ContactByPhone) -> Outcome:
+    try:
+        return Done(await contact_list.one_contact(deps.db, caller.workspace_id, a.phone, caller.only_assigned_to))
+    except contact_list.ContactNotFound:
+        return Refused(Reason.NOT_FOUND, CONTACT_NOT_FOUND, 404, "not_found")
+
+
 async def _create(deps: ActionDeps, caller: Caller, a: CreateContactArgs) -> Outcome:
     return await _saved(deps, caller, a.phone, CreateContact(
         name=a.name, email=_kept(a.email), company=_kept(a.company), status=_kept(a.status), tags=tuple(a.tags),
@@ -203,6 +251,9 @@ async def _visible(deps: ActionDeps, caller: Caller, phone: str) -> bool:
 # -- the declarations ----------------------------------------------------------------------------------------
 
 _EDIT = permissions.CONTACTS
+LIST = UseCase("list_contacts", ContactQuery, permissions.CONTACTS, Kind.READ, _list)
+SHOW = UseCase("get_contact", ContactByPhone, permissions.CONTACTS, Kind.READ, _show)
+CHANGE = UseCase("change_contact", CardChange, _EDIT, Kind.WRITE, _change)
 CREATE = UseCase("create_contact", CreateContactArgs, _EDIT, Kind.WRITE, _create)
 UPDATE = UseCase("update_contact", UpdateContactArgs, _EDIT, Kind.WRITE, _update)
 EDIT_CARD = UseCase("edit_contact_card", EditCard, _EDIT, Kind.WRITE, _edit_card)

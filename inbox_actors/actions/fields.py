@@ -26,6 +26,11 @@ FILLED_LINE = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f\x85][^\x00-\x1f\x7f]*$"
 Phone = Annotated[str, msgspec.Meta(pattern=PHONE_PATTERN, examples=["919876543210"],
                                     description="The customer's phone number with country code, digits only "
                                                 "(a leading + and spaces are ignored).")]
+ChatPhone = Annotated[str, msgspec.Meta(
+    pattern=PHONE_PATTERN, examples=["919876543210"],
+    description="The customer's phone number with country code, digits only (a leading + and spaces are ignored).",
+    extra=rule("not_found", "No such chat in this workspace.", 404))]
+"""A chat named by its customer's phone: text that is no phone names no chat."""
 Reason = Annotated[str, msgspec.Meta(
     max_length=MAX_REASON, pattern=MULTI_LINE, description="Why, for the team's audit log (optional).",
     extra=rule("invalid_reason", f"reason must be at most {MAX_REASON} characters, with no control characters "

@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 
 import msgspec
 
-from inbox_actors.actions import permissions
+from inbox_actors.actions import chats, team
 from inbox_actors.actions.caller import Caller
 from inbox_actors.actions.deps import ActionDeps
 from inbox_actors.actions.outcomes import Reason, Refused
@@ -85,13 +85,13 @@ class InboxPage(msgspec.Struct, frozen=True):
     next_cursor: str | None
     counts: ViewCounts
     views: tuple[View, ...]
-    """The views this caller may open (the queue needs the team overview's permissions)."""
+    """The views this caller may open (the queue is `team.HANDOFF_QUEUE`'s)."""
 
 
 def views_for(caller: Caller) -> tuple[View, ...]:
-    if not caller.may(permissions.CHAT_CONTENT, "GET"):
+    if not chats.SHOW.allows(caller):
         return ()
-    queue = (View.QUEUE,) if caller.may(permissions.TEAM_OVERVIEW, "GET") else ()
+    queue = (View.QUEUE,) if team.HANDOFF_QUEUE.allows(caller) else ()
     return (View.MINE, *queue, View.UNASSIGNED, View.OPEN, View.RESOLVED)
 
 
@@ -100,7 +100,7 @@ async def inbox(deps: ActionDeps, caller: Caller, view: str, *, search: str | No
     """One page of a view (or of a search) for this caller."""
     views = views_for(caller)
     if not views:
-        return Refused(Reason.PERMISSION, "Reading chats needs the inbox or contacts permission.", 403,
+        return Refused(Reason.PERMISSION, f"Reading chats needs the {chats.SHOW.needed()} permission.", 403,
                        "permission_denied")
     try:
         chosen = View(view)

@@ -1,26 +1,77 @@
-"""The workspace's label set: listing, creating, renaming or recolouring, deleting (`team/labels.py` holds the
-rules). Putting a label on a chat is a chat action (`chats.label`)."""
+"""The workspace's label set as use cases: listing it, creating, renaming or recolouring, deleting a label.
+
+The rules are the label set's (`labels/label_set.py`: names unique whatever their case, at most MAX_LABELS, a
+rename or deletion carried to every chat that has the label); a refusal of theirs answers with its status, code
+and sentence. Reading the set needs what reading chats does, since a member labels chats from it; changing it is
+a setting. Putting a label on a chat is a chat's use case (`chats.ADD_LABEL`).
+"""
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import msgspec
+
+from inbox_actors.actions import permissions
 from inbox_actors.actions.caller import Caller
+from inbox_actors.actions.chat_reads import NoArguments
 from inbox_actors.actions.deps import ActionDeps
-from inbox_actors.actions.outcomes import Refused, judged
-from inbox_actors.team import labels
+from inbox_actors.actions.fields import BIGINT_MAX
+from inbox_actors.actions.outcomes import Done, Outcome, Reason, Refused, judged
+from inbox_actors.actions.use_case import Kind, UseCase, done
+from inbox_actors.labels import label_set
+from inbox_actors.labels.label_set import Colour, CreateLabel, Name
+
+# Any whole number: one no label has (0, beyond bigint) is answered as any missing label is, 404 not_found.
+LabelId = Annotated[int, msgspec.Meta(description="The label's id.")]
+NO_SUCH_LABEL = Refused(Reason.NOT_FOUND, "No such label in this workspace.", 404, "not_found")
 
 
-async def create(deps: ActionDeps, caller: Caller, body: labels.CreateLabel) -> labels.LabelView | Refused:
-    return await judged(labels.create(deps.db, caller.workspace_id, caller.member_id, caller.author, body,
-                                      deps.clock.now()), labels.LabelRefusal)
+class LabelChange(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A field left out keeps its value."""
+
+    label_id: LabelId
+    name: Name | msgspec.UnsetType = msgspec.UNSET
+    colour: Colour | msgspec.UnsetType = msgspec.UNSET
 
 
-async def change(deps: ActionDeps, caller: Caller, label_id: int,
-                 body: labels.ChangeLabel) -> labels.LabelView | Refused:
-    return await judged(labels.change(deps.db, caller.workspace_id, caller.member_id, caller.author, label_id,
-                                      body, deps.clock.now()), labels.LabelRefusal)
+class OneLabel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    label_id: LabelId
 
 
-async def delete(deps: ActionDeps, caller: Caller, label_id: int) -> labels.LabelDeleted | Refused:
-    return await judged(labels.delete(deps.db, caller.workspace_id, caller.member_id, caller.author, label_id,
-                                      deps.clock.now()), labels.LabelRefusal)
+async def _list(deps: ActionDeps, caller: Caller, a: NoArguments) -> Outcome:
+    return Done(await label_set.labels(deps.db, caller.workspace_id))
 
+
+async def _create(deps: ActionDeps, caller: Caller, a: CreateLabel) -> Outcome:
+    return done(await judged(label_set.create(deps.db, caller.workspace_id, caller.member_id, caller.author, a,
+                                              deps.clock.now()), label_set.LabelRefusal))
+
+
+async def _change(deps: ActionDeps, caller: Caller, a: LabelChange) -> Outcome:
+    """A new name replaces the old one on every chat that has it."""
+    if not _may_exist(a.label_id):
+        return NO_SUCH_LABEL
+    change = label_set.ChangeLabel(name=a.name, colour=a.colour)
+    return done(await judged(label_set.change(deps.db, caller.workspace_id, caller.member_id, caller.author,
+                                              a.label_id, change, deps.clock.now()), label_set.LabelRefusal))
+
+
+async def _delete(deps: ActionDeps, caller: Caller, a: OneLabel) -> Outcome:
+    """The label comes off every chat that has it."""
+    if not _may_exist(a.label_id):
+        return NO_SUCH_LABEL
+    return done(await judged(label_set.delete(deps.db, caller.workspace_id, caller.member_id, caller.author,
+                                              a.label_id, deps.clock.now()), label_set.LabelRefusal))
+
+
+def _may_exist(label_id: int) -> bool:
+    return 1 <= label_id <= BIGINT_MAX
+
+
+# -- the declarations ----------------------------------------------------------------------------------------
+
+LIST = UseCase("list_labels", NoArguments, permissions.CHAT_CONTENT, Kind.READ, _list)
+CREATE = UseCase("create_label", CreateLabel, permissions.SETTINGS, Kind.WRITE, _create)
+CHANGE = UseCase("change_label", LabelChange, permissions.SETTINGS, Kind.WRITE, _change)
+DELETE = UseCase("delete_label", OneLabel, permissions.SETTINGS, Kind.WRITE, _delete)

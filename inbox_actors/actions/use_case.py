@@ -28,14 +28,13 @@ import msgspec
 
 from inbox_actors.actions.caller import Caller
 from inbox_actors.actions.deps import ActionDeps
-from inbox_actors.actions.outcomes import Done, Outcome, Reason, Refused
+from inbox_actors.actions.outcomes import Done, Outcome, Reason, Refused, reason_of_status
 from inbox_actors.domain import scopes as scope_rules
 
 Arguments = TypeVar("Arguments", bound=msgspec.Struct)
 
 # A field's rule broken, as msgspec names the field: "... - at `$.reason`" or "... - at `$.tags[3]`".
 _FIELD = re.compile(r" - at `\$\.([A-Za-z_][A-Za-z0-9_]*)")
-_MISSING = re.compile(r"missing required field `([A-Za-z_][A-Za-z0-9_]*)`")
 _UNKNOWN = re.compile(r"unknown field `([^`]*)`")
 
 
@@ -45,16 +44,18 @@ class Kind(str, enum.Enum):
 
 
 class Rule(msgspec.Struct, frozen=True):
-    """What a field's broken rule answers: a stable code and a sentence a person can act on. It rides on the
-    field's `msgspec.Meta(extra=...)` (see `rule`), next to the constraints it words."""
+    """What a field's broken rule answers: a stable code and a sentence a person can act on, and its status (a
+    phone that names no chat is "no such chat", 404). It rides on the field's `msgspec.Meta(extra=...)` (see
+    `rule`), next to the constraints it words; a field left out is answered `invalid_arguments`."""
 
     code: str
     sentence: str
+    status: int = 400
 
 
-def rule(code: str, sentence: str) -> dict[str, Rule]:
+def rule(code: str, sentence: str, status: int = 400) -> dict[str, Rule]:
     """The `extra` of a field's `msgspec.Meta`: `Meta(max_length=500, extra=rule("invalid_reason", "…"))`."""
-    return {"rule": Rule(code, sentence)}
+    return {"rule": Rule(code, sentence, status)}
 
 
 @dataclass(frozen=True)
@@ -106,19 +107,12 @@ def decode_arguments(kind: type[Arguments], arguments: Mapping[str, Any], *,
 
 
 def argument_refusal(kind: type, error: str) -> Refused:
-    field = _field_of(error)
-    declared = field_rules(kind).get(field) if field else None
+    found = _FIELD.search(error)
+    declared = field_rules(kind).get(found.group(1)) if found else None
     if declared is not None:
-        return Refused(Reason.INVALID, declared.sentence, 400, declared.code)
+        return Refused(reason_of_status(declared.status), declared.sentence, declared.status, declared.code)
     sentence = error if error.endswith(".") else f"{error}."
     return Refused(Reason.INVALID, f"Invalid arguments: {sentence}", 400, "invalid_arguments")
-
-
-def _field_of(error: str) -> str | None:
-    for pattern in (_FIELD, _MISSING):
-        if found := pattern.search(error):
-            return found.group(1)
-    return None
 
 
 def field_rules(kind: type) -> dict[str, Rule]:

@@ -226,7 +226,7 @@ class FaqBot:
             del self._cache[workspace_id]
 
 
-# -- operator actions (`inbox-actors bot add|list|remove`) --------------------------------------------------
+# -- the stored answers: their rules, adding and listing (the team's changes, audited, are `bot/settings.py`'s) --
 
 
 class BotAnswerError(OperatorError):
@@ -279,8 +279,3 @@ async def list_answers(db: Database, *, workspace_id: int) -> list[AnswerView]:
     return [AnswerView(answer_id=r["id"], keywords=list(r["keywords"]), answer=r["answer"])
             for r in await answer_queries.list_answers(db, workspace_id)]
 
-
-async def remove_answer(db: Database, *, workspace_id: int, answer_id: int) -> None:
-    async with db.transaction() as tx:
-        if not await answer_queries.delete_answer(tx, workspace_id, answer_id):
-            raise BotAnswerError(f"no answer {answer_id} in workspace {workspace_id}")

@@ -1,4 +1,5 @@
-"""`inbox-actors bot`: the answers the bot gives customers."""
+"""`inbox-actors bot`: the answers the bot gives customers, added, listed and removed through the bot's use cases
+(`actions/bot.py`) as the operator: the API's rules, and the same audit records."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ from typing import Any
 
 import msgspec
 
-from inbox_actors.conversations import bot
+from inbox_actors.actions import bot
+from inbox_actors.actions.use_case import UseCase
+from inbox_actors.conversations.bot import BotAnswerError
 from inbox_http.cli.console import comma_list
 from inbox_http.cli.database import DatabaseCommand
+from inbox_http.cli.operator import run_as_operator
 from persistence.database import Database
 
 
@@ -28,19 +32,23 @@ def add_commands(commands: Any) -> None:
 
 
 async def add(db: Database, args: argparse.Namespace) -> dict:
-    added = await bot.add_answer(db, workspace_id=args.workspace, keywords=comma_list(args.keywords),
-                                 answer=args.answer)
+    added = await _run(db, args.workspace, bot.ADD_ANSWER, {"keywords": comma_list(args.keywords),
+                                                            "answer": args.answer})
     return {"answer_id": added.answer_id, "keywords": added.keywords}
 
 
 async def list_(db: Database, args: argparse.Namespace) -> dict:
-    answers = await bot.list_answers(db, workspace_id=args.workspace)
-    return {"workspace_id": args.workspace, "answers": msgspec.to_builtins(answers)}
+    answers = await _run(db, args.workspace, bot.ANSWERS, {})
+    return {"workspace_id": args.workspace, "answers": msgspec.to_builtins(answers.data)}
 
 
 async def remove(db: Database, args: argparse.Namespace) -> dict:
-    await bot.remove_answer(db, workspace_id=args.workspace, answer_id=args.answer)
-    return {"answer_id": args.answer, "removed": True}
+    return msgspec.to_builtins(await _run(db, args.workspace, bot.REMOVE_ANSWER, {"answer_id": args.answer}))
+
+
+async def _run(db: Database, workspace_id: int, use_case: UseCase, arguments: dict[str, Any]) -> Any:
+    """The bot's use case as the operator; its refusal is the bot's operator error (exit 2, its sentence)."""
+    return await run_as_operator(db, workspace_id, use_case, arguments, BotAnswerError)
 
 
 COMMANDS: dict[str | None, DatabaseCommand] = {

@@ -1,92 +1,89 @@
 """The bot's settings, `/api/bot/*` (full API; ours: the spec's scope table names `ai_agent`, `ai_kb_edit`,
-`ai_behavior_edit`, `ai_provision` and `ai_audit_view` without the calls). Reading the settings and answers needs
-`ai_agent` (or `ai_agent:read`); answers are added and removed with `ai_kb_edit`, the persona and hand-off words
-set with `ai_behavior_edit`, the bot switched on or off with `ai_provision`; the hand-off trail needs
-`ai_audit_view`. A member's dashboard session may call these with the same permissions. Stable-code errors.
+`ai_behavior_edit`, `ai_provision` and `ai_audit_view` without the calls). Each call binds one of the bot's use
+cases (`actions/bot.py`: their permissions and rules): reading the settings and answers, the answers added and
+removed, the persona and hand-off words set, the bot switched on or off, and the hand-off trail. A member's
+dashboard session may call these with the same permissions. Stable-code errors.
 """
 
 from __future__ import annotations
 
 from quart import Blueprint, request
 
-from inbox_actors.actions import bot as bot_actions
-from inbox_actors.actions import permissions
+from inbox_actors.actions import bot
+from inbox_actors.bot import settings
 from inbox_actors.conversations.bot import AnswerView
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging import parameter_catalog as catalog
-from inbox_actors.team import bot_settings
-from inbox_http.contract import answers, takes
+from inbox_http.contract import answers, body_of, takes
 from inbox_http.encoding import json_response
 from inbox_http.guard import accepts, current_caller, guarded, responds
-from inbox_http.json_body import read_json_body
-from inbox_http.outcome_answers import answer
+from inbox_http.outcome_answers import run_route
 from inbox_http.services import services
 
 blueprint = Blueprint("bot", __name__, url_prefix="/api/bot")
 
 
 @blueprint.get("/settings")
-@responds(bot_settings.BotSettings)
-@guarded(tier=ApiTier.FULL, scopes=permissions.BOT, dashboard=True)
+@responds(settings.BotSettings)
+@guarded(tier=ApiTier.FULL, use_case=bot.SETTINGS, dashboard=True)
 async def read_settings():
     """The bot's settings: on or off, its persona, its hand-off words, who changed them last."""
-    return json_response(await bot_settings.settings(services().db, current_caller().workspace_id))
+    return await run_route(bot.SETTINGS)
 
 
 @blueprint.patch("/settings")
-@responds(bot_settings.BotSettings)
-@guarded(tier=ApiTier.FULL, scopes=permissions.BOT_BEHAVIOUR, dashboard=True)
-@takes(bot_settings.ChangeBehaviour)
+@responds(settings.BotSettings)
+@guarded(tier=ApiTier.FULL, use_case=bot.CHANGE_BEHAVIOUR, dashboard=True)
+@takes(body_of(bot.CHANGE_BEHAVIOUR, path=()))
 async def change_behaviour():
     """Set the persona (the name its answers carry; "" for "bot") and the hand-off words ("" for none)."""
-    body = await read_json_body(bot_settings.ChangeBehaviour)
-    return answer(await bot_actions.change_behaviour(services().action_deps, current_caller(), body))
+    return await run_route(bot.CHANGE_BEHAVIOUR, body=True)
 
 
 @blueprint.put("/enabled")
-@responds(bot_settings.BotSettings)
-@guarded(tier=ApiTier.FULL, scopes=permissions.BOT_PROVISION, dashboard=True)
-@takes(bot_settings.SwitchBot)
+@responds(settings.BotSettings)
+@guarded(tier=ApiTier.FULL, use_case=bot.SWITCH, dashboard=True)
+@takes(body_of(bot.SWITCH, path=()))
 async def switch():
     """Switch the bot on or off: {enabled}. Off, every customer message goes to a person (`bot_off`)."""
-    body = await read_json_body(bot_settings.SwitchBot)
-    return answer(await bot_actions.switch(services().action_deps, current_caller(), body.enabled))
+    return await run_route(bot.SWITCH, body=True)
 
 
 @blueprint.get("/answers")
-@responds(bot_settings.AnswerList)
-@guarded(tier=ApiTier.FULL, scopes=permissions.BOT, dashboard=True)
+@responds(settings.AnswerList)
+@guarded(tier=ApiTier.FULL, use_case=bot.ANSWERS, dashboard=True)
 async def list_answers():
     """The bot's FAQ answers, oldest first: keywords and the answer."""
-    return json_response(await bot_settings.answers(services().db, current_caller().workspace_id))
+    return await run_route(bot.ANSWERS)
 
 
 @blueprint.post("/answers")
 @responds(AnswerView, 201)
-@guarded(tier=ApiTier.FULL, scopes=permissions.BOT_KNOWLEDGE, dashboard=True)
-@takes(bot_settings.NewAnswer)
+@guarded(tier=ApiTier.FULL, use_case=bot.ADD_ANSWER, dashboard=True)
+@takes(body_of(bot.ADD_ANSWER, path=()))
 async def add_answer():
     """Add an answer: {keywords (1 to 20 words or phrases), answer (up to 4,096 characters)}."""
-    body = await read_json_body(bot_settings.NewAnswer)
-    return answer(await bot_actions.add_answer(services().action_deps, current_caller(), body), 201)
+    return await run_route(bot.ADD_ANSWER, 201, body=True)
 
 
 @blueprint.delete("/answers/<id:answer_id>")
-@responds(bot_settings.AnswerRemoved)
-@guarded(tier=ApiTier.FULL, scopes=permissions.BOT_KNOWLEDGE, dashboard=True)
+@responds(settings.AnswerRemoved)
+@guarded(tier=ApiTier.FULL, use_case=bot.REMOVE_ANSWER, dashboard=True)
 @answers(404)
 async def remove_answer(answer_id: int):
     """Remove an answer."""
-    return answer(await bot_actions.remove_answer(services().action_deps, current_caller(), answer_id))
+    return await run_route(bot.REMOVE_ANSWER, answer_id=answer_id)
 
 
 @blueprint.get("/handoffs")
-@responds(bot_settings.HandoffPage)
-@guarded(tier=ApiTier.FULL, scopes=permissions.BOT_AUDIT, dashboard=True)
+@responds(settings.HandoffPage)
+@guarded(tier=ApiTier.FULL, use_case=bot.HANDOFFS, dashboard=True)
 @accepts(catalog.BOT_HANDOFFS)
 async def handoffs():
     """The chats the bot handed to a person, newest first: phone, reason, time (window default 7 days, at most
     90; limit, cursor)."""
+    # The query as given, read by the trail's own rules: `from`/`until` as aliases, and a cursor that remembers
+    # every parameter of its call (`paging/cursors.fingerprint`).
     state = services()
-    return json_response(await bot_settings.handoffs(state.db, current_caller().workspace_id, request.args,
-                                                     state.clock.now()))
+    return json_response(await settings.handoffs(state.db, current_caller().workspace_id, request.args,
+                                                 state.clock.now()))

@@ -14,6 +14,8 @@ the action definitions and dropdown items each platform takes (`inbox_actors.con
     POST   …/actions/{name}              run one (its catalog permissions; the key's creator acts)
     GET    …/sources/{templates,members,tags}   dynamic dropdowns
 
+The hooks and the dropdowns bind use cases (`inbox_actors.actions.connector_hooks`, `.connector_sources`: their
+permissions, and the hooks' write with the webhook endpoint's wake-up), the actions run through the action catalog.
 Stable-code errors throughout; what each call refuses is in `inbox_actors.connectors.hooks` and `.actions`.
 """
 
@@ -25,10 +27,10 @@ from typing import Any
 import msgspec
 from quart import Blueprint, request
 
-from inbox_actors.actions import permissions
+from inbox_actors.actions import connector_hooks, connector_sources, connector_triggers
 from inbox_actors.actions.catalog import Action, input_schema
 from inbox_actors.connectors import action_calls
-from inbox_actors.connectors import hooks, make_shapes, samples, sources, trigger_catalog, zapier_shapes
+from inbox_actors.connectors import hooks, make_shapes, samples, zapier_shapes
 from inbox_actors.connectors.caller import action_caller
 from inbox_actors.connectors.connection import connection
 from inbox_actors.connectors.fields import connector_actions as catalog_actions
@@ -43,15 +45,14 @@ from inbox_actors.connectors.model import (
 )
 from inbox_actors.domain import events
 from inbox_actors.domain.plans import ApiTier
-from inbox_actors.paging import parameters
 from inbox_actors.paging.parameter_catalog import QueryParameter
 from inbox_actors.webhooks import delivery_log
-from inbox_actors.webhooks.endpoint import wake_endpoint
 from inbox_http.contract import answers, in_path, takes
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
-from inbox_http.guard import accepts, current_caller, current_credential, guarded, responds
+from inbox_http.guard import accepts, current_credential, guarded, responds
 from inbox_http.json_body import read_json_body
+from inbox_http.outcome_answers import run_route
 from inbox_http.services import services
 
 zapier = Blueprint("zapier", __name__, url_prefix="/api/zapier")
@@ -118,31 +119,21 @@ async def me():
 
 @_both("/triggers", methods=["GET"])
 @responds(TriggerList)
-@guarded(tier=ApiTier.CORE, scopes=permissions.AUTOMATIONS)
+@guarded(tier=ApiTier.CORE, use_case=connector_triggers.TRIGGERS)
 async def list_triggers():
     """The trigger catalog: each event's key, label, plan, whether this plan offers it, and an example item."""
-    return json_response(TriggerList(trigger_catalog.triggers(current_caller().plan)))
+    return await run_route(connector_triggers.TRIGGERS)
 
 
 @_both("/triggers/<event>/samples", methods=["GET"])
 @responds(list[SampleItem])
-@guarded(tier=ApiTier.CORE, scopes=permissions.AUTOMATIONS)
+@guarded(tier=ApiTier.CORE, use_case=connector_triggers.SAMPLES)
 @accepts((_SAMPLE_LIMIT,))
 @answers(404)
 @in_path(event=_EVENT)
 async def trigger_samples(event: str):
     """The latest items of a trigger's event, newest first, each with a stable id; the example when none yet."""
-    caller = current_caller()
-    _check_event(event, caller.plan)
-    limit = parameters.limit(request.args.get("limit"), samples.DEFAULT_LIMIT, samples.MAX_LIMIT)
-    return json_response(await samples.samples(services().db, caller.workspace_id, event, limit))
-
-
-def _check_event(event: str, plan) -> None:
-    if not trigger_catalog.is_event(event):
-        raise ApiError(404, "not_found", f"No trigger {event!r}; valid ones: {', '.join(events.ALL_EVENTS)}.")
-    if event not in events.events_in_plan(plan):
-        raise ApiError(403, "event_requires_scale", f"The event {event!r} needs the Scale plan.")
+    return await run_route(connector_triggers.SAMPLES, event=event, limit=request.args.get("limit"))
 
 
 # -- REST hooks ----------------------------------------------------------------------------------------------
@@ -150,56 +141,43 @@ def _check_event(event: str, plan) -> None:
 
 @_both("/hooks", methods=["GET"])
 @responds(HookList)
-@guarded(tier=ApiTier.CORE, scopes=permissions.AUTOMATIONS)
+@guarded(tier=ApiTier.CORE, use_case=connector_hooks.LIST)
 async def list_hooks():
     """This platform's hooks in the workspace, newest first (never their secrets)."""
-    return json_response(HookList(await hooks.list_hooks(services().db, platform=_platform(),
-                                                         workspace_id=current_caller().workspace_id)))
+    return await run_route(connector_hooks.LIST, platform=_platform())
 
 
 @_both("/hooks", methods=["POST"])
 @responds(IssuedHook, 201)
-@guarded(tier=ApiTier.CORE, scopes=permissions.AUTOMATIONS)
+@guarded(tier=ApiTier.CORE, use_case=connector_hooks.SUBSCRIBE)
 @takes(hooks.Subscribe)
 @answers(409)
 async def subscribe():
     """Subscribe a target URL to an event: 201 with the hook's id and its signing secret, shown this once."""
-    state, credential = services(), current_credential()
     body = await read_json_body(hooks.Subscribe)
-    issued = await hooks.subscribe(state.db, state.webhooks.guard, platform=_platform(),
-                                   workspace_id=credential.workspace_id, plan=credential.plan,
-                                   key_id=credential.key_id, request=body)
-    if not isinstance(issued, ConnectorRefusal):
-        wake_endpoint(state.actors, credential.workspace_id, settings_changed=True)
-    return _refused_or(issued, 201)
+    return await run_route(connector_hooks.SUBSCRIBE, 201, platform=_platform(), target_url=body.target_url,
+                           event=body.event)
 
 
 @_both("/hooks/<id:hook_id>", methods=["DELETE"])
 @responds(HookView)
-@guarded(tier=ApiTier.CORE, scopes=permissions.AUTOMATIONS)
+@guarded(tier=ApiTier.CORE, use_case=connector_hooks.UNSUBSCRIBE)
 @answers(404)
 async def unsubscribe(hook_id: int):
     """Unsubscribe: nothing more is sent to the hook, its pending deliveries included."""
-    state, caller = services(), current_caller()
-    removed = await hooks.unsubscribe(state.db, platform=_platform(), workspace_id=caller.workspace_id,
-                                      hook_id=hook_id)
-    if not isinstance(removed, ConnectorRefusal):
-        wake_endpoint(state.actors, caller.workspace_id, settings_changed=True)
-    return _refused_or(removed)
+    return await run_route(connector_hooks.UNSUBSCRIBE, platform=_platform(), hook_id=hook_id)
 
 
 @_both("/hooks/<id:hook_id>/deliveries", methods=["GET"])
 @responds(delivery_log.DeliveryLogPage)
-@guarded(tier=ApiTier.CORE, scopes=permissions.AUTOMATIONS)
+@guarded(tier=ApiTier.CORE, use_case=connector_hooks.DELIVERIES)
 @accepts(delivery_log.PARAMETERS)
 @answers(404)
 async def hook_deliveries(hook_id: int):
     """The hook's delivery log, newest first: each event sent to it with every attempt (time, status code or error,
     duration); filters `event`, `outcome`, `limit`, `cursor` as for the workspace's webhook deliveries."""
-    caller = current_caller()
-    return _refused_or(await hooks.hook_deliveries(services().db, platform=_platform(),
-                                                   workspace_id=caller.workspace_id, hook_id=hook_id,
-                                                   args=request.args))
+    return await run_route(connector_hooks.DELIVERIES, platform=_platform(), hook_id=hook_id,
+                           args=request.args.to_dict())
 
 
 # -- actions -------------------------------------------------------------------------------------------------
@@ -242,25 +220,19 @@ for _action in catalog_actions():
 
 # -- dynamic dropdowns ---------------------------------------------------------------------------------------
 
-_SOURCE_SCOPES = {"templates": permissions.TEMPLATES, "members": permissions.TEAM_OVERVIEW,
-                  "tags": permissions.CONTACTS}
-_SOURCES = {"templates": sources.templates, "members": sources.members, "tags": sources.tags}
-
-
 def _source_view(name: str, platform: Platform):
+    use_case = connector_sources.BY_SOURCE[name]
+
     async def items():
-        found = await _SOURCES[name](services().db, current_caller().workspace_id)
-        if platform is Platform.ZAPIER:
-            return json_response([zapier_shapes.ZapierChoice(id=value, label=label) for value, label in found])
-        return json_response([make_shapes.MakeOption(label=label, value=value) for value, label in found])
+        return await run_route(use_case, platform=platform)
 
     items.__name__ = f"source_{name}"
     items.__doc__ = f"The {name} dropdown: each item's {'id' if platform is Platform.ZAPIER else 'value'} is " \
                     f"what the action's field takes."
     shape = zapier_shapes.ZapierChoice if platform is Platform.ZAPIER else make_shapes.MakeOption
-    return responds(list[shape])(guarded(tier=ApiTier.CORE, scopes=_SOURCE_SCOPES[name])(items))
+    return responds(list[shape])(guarded(tier=ApiTier.CORE, use_case=use_case)(items))
 
 
-for _name in _SOURCES:
+for _name in connector_sources.BY_SOURCE:
     zapier.add_url_rule(f"/sources/{_name}", view_func=_source_view(_name, Platform.ZAPIER), methods=["GET"])
     make.add_url_rule(f"/sources/{_name}", view_func=_source_view(_name, Platform.MAKE), methods=["GET"])

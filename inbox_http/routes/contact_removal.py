@@ -1,23 +1,26 @@
 """Deleting and exporting contacts: `DELETE /api/contacts/{phone}`, `POST /api/contacts/bulk-delete`,
 `GET /api/contacts/export`.
 
-Full API (Scale), the contact routes' sentence errors. Deleting needs `contacts_delete`, exporting
-`contacts_export` (neither has a read variant). A deletion erases the customer's chat and the contact
-(inbox_actors/conversations/contact_erasure.py); an export streams every contact as CSV or JSON lines.
+Full API (Scale), the contact routes' sentence errors. Each binds a contact removal use case
+(`actions/contact_removal.py`: deleting needs `contacts_delete`, exporting `contacts_export`, neither with a read
+variant). A deletion erases the customer's chat and the contact (inbox_actors/conversations/contact_erasure.py);
+an export streams every contact as CSV or JSON lines.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Any
 
 import msgspec
 from quart import Blueprint, Response, request
 
-from inbox_actors.actions import contacts, permissions
+from inbox_actors.actions import contact_removal
+from inbox_actors.actions.contact_removal import BulkDelete, BulkDeleted
+from inbox_actors.actions.outcomes import Refused
+from inbox_actors.actions.use_case import UseCase, run
 from inbox_actors.contacts import export
 from inbox_actors.conversations import contact_erasure
 from inbox_actors.domain.auth_ladder import ErrorStyle
-from inbox_actors.domain.phones import phone_or_none
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging.parameter_catalog import QueryParameter
 from inbox_http.contract import answers, takes
@@ -29,59 +32,43 @@ from inbox_http.services import services
 
 blueprint = Blueprint("contact_removal", __name__, url_prefix="/api/contacts")
 
-_DELETE = dict(tier=ApiTier.FULL, scopes=permissions.CONTACTS_DELETE, errors=ErrorStyle.SENTENCE)
-_EXPORT = dict(tier=ApiTier.FULL, scopes=permissions.CONTACTS_EXPORT, errors=ErrorStyle.SENTENCE)
 EXPORT_PARAMETERS = (QueryParameter("format", "string", "csv (default) or jsonl", tuple(export.FORMATS)),)
 
 
-class BulkDelete(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    phones: Annotated[list[Annotated[str, msgspec.Meta(min_length=1, max_length=32)]],
-                      msgspec.Meta(min_length=1, max_length=contact_erasure.MAX_BULK)]
-
-
-class BulkDeleted(msgspec.Struct, frozen=True):
-    deleted: int
-    results: list[contact_erasure.ContactDeleted]
+async def _run(use_case: UseCase, arguments: dict[str, Any]) -> Any:
+    """What the use case did for the request's caller; a refusal is answered as its sentence (the spec's)."""
+    outcome = await run(services().action_deps, current_caller(), use_case, arguments)
+    if isinstance(outcome, Refused):
+        raise SentenceError(outcome.status, outcome.message)
+    return outcome.data
 
 
 @blueprint.delete("/<phone:phone>")
 @responds(contact_erasure.ContactDeleted)
-@guarded(**_DELETE)
+@guarded(tier=ApiTier.FULL, use_case=contact_removal.DELETE, errors=ErrorStyle.SENTENCE)
 @answers(404, 409)
 async def delete_contact(phone: str):
     """Delete the contact and its chat (messages, receipts, views, assignment history): for good."""
-    if phone_or_none(phone) is None:
-        raise SentenceError(404, contacts.CONTACT_NOT_FOUND)
-    deleted = await contacts.erase(services().action_deps, current_caller(), phone)
-    if not deleted.deleted:
-        raise SentenceError(deleted.status, deleted.error or "Contact not found")
-    return json_response(deleted)
+    return json_response(await _run(contact_removal.DELETE, {"phone": phone}))
 
 
 @blueprint.post("/bulk-delete")
 @responds(BulkDeleted)
-@guarded(**_DELETE)
+@guarded(tier=ApiTier.FULL, use_case=contact_removal.BULK_DELETE, errors=ErrorStyle.SENTENCE)
 @takes(BulkDelete)
 async def bulk_delete():
     """Delete up to 500 contacts (and their chats); each phone's outcome, in the order given."""
     body = await read_json_body(BulkDelete)
-    deps, caller = services().action_deps, current_caller()
-    results = [await contacts.erase(deps, caller, raw)
-               for raw in dict.fromkeys(body.phones)]  # a phone given twice is deleted once
-    return json_response(BulkDeleted(sum(result.deleted for result in results), results))
+    return json_response(await _run(contact_removal.BULK_DELETE, msgspec.structs.asdict(body)))
 
 
 @blueprint.get("/export")
 @responds(bytes, media=tuple(export.FORMATS.values()))
-@guarded(**_EXPORT)
+@guarded(tier=ApiTier.FULL, use_case=contact_removal.EXPORT, errors=ErrorStyle.SENTENCE)
 @accepts(EXPORT_PARAMETERS)
 async def export_contacts():
     """Every contact, streamed: CSV (a header row; tags joined with ';', attributes as JSON) or JSON lines."""
-    fmt = request.args.get("format", "csv")
-    if fmt not in export.FORMATS:
-        raise SentenceError(400, "format must be csv or jsonl.")
-    state, caller = services(), current_caller()
-    filename = f"contacts-{caller.workspace_id}.{fmt}"
-    return Response(export.export(state.db, caller.workspace_id, fmt), 200, content_type=export.FORMATS[fmt],
-                    headers={"Content-Disposition": f'attachment; filename="{filename}"'})
-
+    found: contact_removal.ContactExport = await _run(contact_removal.EXPORT,
+                                                      {"format": request.args.get("format", "csv")})
+    return Response(found.chunks, 200, content_type=found.content_type,
+                    headers={"Content-Disposition": f'attachment; filename="{found.filename}"'})

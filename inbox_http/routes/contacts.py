@@ -1,15 +1,16 @@
 """Contact writes, `/api/contacts` (core API, scope `contacts`, sentence errors).
 
-Each write is the contacts action's (`actions/contacts.py`: a key limited to assigned chats writes only the
-contacts of those chats) and goes to the contact's card actor (`contacts/contact_card.py`), which commits it
-before the reply. The phone in the path is normalised, so `+91 98765 43210` and `919876543210` are one contact.
+Each write is the contacts use case `change_contact` (`actions/contacts.py`: its permission, and a key limited to
+assigned chats writes only the contacts of those chats) and goes to the contact's card actor
+(`contacts/contact_card.py`), which commits it before the reply. The phone in the path is normalised, so `+91 98765
+43210` and `919876543210` are one contact.
 
-Every answer with a contact carries its `version` and `ETag: "<version>"`. A write may name the version it
-last saw with `If-Match: "<version>"` (or `"version": n` in the body); if the contact has moved on the answer
-is 412 `{"error": "version_conflict", "message": ..., "current_version": n}` and nothing changes.
+Every answer with a contact carries its `version` and `ETag: "<version>"`. A write may name the version it last saw
+with `If-Match: "<version>"` (or `"version": n` in the body); if the contact has moved on the answer is 412
+`{"error": "version_conflict", "message": ..., "current_version": n}` and nothing changes.
 
-`POST /api/contacts` on a phone that already has a contact updates it (200) instead of creating (201): fields
-left out keep their value, tags given are added, attributes merged. See the card actor for why.
+`POST /api/contacts` on a phone that already has a contact updates it (200) instead of creating (201): fields left
+out keep their value, tags given are added, attributes merged. See the card actor for why.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from quart import Blueprint, request
 
 from inbox_actors.actions import contacts
 from inbox_actors.actions.outcomes import Refused
+from inbox_actors.actions.use_case import run
 from inbox_actors.contacts.contact_card import (
     UNSET,
     ContactRefusal,
@@ -43,7 +45,7 @@ from inbox_http.services import services
 
 blueprint = Blueprint("contacts", __name__, url_prefix="/api/contacts")
 
-_POLICY = {"tier": ApiTier.CORE, "scopes": ("contacts",), "errors": ErrorStyle.SENTENCE}
+_POLICY = {"tier": ApiTier.CORE, "use_case": contacts.CHANGE, "errors": ErrorStyle.SENTENCE}
 _Unset = msgspec.UnsetType
 
 # -- bodies --------------------------------------------------------------------------------------------------
@@ -289,9 +291,11 @@ async def _edit(raw_phone: str, body_version: int | None, **changes: Any):
 
 
 async def _write(phone: str, message: CreateContact | EditContact):
-    reply = await contacts.change(services().action_deps, current_caller(), phone, message)
-    if isinstance(reply, Refused):
-        raise SentenceError(reply.status, reply.message)
+    asked = {"create": message} if isinstance(message, CreateContact) else {"edit": message}
+    outcome = await run(services().action_deps, current_caller(), contacts.CHANGE, {"phone": phone, **asked})
+    if isinstance(outcome, Refused):
+        raise SentenceError(outcome.status, outcome.message)
+    reply = outcome.data
     if isinstance(reply, ContactRefusal):
         if reply.code is None:
             raise SentenceError(reply.status, reply.sentence)

@@ -8,42 +8,32 @@ membership_revoked), as the auth ladder has them. The per-IP ceiling applies as 
 answered is `inbox_actors.mcp.protocol`'s; the tools are the workspace's exposed catalog actions, run with the
 member's permissions. `GET` and `DELETE` on the path are 405: there is no SSE stream and no session to end.
 
-The settings calls are the full API's, scope `settings` (reads also `settings:read`), for keys and members'
-dashboard sessions alike; a session on a plan without MCP gets the same plan refusal. Tokens are made for the
-caller's own member (the operator's CLI makes them for any member): `inbox-actors mcp token create`.
+The settings calls are the full API's, for keys and members' dashboard sessions alike; each binds one of MCP's
+settings use cases (`actions/mcp_settings.py`: scope `settings`, reads also `settings:read`; a session on a plan
+without MCP gets the endpoint's plan refusal). Tokens are made for the caller's own member (the operator's CLI
+makes them for any member): `inbox-actors mcp token create`.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import msgspec
 from quart import Blueprint, request
 
-from inbox_actors.actions import permissions
+from inbox_actors.actions import mcp_settings
 from inbox_actors.domain.auth_ladder import ErrorStyle, RoutePolicy
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.mcp import exposure, protocol, tokens
 from inbox_actors.mcp.toolbox import WorkspaceToolbox
-from inbox_http.contract import answers, in_path, rule, takes
+from inbox_http.contract import answers, body_of, in_path, takes
 from inbox_http.encoding import json_response
-from inbox_http.errors import ApiError, refusal_response, stable_error
-from inbox_http.guard import bearer_token, client_ip, current_caller, guarded, ip_limited, rate_bucket_address, responds
-from inbox_http.json_body import read_json_body
+from inbox_http.errors import refusal_response, stable_error
+from inbox_http.guard import bearer_token, client_ip, guarded, ip_limited, rate_bucket_address, responds
 from inbox_http.oauth import addresses
+from inbox_http.outcome_answers import run_route
 from inbox_http.services import services
 
 blueprint = Blueprint("mcp", __name__, url_prefix="/api/mcp")
 
 _MAX_TOKEN_LENGTH = 512
-
-
-class CreateTokenBody(msgspec.Struct, forbid_unknown_fields=True):
-    name: Annotated[str, rule(min_length=1, max_length=tokens.MAX_NAME, pattern=tokens.NAME_PATTERN)]
-
-
-class TokenList(msgspec.Struct, frozen=True):
-    data: list[tokens.TokenView]
 
 
 # -- the endpoint --------------------------------------------------------------------------------------------
@@ -131,91 +121,54 @@ endpoint.route_policy = RoutePolicy(tier=ApiTier.FULL, errors=ErrorStyle.STABLE)
 endpoint.openapi_responses = ENDPOINT_RESPONSES  # type: ignore[attr-defined]
 
 
-# -- tokens --------------------------------------------------------------------------------------------------
+# -- settings: tokens ---------------------------------------------------------------------------------------
 
 
 @blueprint.get("/tokens")
-@responds(TokenList)
-@guarded(tier=ApiTier.FULL, scopes=permissions.SETTINGS, dashboard=True)
+@responds(mcp_settings.TokenList)
+@guarded(tier=ApiTier.FULL, use_case=mcp_settings.LIST_TOKENS, dashboard=True)
 async def list_tokens():
     """The workspace's MCP tokens, newest first (never a plaintext or a hash)."""
-    _refuse_plan()
-    state = services()
-    return json_response(TokenList(await tokens.list_tokens(state.db, current_caller().workspace_id)))
+    return await run_route(mcp_settings.LIST_TOKENS)
 
 
 @blueprint.post("/tokens")
 @responds(tokens.IssuedToken, 201)
-@guarded(tier=ApiTier.FULL, scopes=permissions.SETTINGS, dashboard=True)
-@takes(CreateTokenBody)
+@guarded(tier=ApiTier.FULL, use_case=mcp_settings.CREATE_TOKEN, dashboard=True)
+@takes(body_of(mcp_settings.CREATE_TOKEN, path=()))
 async def create_token():
     """Create an MCP token acting as your member; its plaintext is in this answer only."""
-    _refuse_plan()
-    body = await read_json_body(CreateTokenBody)
-    caller = current_caller()
-    try:
-        issued = await tokens.create_token(services().db, workspace_id=caller.workspace_id,
-                                           member_id=caller.member_id, name=body.name, by_member=caller.member_id,
-                                           via=caller.author, now=services().clock.now())
-    except tokens.TokenError as err:
-        raise ApiError(400, "invalid_name", f"{str(err).capitalize()}.") from None
-    return json_response(issued, 201)
+    return await run_route(mcp_settings.CREATE_TOKEN, 201, body=True)
 
 
 @blueprint.post("/tokens/<id:token_id>/revoke")
 @responds(tokens.TokenView)
-@guarded(tier=ApiTier.FULL, scopes=permissions.SETTINGS, dashboard=True)
+@guarded(tier=ApiTier.FULL, use_case=mcp_settings.REVOKE_TOKEN, dashboard=True)
 @answers(404)
 async def revoke_token(token_id: int):
     """Revoke an MCP token at once (revoking it again changes nothing)."""
-    _refuse_plan()
-    state = services()
-    caller = current_caller()
-    revoked = await tokens.revoke_token(state.db, caller.workspace_id, token_id, state.clock.now(),
-                                        by_member=caller.member_id, via=caller.author)
-    if revoked is None:
-        raise ApiError(404, "not_found", "No such MCP token in this workspace.")
-    return json_response(revoked)
+    return await run_route(mcp_settings.REVOKE_TOKEN, token_id=token_id)
 
 
-# -- actions -------------------------------------------------------------------------------------------------
+# -- settings: actions --------------------------------------------------------------------------------------
 
 
 @blueprint.get("/actions")
 @responds(exposure.ActionSettings)
-@guarded(tier=ApiTier.FULL, scopes=permissions.SETTINGS, dashboard=True)
+@guarded(tier=ApiTier.FULL, use_case=mcp_settings.LIST_ACTIONS, dashboard=True)
 async def list_actions():
     """The action catalog: each action's tool description, permissions, and whether it is exposed over MCP or
     needs approval in the app."""
-    _refuse_plan()
-    return json_response(await exposure.read_settings(services().db, current_caller().workspace_id))
+    return await run_route(mcp_settings.LIST_ACTIONS)
 
 
 @blueprint.patch("/actions/<name>")
 @responds(exposure.ActionSetting)
-@guarded(tier=ApiTier.FULL, scopes=permissions.SETTINGS, dashboard=True)
-@takes(exposure.ChangeAction)
+@guarded(tier=ApiTier.FULL, use_case=mcp_settings.CHANGE_ACTION, dashboard=True)
+@takes(body_of(mcp_settings.CHANGE_ACTION, path=("name",)))
 @answers(404, 409)
 @in_path(name={"type": "string", "pattern": "^[a-z_]{1,64}$", "example": "claim_conversation"})
 async def change_action(name: str):
     """Expose or hide an action, or require approval for it: {exposed?, needs_approval?}. An action needing
     approval cannot be exposed (409 action_needs_approval)."""
-    _refuse_plan()
-    body = await read_json_body(exposure.ChangeAction)
-    try:
-        caller = current_caller()
-        setting = await exposure.change_action(services().db, caller.workspace_id, name, body,
-                                               by_member=caller.member_id, via=caller.author,
-                                               now=services().clock.now())
-    except exposure.UnknownAction as err:
-        raise ApiError(404, "not_found", str(err)) from None
-    except exposure.NeedsApproval as err:
-        raise ApiError(409, "action_needs_approval", str(err)) from None
-    return json_response(setting)
-
-
-def _refuse_plan() -> None:
-    """A dashboard session passes the guard on any plan; MCP's settings are Scale's, as the endpoint is."""
-    refusal = tokens.plan_refusal(current_caller().plan)
-    if refusal is not None:
-        raise ApiError(refusal.status, refusal.error, refusal.message or "")
+    return await run_route(mcp_settings.CHANGE_ACTION, body=True, name=name)

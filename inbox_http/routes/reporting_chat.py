@@ -11,17 +11,16 @@ from urllib.parse import quote
 
 from quart import Blueprint, Response, request
 
-from inbox_actors.actions import permissions
+from inbox_actors.actions import reports
 from inbox_actors.domain.auth_ladder import assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging import parameter_catalog as catalog
 from inbox_actors.reporting import assignment_history, attention, conversation_detail, replies, thread
 from inbox_actors.platform.media import MediaGone, MediaUnavailable
-from inbox_actors.reporting.chat_lookup import ChatNotFound
 from inbox_http.contract import answers
-from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
 from inbox_http.guard import accepts, current_credential, guarded, responds
+from inbox_http.outcome_answers import run_route
 from inbox_http.services import services
 
 blueprint = Blueprint("reporting_chat", __name__, url_prefix="/api/reporting/v1/conversations")
@@ -29,33 +28,26 @@ blueprint = Blueprint("reporting_chat", __name__, url_prefix="/api/reporting/v1/
 
 @blueprint.get("/<phone>")
 @responds(conversation_detail.ConversationDetail)
-@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_CONTENT)
+@guarded(tier=ApiTier.FULL, use_case=reports.CHAT)
 @answers(404)
 async def detail(phone: str):
     """One chat over its whole life, with its contact."""
-    state, credential = services(), current_credential()
-    found = await conversation_detail.find_detail_by_raw_phone(
-        state.db, credential.workspace_id, phone, state.clock.now(), assigned_only_member(credential))
-    if found is None:
-        raise ChatNotFound(phone)
-    return json_response(found)
+    return await run_route(reports.CHAT, phone=phone)
 
 
 @blueprint.get("/<phone>/messages")
 @responds(thread.MessagePage)
-@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_CONTENT)
+@guarded(tier=ApiTier.FULL, use_case=reports.THREAD)
 @accepts(catalog.THREAD)
 @answers(404)
 async def messages(phone: str):
     """The chat's messages: since, to, order (asc | desc), expand=receipts, limit (default 100), cursor."""
-    state, credential = services(), current_credential()
-    return json_response(await thread.messages(state.db, credential.workspace_id, phone, request.args,
-                                               assigned_only_member(credential)))
+    return await run_route(reports.THREAD, phone=phone, query=request.args.to_dict())
 
 
 @blueprint.get("/<phone>/messages/<id:message_id>/media")
 @responds(bytes, media=("application/octet-stream",))
-@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_CONTENT)
+@guarded(tier=ApiTier.FULL, use_case=reports.THREAD)
 @answers(404, 502)
 async def message_media(phone: str, message_id: int):
     """A customer's image, video, audio or document (a message's `media_url`), fetched from the platform and
@@ -83,57 +75,47 @@ async def message_media(phone: str, message_id: int):
 
 @blueprint.get("/<phone>/receipts")
 @responds(thread.ReceiptList)
-@guarded(tier=ApiTier.FULL, scopes=permissions.CHAT_CONTENT)
+@guarded(tier=ApiTier.FULL, use_case=reports.RECEIPTS)
 @accepts(catalog.RECEIPTS)
 @answers(404)
 async def receipts(phone: str):
     """Outbound messages with their delivery receipts, most recent first: since, to, limit (default 100)."""
-    state, credential = services(), current_credential()
-    return json_response(await thread.receipts(state.db, credential.workspace_id, phone, request.args,
-                                               assigned_only_member(credential)))
+    return await run_route(reports.RECEIPTS, phone=phone, query=request.args.to_dict())
 
 
 @blueprint.get("/<phone>/seen-by")
 @responds(attention.SeenBy)
-@guarded(tier=ApiTier.FULL, scopes=permissions.TEAM_DATA)
+@guarded(tier=ApiTier.FULL, use_case=reports.SEEN_BY)
 @answers(404)
 async def seen_by(phone: str):
     """Which members opened the chat, when, and what they have not seen since."""
-    state, credential = services(), current_credential()
-    return json_response(await attention.seen_by(state.db, credential.workspace_id, phone,
-                                                 assigned_only_member(credential)))
+    return await run_route(reports.SEEN_BY, phone=phone)
 
 
 @blueprint.get("/<phone>/views")
 @responds(attention.ViewPage)
-@guarded(tier=ApiTier.FULL, scopes=permissions.TEAM_DATA)
+@guarded(tier=ApiTier.FULL, use_case=reports.VIEWS)
 @accepts(catalog.VIEWS)
 @answers(404)
 async def views(phone: str):
     """Each time a member opened the chat, newest first (repeated opens within a minute count once)."""
-    state, credential = services(), current_credential()
-    return json_response(await attention.views(state.db, credential.workspace_id, phone, request.args,
-                                               assigned_only_member(credential)))
+    return await run_route(reports.VIEWS, phone=phone, query=request.args.to_dict())
 
 
 @blueprint.get("/<phone>/replies")
 @responds(replies.ChatReplies)
-@guarded(tier=ApiTier.FULL, scopes=permissions.TEAM_DATA)
+@guarded(tier=ApiTier.FULL, use_case=reports.CHAT_REPLIES)
 @accepts(catalog.WINDOW_ONLY)
 @answers(404)
 async def chat_replies(phone: str):
     """The chat's replies with response times on two clocks, and its first (human) response."""
-    state, credential = services(), current_credential()
-    return json_response(await replies.chat_replies(state.db, credential.workspace_id, phone, request.args,
-                                                    assigned_only_member(credential)))
+    return await run_route(reports.CHAT_REPLIES, phone=phone, query=request.args.to_dict())
 
 
 @blueprint.get("/<phone>/assignment-history")
 @responds(assignment_history.AssignmentHistory)
-@guarded(tier=ApiTier.FULL, scopes=permissions.TEAM_DATA)
+@guarded(tier=ApiTier.FULL, use_case=reports.ASSIGNMENT_HISTORY)
 @answers(404)
 async def history(phone: str):
     """Claims, releases, transfers and resolutions, newest first."""
-    state, credential = services(), current_credential()
-    return json_response(await assignment_history.assignment_history(state.db, credential.workspace_id, phone,
-                                                                      assigned_only_member(credential)))
+    return await run_route(reports.ASSIGNMENT_HISTORY, phone=phone)

@@ -1,8 +1,8 @@
 """`POST /api/send-message`: one message to one contact, exactly as the spec has it.
 
-Scope whatsapp_api. The send is the chats use case `send_message` (`actions/chats.py`: the cloud API switched on,
-a key limited to assigned chats sending only to chats assigned to its creator) and the conversation actor's (consent, channel,
-the 24-hour window, the pending message, the platform, the outcome); this route reads the body, keeps the
+Scope whatsapp_api. The send is the chats use case `send_message` (`actions/chats.py`: the cloud API switched on, a
+key limited to assigned chats sending only to chats assigned to its creator) and the conversation actor's (consent,
+channel, the 24-hour window, the pending message, the platform, the outcome); this route reads the body, keeps the
 `Idempotency-Key` promise (`inbox_http/idempotency.py`: the first answer replayed, 409 while another request holds
 the key or while the key's message has an outcome not known yet) and answers in the spec's convention.
 """
@@ -12,15 +12,13 @@ from __future__ import annotations
 from quart import Blueprint, request
 
 from inbox_actors.actions import chats
-from inbox_actors.actions.outcomes import Refused
 from inbox_actors.actions.use_case import run
-from inbox_actors.conversations.conversation_protocol import KeyReservation
 from inbox_actors.conversations.send_answers import SendSuccess
 from inbox_actors.domain.auth_ladder import ErrorStyle
 from inbox_actors.domain.plans import ApiTier
 from inbox_http import idempotency
 from inbox_http.contract import answers, takes
-from inbox_http.errors import ApiError, SentenceError
+from inbox_http.errors import ApiError
 from inbox_http.guard import current_caller, guarded, responds
 from inbox_http.send_body import read_send_body, send_body_schema
 from inbox_http.services import services
@@ -42,19 +40,7 @@ async def send_message():
     key = idempotency.current_key()
     raw = await request.get_data()
     phone, send_request = read_send_body(raw)
-    state = services()
-
-    async def send(reservation: KeyReservation | None) -> tuple[int, object]:
-        """(status, body) of a send that reached a verdict (stored on the reservation by the conversation, with
-        the outcome); raises for refusals that sent nothing."""
-        outcome = await run(state.action_deps, caller, chats.SEND_MESSAGE,
-                            {"to": phone or "", "message": send_request, "reservation": reservation})
-        if isinstance(outcome, Refused):
-            if outcome.code == "not_sent":
-                raise SentenceError(outcome.status, outcome.message)
-            raise ApiError(outcome.status, outcome.code, outcome.message)
-        return outcome.data.status, outcome.data.body
-
-    return await idempotency.answer_once(state.db, caller.workspace_id, key,
-                                         idempotency.request_hash(request.method, request.path, raw), send,
-                                         now=state.clock.now())
+    outcome = await run(services().action_deps, caller, chats.SEND_MESSAGE, {
+        "to": phone or "", "message": send_request, "idempotency_key": key,
+        "request_hash": None if key is None else idempotency.request_hash(request.method, request.path, raw)})
+    return idempotency.keyed_answer(outcome)

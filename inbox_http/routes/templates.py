@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 from quart import Blueprint, request
 
-from inbox_actors.actions import permissions
+from inbox_actors.actions import chat_reads
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging.parameter_catalog import QueryParameter
 from inbox_actors.platform import templates
@@ -32,7 +32,7 @@ class TemplateList(msgspec.Struct, frozen=True):
 
 @blueprint.get("")
 @responds(TemplateList)
-@guarded(tier=ApiTier.CORE, scopes=permissions.TEMPLATES)
+@guarded(tier=ApiTier.CORE, use_case=chat_reads.LIST_TEMPLATES)
 @accepts(PARAMETERS)
 async def list_templates():
     """The workspace's message templates by name and language (?status=, ?name=, ?language= filter)."""

@@ -12,12 +12,11 @@ from urllib.parse import urlencode
 
 from quart import Blueprint, redirect, request
 
-from inbox_actors.actions import broadcasts, permissions
+from inbox_actors.actions import broadcasts, team
 from inbox_actors.actions.outcomes import Reason, Refused
 from inbox_actors.actions.use_case import run
 from inbox_actors.broadcasts import views
 from inbox_actors.paging.parameters import InvalidParameter
-from inbox_actors.team import roster
 from inbox_http.services import services
 from inbox_http.web.page_guard import WebRefusal, current_caller, signed_in
 from inbox_http.web.pages import page, refused_page
@@ -29,8 +28,6 @@ EVERY_STATUS = "all"
 STATUS_NAMES = {"pending_approval": "Awaiting approval", "scheduled": "Scheduled", "sending": "Sending",
                 "paused": "Paused", "completed": "Completed", "cancelled": "Cancelled", "rejected": "Rejected",
                 EVERY_STATUS: "Every status"}
-# The roster's largest page: the names the lists show beside "who made it"; a creator beyond it shows as a number.
-NAMED_MEMBERS = 200
 _DONE = {"approve": "Broadcast approved: it sends now, or at its scheduled time.",
          "reject": "Broadcast rejected: nothing is sent."}
 
@@ -108,11 +105,9 @@ async def _one(broadcast_id: int, refused: Refused | None = None, notice: str | 
 
 
 async def _member_names() -> dict[int, str]:
-    """Members' names by id, for a member who may see who is on the team (the team overview's permissions); the
-    broadcast reads themselves name members by id only, so anyone else sees the numbers."""
-    caller = current_caller()
-    if not caller.may(permissions.TEAM_OVERVIEW, "GET"):
+    """Members' names by id, for a member who may see who is on the team (`team.MEMBER_NAMES`); the broadcast
+    reads themselves name members by id only, so anyone else sees the numbers."""
+    if not team.MEMBER_NAMES.allows(current_caller()):
         return {}
-    members = await roster.roster(services().db, caller.workspace_id,
-                                  {"status": "all", "limit": str(NAMED_MEMBERS)}, services().clock.now())
-    return {member.user_id: member.name for member in members.data}
+    named = await run(services().action_deps, current_caller(), team.MEMBER_NAMES, {})
+    return {} if isinstance(named, Refused) else {member.user_id: member.name for member in named.data}

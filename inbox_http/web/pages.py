@@ -13,8 +13,9 @@ from typing import Any
 import msgspec
 from quart import Quart, Response, g, render_template, request
 
-from inbox_actors.actions import permissions
+from inbox_actors.actions import bot, broadcasts, labels, team, webhook_settings
 from inbox_actors.actions.outcomes import Reason, Refused
+from inbox_actors.actions.use_case import UseCase
 from inbox_http.services import services
 from inbox_http.web.key_admin import may_view_keys
 from inbox_http.web.page_guard import WebRefusal
@@ -22,18 +23,18 @@ from inbox_http.web.page_guard import WebRefusal
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-# The sections the header links to, each with the permissions that open it (None: any member) or, for a rule that
-# is no permissions tuple (key management's), a function (caller, session) -> bool; a member sees only the ones they
-# may open.
+# The sections the header links to, each with the use case its page reads (None: any member) or, for a rule that
+# is no use case's (key management's), a function (caller, session) -> bool; a member sees only the ones they may
+# open.
 SECTIONS = (
     ("/app/inbox", "Inbox", None),
-    ("/app/team", "Team", permissions.TEAM_SETTINGS),
-    ("/app/bot", "Bot", permissions.BOT),
-    ("/app/labels", "Labels", permissions.CHAT_CONTENT),
-    ("/app/sla", "SLA", permissions.TEAM_SETTINGS),
-    ("/app/broadcasts", "Broadcasts", permissions.CAMPAIGNS),
+    ("/app/team", "Team", team.MEMBERS),
+    ("/app/bot", "Bot", bot.SETTINGS),
+    ("/app/labels", "Labels", labels.LIST),
+    ("/app/sla", "SLA", team.SLA_POLICY),
+    ("/app/broadcasts", "Broadcasts", broadcasts.LIST),
     ("/app/keys", "API keys", may_view_keys),
-    ("/app/webhooks", "Webhooks", permissions.SETTINGS),
+    ("/app/webhooks", "Webhooks", webhook_settings.READ),
 )
 STATE_NAMES = {"AI_ONLY": "With the bot", "HANDOFF_PENDING": "Waiting for a person", "HUMAN_ACTIVE": "With a person"}
 _HEADERS = {
@@ -95,9 +96,9 @@ def sections_for(caller) -> list[tuple[str, str]]:
 def _opens(needs, caller, session) -> bool:
     if needs is None:
         return True
-    if callable(needs):
-        return needs(caller, session)
-    return caller.may(needs, "GET")
+    if isinstance(needs, UseCase):
+        return needs.allows(caller)
+    return needs(caller, session)
 
 
 def ago(moment: datetime | None) -> str:

@@ -1,6 +1,7 @@
 """The SLA policy for admins: `/app/sla`, how long a customer may wait for a person and the business hours that
-clock runs in, saved whole through the team's use case (`team.save_sla`), whose rules (the target's range, a known
-time zone, openings that do not overlap) answer with a refusal the page shows. Needs `team_management`.
+clock runs in, saved whole through the team's use case (`team.SAVE_SLA`), which checks the member's permission and
+whose rules (the target's range, a known time zone, openings that do not overlap) answer with a refusal the page
+shows. Reading it is `team.SLA_POLICY`'s permission.
 
 The form is SaveSla's fields as a person types them: the target as a number and a unit, each weekday's openings as
 pairs of `HH:MM` boxes (the saved ones and one empty pair more, up to the day's limit: saving makes room for
@@ -14,13 +15,14 @@ from dataclasses import dataclass
 from quart import Blueprint, redirect, request
 from werkzeug.datastructures import MultiDict
 
-from inbox_actors.actions import permissions, team
+from inbox_actors.actions import team
 from inbox_actors.actions.outcomes import Reason, Refused
+from inbox_actors.actions.use_case import run
 from inbox_actors.domain.business_hours import DAYS, MAX_OPENINGS_PER_DAY
 from inbox_actors.team import sla
 from inbox_http.services import services
 from inbox_http.web.page_guard import WebRefusal, current_caller, signed_in
-from inbox_http.web.pages import form_fields, page
+from inbox_http.web.pages import page
 
 blueprint = Blueprint("web_sla", __name__, url_prefix="/app/sla", template_folder="templates")
 
@@ -43,15 +45,15 @@ class PolicyForm:
     holidays: str
 
 
-def _require(method: str) -> None:
-    if not current_caller().may(permissions.TEAM_SETTINGS, method):
-        raise WebRefusal(403, "The SLA policy needs the team_management permission.")
+def _require_reading() -> None:
+    if not team.SLA_POLICY.allows(current_caller()):
+        raise WebRefusal(403, f"The SLA policy needs the {team.SLA_POLICY.needed()} permission.")
 
 
 @blueprint.get("")
 @signed_in
 async def sla_page():
-    _require("GET")
+    _require_reading()
     policy = await sla.read_policy(services().db, current_caller().workspace_id)
     return await _render(policy, _saved_form(policy), notice=_DONE.get(request.args.get("done", "")))
 
@@ -59,19 +61,20 @@ async def sla_page():
 @blueprint.post("")
 @signed_in
 async def save():
-    _require("POST")
+    _require_reading()
     form = await request.form
-    body = _policy_body(form)
-    if not isinstance(body, Refused):
-        body = await team.save_sla(services().action_deps, current_caller(), body)
-    if isinstance(body, Refused):
+    arguments = _policy_arguments(form)
+    outcome = arguments if isinstance(arguments, Refused) else await run(
+        services().action_deps, current_caller(), team.SAVE_SLA, arguments, strict=False)
+    if isinstance(outcome, Refused):
         policy = await sla.read_policy(services().db, current_caller().workspace_id)
-        return await _render(policy, _typed_form(form), body)
+        return await _render(policy, _typed_form(form), outcome)
     return redirect("/app/sla?done=saved", 303)
 
 
-def _policy_body(form: MultiDict) -> sla.SaveSla | Refused:
-    """The form as SaveSla, or a `Refused` saying what is wrong with its shape (the action judges the rest)."""
+def _policy_arguments(form: MultiDict) -> dict | Refused:
+    """The form as SaveSla's fields, or a `Refused` saying what is wrong with the target's boxes, which SaveSla
+    does not know (a number and a unit); the use case judges the rest."""
     amount = form.get("amount", "").strip()
     seconds = dict(UNITS).get(form.get("unit", ""), 0)
     if amount and (not (amount.isascii() and amount.isdigit()) or not seconds):
@@ -83,7 +86,7 @@ def _policy_body(form: MultiDict) -> sla.SaveSla | Refused:
             "time_zone": form.get("time_zone", "").strip(),
             "weekly": {day: openings for day in DAYS if (openings := _openings(form, day))},
             "holidays": form.get("holidays", "").split()}
-    return form_fields(sla.SaveSla, values)
+    return values
 
 
 def _openings(form: MultiDict, day: str) -> list[dict[str, str]]:

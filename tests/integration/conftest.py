@@ -15,3 +15,7 @@ async def bucket_actors(nursery):
     await nursery.start(system.run)
     yield system
     await system.shutdown(1)
+
+
+# The use cases with real actors and no HTTP (`use_case_harness.py`), for every layer test.
+from tests.integration.use_case_harness import use_cases  # noqa: E402,F401

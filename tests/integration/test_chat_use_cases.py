@@ -13,7 +13,7 @@ from inbox_actors.actions.caller import Caller
 from inbox_actors.actions.fields import MAX_REASON
 from inbox_actors.actions.outcomes import Done, Reason, Refused
 from inbox_actors.reporting.conversation_detail import ConversationDetail
-from tests.integration.use_case_harness import use_cases  # noqa: F401 (the fixture)
+
 
 PHONE = "919811100001"
 

@@ -5,10 +5,13 @@ from datetime import datetime, timedelta, timezone
 import msgspec
 import pytest
 import trio
-from quart import Quart
 
+from inbox_actors.actions import keyed_sends
+from inbox_actors.actions.deps import ActionDeps
+from inbox_actors.actions.outcomes import Done, Reason, Refused
 from inbox_actors.conversations import idempotency_keys
 from inbox_actors.conversations.idempotency_keys import Conflict, InProgress, Replay, Reservation
+from inbox_actors.conversations.send_answers import SendVerdict
 from inbox_http import idempotency
 from inbox_http.errors import SentenceError
 from persistence.queries import idempotency as key_queries
@@ -125,10 +128,28 @@ async def test_remember_refuses_a_status_that_is_not_http(db):
         await idempotency_keys.remember(db, reservation, 0, {})
 
 
-# -- answer_once: the round a send handler runs ---------------------------------------------------------------
+# -- send_once: the key's round, owned by the use case --------------------------------------------------------
 
 
-async def test_answer_once_sends_once_and_replays(db):
+class _At:
+    """A clock stopped at one moment: the key's rules read the service's clock."""
+
+    def __init__(self, moment: datetime) -> None:
+        self.moment = moment
+
+    def now(self) -> datetime:
+        return self.moment
+
+
+def _deps(db) -> ActionDeps:
+    return ActionDeps(db, None, _At(NOW), None, None)  # type: ignore[arg-type] (the round needs db and clock)
+
+
+def _verdict(status: int, body: dict) -> Done:
+    return Done(SendVerdict(status, body))  # type: ignore[arg-type]
+
+
+async def test_send_once_sends_once_and_replays(db):
     ws = await builders.workspace(db)
     sends = []
 
@@ -140,25 +161,21 @@ async def test_answer_once_sends_once_and_replays(db):
             assert await key_queries.complete(db, workspace_id=ws, key=reservation.key,
                                               reserved_at=reservation.reserved_at, status=200,
                                               body_json=msgspec.json.encode(answer).decode())
-        return 200, answer
+        return _verdict(200, answer)
 
-    async with Quart(__name__).app_context():
-        first = await idempotency.answer_once(db, ws, "k", HASH, send, now=NOW)
-        second = await idempotency.answer_once(db, ws, "k", HASH, send, now=NOW)
-        conflict = await idempotency.answer_once(db, ws, "k", idempotency.request_hash("POST", SEND, b"{}"), send,
-                                                 now=NOW)
-        without_key = await idempotency.answer_once(db, ws, None, HASH, send, now=NOW)
+    first = await keyed_sends.send_once(_deps(db), ws, "k", HASH, send)
+    second = await keyed_sends.send_once(_deps(db), ws, "k", HASH, send)
+    conflict = await keyed_sends.send_once(_deps(db), ws, "k", idempotency.request_hash("POST", SEND, b"{}"), send)
+    without_key = await keyed_sends.send_once(_deps(db), ws, None, None, send)
     assert len(sends) == 2  # the first request and the one without a key
-    status, body, headers = await _read(first)
-    assert (status, body) == (200, {"success": True, "messageId": "wamid.1"})
-    assert "Idempotent-Replayed" not in headers
-    status, body, headers = await _read(second)
-    assert (status, body, headers["Idempotent-Replayed"]) == (200, {"success": True, "messageId": "wamid.1"}, "true")
-    assert (await _read(conflict))[:2] == (422, {"error": "This Idempotency-Key was used with a different request."})
-    assert (await _read(without_key))[:2] == (200, {"success": True, "messageId": "wamid.2"})
+    assert first == _verdict(200, {"success": True, "messageId": "wamid.1"})
+    assert second == Done(keyed_sends.Replayed(200, {"success": True, "messageId": "wamid.1"}))
+    assert isinstance(conflict, Refused) and (conflict.status, conflict.message) == (
+        422, "This Idempotency-Key was used with a different request.")
+    assert without_key == _verdict(200, {"success": True, "messageId": "wamid.2"})
 
 
-async def test_a_concurrent_duplicate_gets_409_while_the_first_sends(db):
+async def test_a_concurrent_duplicate_is_refused_409_while_the_first_sends(db):
     ws = await builders.workspace(db)
     release_send = trio.Event()
     sends = []
@@ -167,40 +184,44 @@ async def test_a_concurrent_duplicate_gets_409_while_the_first_sends(db):
     async def slow_send(reservation):
         sends.append(1)
         await release_send.wait()
-        return 200, {"success": True}
+        return _verdict(200, {"success": True})
 
     async def request(name):
-        answers[name] = await _read(await idempotency.answer_once(db, ws, "k", HASH, slow_send, now=NOW))
+        answers[name] = await keyed_sends.send_once(_deps(db), ws, "k", HASH, slow_send)
 
-    async with Quart(__name__).app_context(), trio.open_nursery() as nursery:
+    async with trio.open_nursery() as nursery:
         nursery.start_soon(request, "first")
         while not sends:
             await trio.sleep(0.01)
         await request("second")
         release_send.set()
     assert len(sends) == 1
-    assert answers["first"][:2] == (200, {"success": True})
-    status, body, headers = answers["second"]
-    assert (status, body) == (409, {"error": "A request with this Idempotency-Key is still in progress."})
-    assert headers["Retry-After"] == "1"
+    assert answers["first"] == _verdict(200, {"success": True})
+    second = answers["second"]
+    assert isinstance(second, Refused) and (second.status, second.message, second.data) == (
+        409, "A request with this Idempotency-Key is still in progress.", {"retry_after": 1})
 
 
-@pytest.mark.parametrize("failure", [RuntimeError("bug"), SentenceError(404, "Contact not found")])
-async def test_a_send_that_raises_releases_the_key(db, failure):
+async def test_a_send_that_fails_or_is_refused_releases_the_key(db):
     ws = await builders.workspace(db)
 
     async def failing_send(reservation):
-        raise failure
+        raise RuntimeError("bug")
+
+    async def refused_send(reservation):
+        return Refused(Reason.NOT_FOUND, "Contact not found", 404, "not_sent")
 
     async def working_send(reservation):
-        return 200, {"success": True}
+        return _verdict(200, {"success": True})
 
-    async with Quart(__name__).app_context():
-        with pytest.raises(type(failure)):
-            await idempotency.answer_once(db, ws, "k", HASH, failing_send, now=NOW)
-        assert await db.fetchval("SELECT count(*) FROM idempotent_requests") == 0
-        retry = await idempotency.answer_once(db, ws, "k", HASH, working_send, now=NOW)
-    assert (await _read(retry))[:2] == (200, {"success": True})
+    with pytest.raises(RuntimeError):
+        await keyed_sends.send_once(_deps(db), ws, "k", HASH, failing_send)
+    assert await db.fetchval("SELECT count(*) FROM idempotent_requests") == 0
+    refused = await keyed_sends.send_once(_deps(db), ws, "k", HASH, refused_send)
+    assert isinstance(refused, Refused) and refused.code == "not_sent"
+    assert await db.fetchval("SELECT count(*) FROM idempotent_requests") == 0
+    retry = await keyed_sends.send_once(_deps(db), ws, "k", HASH, working_send)
+    assert retry == _verdict(200, {"success": True})
 
 
 async def test_a_cancelled_send_keeps_its_reservation_until_abandoned(db):
@@ -209,9 +230,8 @@ async def test_a_cancelled_send_keeps_its_reservation_until_abandoned(db):
     async def endless_send(reservation):
         await trio.sleep_forever()
 
-    async with Quart(__name__).app_context():
-        with trio.move_on_after(0.2):
-            await idempotency.answer_once(db, ws, "k", HASH, endless_send, now=NOW)
+    with trio.move_on_after(0.2):
+        await keyed_sends.send_once(_deps(db), ws, "k", HASH, endless_send)
     just_before = NOW + idempotency_keys.ABANDONED_AFTER - timedelta(seconds=1)
     assert await idempotency_keys.replay_or_reserve(db, ws, "k", HASH, now=just_before) == InProgress()
     later = NOW + idempotency_keys.ABANDONED_AFTER + timedelta(seconds=1)
@@ -246,7 +266,3 @@ def test_request_identity_ignores_json_formatting_but_not_content():
     assert idempotency.request_hash("PUT", SEND, BODY) != HASH
     assert idempotency.request_hash("POST", SEND, b"not json") != idempotency.request_hash("POST", SEND, b"not  json")
     assert len(HASH) == 32
-
-
-async def _read(response) -> tuple[int, dict, dict]:
-    return response.status_code, msgspec.json.decode(await response.get_data()), dict(response.headers)

@@ -1,8 +1,11 @@
 """Templates and bot answers as the operator sets them up, and the lookups the send path and the simulator use."""
 
+from datetime import datetime, timezone
+
 import pytest
 
 from inbox_actors.access import accounts
+from inbox_actors.bot import settings as bot_settings
 from inbox_actors.conversations import bot
 from inbox_actors.conversations.bot import FaqBot, HandOff, Reply
 from inbox_actors.platform import templates
@@ -126,15 +129,20 @@ async def test_bot_answers_list_and_remove(db):
     first = await bot.add_answer(db, workspace_id=ws, keywords=["hours"], answer="9 to 5")
     second = await bot.add_answer(db, workspace_id=ws, keywords=["refund", "return policy"], answer="30 days")
     assert await bot.list_answers(db, workspace_id=ws) == [first, second]
-    await bot.remove_answer(db, workspace_id=ws, answer_id=first.answer_id)
+    await _remove(db, ws, first.answer_id)
     assert await bot.list_answers(db, workspace_id=ws) == [second]
-    with pytest.raises(bot.BotAnswerError, match=f"no answer {first.answer_id}"):
-        await bot.remove_answer(db, workspace_id=ws, answer_id=first.answer_id)
+    with pytest.raises(bot_settings.BotRefusal, match=f"no answer {first.answer_id}"):
+        await _remove(db, ws, first.answer_id)
     other_ws = await builders.workspace(db)
-    with pytest.raises(bot.BotAnswerError, match="no answer"):
-        await bot.remove_answer(db, workspace_id=other_ws, answer_id=second.answer_id)
+    with pytest.raises(bot_settings.BotRefusal, match="no answer"):
+        await _remove(db, other_ws, second.answer_id)
     for options, problem in (({"workspace_id": 999_999}, "no workspace"), ({"answer": "  "}, "1 to 4,096"),
                              ({"keywords": ["agent"]}, "hand-off phrase")):
         with pytest.raises(bot.BotAnswerError, match=problem):
             await bot.add_answer(db, **{"workspace_id": ws, "keywords": ["x"], "answer": "y", **options})
     assert await db.fetchval("SELECT count(*) FROM bot_answers") == 1
+
+
+async def _remove(db, workspace_id: int, answer_id: int) -> None:
+    """An answer removed as the operator's command line removes it (audited, as no member)."""
+    await bot_settings.remove_answer(db, workspace_id, None, "cli", answer_id, datetime.now(timezone.utc))

@@ -1,13 +1,15 @@
 """The bot's settings and knowledge as the team manages them: its FAQ answers (`conversations/bot.py` holds the
 matching and the answer rules), its persona and hand-off words, on or off, and the trail of the chats it handed
-to a person. A per-workspace setting written in one transaction each and recorded in the team audit log; the bot
-reads it through its cache, so a change reaches it within that cache's time (10 s).
+to a person. A per-workspace setting written in one transaction each and recorded in the team audit log (the
+operator's command line as no member: `member_id` None); the bot reads it through its cache, so a change reaches
+it within that cache's time (10 s). Who may change what, and the arguments' rules, are the use cases'
+(`actions/bot.py`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Annotated, Mapping
 
 import msgspec
 
@@ -26,9 +28,6 @@ MAX_HANDOFF_MESSAGE = 1024
 CURSOR_KIND = "bot_handoffs"
 DEFAULT_LIMIT = 50
 
-_Line = r"^[^\x00-\x1f\x7f]*$"
-_Lines = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"
-
 
 class BotSettings(msgspec.Struct, frozen=True):
     enabled: bool
@@ -38,21 +37,6 @@ class BotSettings(msgspec.Struct, frozen=True):
     """Sent to the customer as the bot hands a chat to a person; "" for none."""
     updated_at: datetime | None
     updated_by: MemberRef | None
-
-
-class ChangeBehaviour(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    persona: Annotated[str, msgspec.Meta(max_length=MAX_PERSONA, pattern=_Line)] | msgspec.UnsetType = msgspec.UNSET
-    handoff_message: Annotated[str, msgspec.Meta(max_length=MAX_HANDOFF_MESSAGE, pattern=_Lines)] \
-        | msgspec.UnsetType = msgspec.UNSET
-
-
-class SwitchBot(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    enabled: bool
-
-
-class NewAnswer(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    keywords: Annotated[list[str], msgspec.Meta(min_length=1, max_length=bot.MAX_KEYWORDS)]
-    answer: Annotated[str, msgspec.Meta(min_length=1, max_length=bot.MAX_ANSWER_LENGTH)]
 
 
 class AnswerList(msgspec.Struct, frozen=True):
@@ -77,6 +61,9 @@ class HandoffPage(msgspec.Struct, frozen=True):
 
 
 class BotRefusal(Exception):
+    """A change the bot's rules refused, nothing written: the status, code and sentence every door answers
+    (`outcomes.judged` makes it the use case's `Refused`)."""
+
     def __init__(self, status: int, code: str, message: str) -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
@@ -91,7 +78,7 @@ async def settings(db: Database, workspace_id: int) -> BotSettings:
     return BotSettings(row["enabled"], row["persona"], row["handoff_message"], row["updated_at"], by)
 
 
-async def change(db: Database, workspace_id: int, member_id: int, via: str, now: datetime, *,
+async def change(db: Database, workspace_id: int, member_id: int | None, via: str, now: datetime, *,
                  enabled: bool | None = None, persona: str | None = None,
                  handoff_message: str | None = None) -> BotSettings:
     """Save what is given (None: kept), in one transaction with its audit entry."""
@@ -115,10 +102,10 @@ async def answers(db: Database, workspace_id: int) -> AnswerList:
     return AnswerList(await bot.list_answers(db, workspace_id=workspace_id))
 
 
-async def add_answer(db: Database, workspace_id: int, member_id: int, via: str, body: NewAnswer,
-                     now: datetime) -> bot.AnswerView:
+async def add_answer(db: Database, workspace_id: int, member_id: int | None, via: str, keywords: Sequence[str],
+                     answer: str, now: datetime) -> bot.AnswerView:
     try:
-        added = await bot.add_answer(db, workspace_id=workspace_id, keywords=body.keywords, answer=body.answer)
+        added = await bot.add_answer(db, workspace_id=workspace_id, keywords=keywords, answer=answer)
     except bot.BotAnswerError as err:
         raise BotRefusal(400, "invalid_answer", f"{str(err)[:1].upper()}{str(err)[1:]}.") from None
     await audit_queries.record(db, workspace_id=workspace_id, at=now, member_id=member_id, via=via,
@@ -127,11 +114,11 @@ async def add_answer(db: Database, workspace_id: int, member_id: int, via: str, 
     return added
 
 
-async def remove_answer(db: Database, workspace_id: int, member_id: int, via: str, answer_id: int,
+async def remove_answer(db: Database, workspace_id: int, member_id: int | None, via: str, answer_id: int,
                         now: datetime) -> AnswerRemoved:
     async with db.transaction() as tx:
         if not await answer_queries.delete_answer(tx, workspace_id, answer_id):
-            raise BotRefusal(404, "not_found", "No such bot answer in this workspace.")
+            raise BotRefusal(404, "not_found", f"This workspace's bot has no answer {answer_id}.")
         await audit_queries.record(tx, workspace_id=workspace_id, at=now, member_id=member_id, via=via,
                                    action=team_audit.BOT_ANSWER_REMOVED, subject=f"bot_answer:{answer_id}")
     return AnswerRemoved(answer_id, True)
