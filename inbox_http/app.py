@@ -7,6 +7,7 @@ from quart_trio import QuartTrio
 
 from inbox_http.audit import install_audit
 from inbox_http.converters import IdConverter, PhoneConverter
+from inbox_http.dependencies import Dependencies
 from inbox_http.errors import install_error_handlers, stable_error
 from inbox_http.guard import install_guard
 from inbox_http.request_metrics import install_route_label
@@ -34,7 +35,6 @@ from inbox_http.routes import (
     webhooks,
     whatsapp_webhook,
 )
-from inbox_http.services import Services
 from inbox_http.url_rules import RuleBuiltOnDemand
 from inbox_http.web import install_web_app
 
@@ -45,7 +45,7 @@ BULK_SEND_BODY_BYTES = 8 * 1024 * 1024
 _LARGE_BODY_PATHS = {"/api/bulk-send": BULK_SEND_BODY_BYTES}
 
 
-def create_app(services: Services | None) -> QuartTrio:
+def create_app(services: Dependencies | None) -> QuartTrio:
     """The app; `services` is None only to read its routes (the OpenAPI generator)."""
     app = QuartTrio("inbox_http")
     app.url_rule_class = RuleBuiltOnDemand

@@ -8,8 +8,8 @@ from quart import Quart, Response, g, request
 
 from inbox_actors.access.activity_log import CallRecord, record_call
 from inbox_actors.runtime import ActorError
+from inbox_http.dependencies import dependencies
 from inbox_http.guard import client_ip
-from inbox_http.services import services
 
 log = logging.getLogger("inbox_http.audit")
 
@@ -21,7 +21,7 @@ def install_audit(app: Quart) -> None:
         key_hash = g.get("audit_key_hash")
         if credential is None and key_hash is None:
             return response
-        state = services()
+        state = dependencies()
         entry = CallRecord(key_id=credential.key_id if credential else None,
                            workspace_id=credential.workspace_id if credential else None, key_hash=key_hash,
                            method=request.method, path=request.path[:2000], status=response.status_code,

@@ -20,8 +20,8 @@ from typing import Any, Callable, TypeVar
 
 import msgspec
 
-from inbox_actors.actions.use_case import UseCase
 from inbox_actors.domain.phones import PHONE_PATTERN
+from inbox_actors.use_cases.use_case import UseCase
 from inbox_http.converters import IdConverter
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])

@@ -25,17 +25,17 @@ from quart import Quart, Response, g, request
 
 from inbox_actors.access import rate_bucket
 from inbox_actors.access.sessions import find_session, has_session_shape
-from inbox_actors.actions.caller import Caller
-from inbox_actors.actions.use_case import UseCase
 from inbox_actors.domain import auth_ladder
 from inbox_actors.domain.api_keys import has_key_shape, hash_key
 from inbox_actors.domain.auth_ladder import NO_TOKEN, AdminRule, Credential, ErrorStyle, RoutePolicy
 from inbox_actors.domain.key_rules import DEFAULT_RATE_LIMIT
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.domain.rate_window import WINDOW_SECONDS, Admission
+from inbox_actors.use_cases.caller import Caller
+from inbox_actors.use_cases.use_case import UseCase
+from inbox_http.dependencies import dependencies
 from inbox_http.encoding import json_response
 from inbox_http.errors import refusal_response, stable_error
-from inbox_http.services import services
 
 Handler = TypeVar("Handler", bound=Callable[..., Awaitable[object]])
 
@@ -80,7 +80,7 @@ def guarded(*, tier: ApiTier, use_case: UseCase | None = None, scopes: tuple[str
 
 
 async def _guard(policy: RoutePolicy, handler, args, kwargs):
-    state = services()
+    state = dependencies()
     now = state.clock.now()
     token = bearer_token(request.headers.get("Authorization"))
     if token is not None and len(token) > _MAX_TOKEN_LENGTH:
@@ -180,7 +180,7 @@ def _key_limit_headers(admission: Admission) -> dict[str, str]:
 
 
 def _key_limited(admission: Admission):
-    services().metrics.request_rate_limited("key")
+    dependencies().metrics.request_rate_limited("key")
     wait = admission.retry_after_seconds
     return stable_error(
         429, "rate_limited",
@@ -191,7 +191,7 @@ def _key_limited(admission: Admission):
 
 def ip_limited(admission: Admission):
     """The per-IP ceiling's refusal, as every route answers it (the MCP endpoint too, which has no guard)."""
-    services().metrics.request_rate_limited("ip")
+    dependencies().metrics.request_rate_limited("ip")
     return json_response(ip_limit_body(admission), 429, ip_limit_headers(admission))
 
 

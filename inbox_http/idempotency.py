@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from quart import Response, request
 
-from inbox_actors.actions import keyed_sends
-from inbox_actors.actions.outcomes import Done, Outcome, Refused
 from inbox_actors.conversations import idempotency_keys as keys
 from inbox_actors.conversations.idempotency_keys import request_hash  # noqa: F401 (the routes' one import)
 from inbox_actors.conversations.send_answers import SendVerdict
+from inbox_actors.use_cases import keyed_sends
+from inbox_actors.use_cases.outcomes import Done, Outcome, Refused
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError, SentenceError
 

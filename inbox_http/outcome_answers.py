@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from inbox_actors.actions.outcomes import Done, Outcome, Refused
-from inbox_actors.actions.use_case import UseCase, run
+from inbox_actors.use_cases.outcomes import Done, Outcome, Refused
+from inbox_actors.use_cases.use_case import UseCase, run
+from inbox_http.dependencies import dependencies
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
 from inbox_http.guard import current_caller
 from inbox_http.json_body import read_json_object
-from inbox_http.services import services
 
 
 async def run_route(use_case: UseCase, status: int = 200, *, body: bool = False, optional: bool = False,
@@ -25,7 +25,7 @@ async def run_route(use_case: UseCase, status: int = 200, *, body: bool = False,
     for name in path:
         if name in arguments:
             raise ApiError(400, "invalid_body", f"Invalid request body: {name} is given by the path, not the body.")
-    return answer(await run(services().action_deps, current_caller(), use_case, {**arguments, **path}), status)
+    return answer(await run(dependencies().use_case_deps, current_caller(), use_case, {**arguments, **path}), status)
 
 
 def answer(outcome: Outcome | object, status: int = 200):

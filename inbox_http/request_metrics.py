@@ -14,7 +14,7 @@ import time
 from quart import Quart, request
 
 from inbox_actors.monitoring.metrics import UNMATCHED_ROUTE, ServiceMetrics
-from inbox_http.request_count import Asgi
+from inbox_http.requests_in_flight import Asgi
 
 ROUTE_KEY = "inbox.route"
 

@@ -18,7 +18,7 @@ from inbox_actors.access.demo_workspace import DemoAccess, seed_demo
 from inbox_actors.access.rate_bucket import AddressAdmission, NodeAddresses
 from inbox_actors.actor_kinds import ServiceDeps, actor_kinds, start_standing_actors
 from inbox_actors.cluster.leases import LeaseKeeper
-from inbox_actors.cluster.live_nodes import LiveNodes
+from inbox_actors.cluster.membership import ClusterMembership
 from inbox_actors.cluster.placement import WorkspacePlacement
 from inbox_actors.cluster.rebalancing import Rebalancer
 from inbox_actors.conversations import idempotency_keys
@@ -43,10 +43,10 @@ from inbox_actors.webhooks.transport import WebhookTransport
 from inbox_http.app import create_app
 from inbox_http.cluster.address_admission import ClusterAddresses
 from inbox_http.cluster.routing import WorkspaceRouting
+from inbox_http.dependencies import Dependencies, WebhookServices
 from inbox_http.oauth.mount import OAuthMount
-from inbox_http.request_count import RequestCount
 from inbox_http.request_metrics import RequestMetrics
-from inbox_http.services import Services, WebhookServices
+from inbox_http.requests_in_flight import RequestsInFlight
 from inbox_http.settings import Settings
 from persistence.database import Database, DatabaseUnavailable, open_database_loop
 from persistence.startup import open_database
@@ -93,7 +93,7 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
                                                announce=settings.clustered),
                                    fence_in_database=settings.clustered)
     actors = ActorSystem(placement=placement)
-    live_nodes, addresses = _where_addresses_count(db, settings, placement, actors, metrics)
+    membership, addresses = _where_addresses_count(db, settings, placement, actors, metrics)
     placement.keeper.on_lost = actors.evict_workspace
     metrics.workspaces_held.set_function(lambda: len(placement.keeper.held()))
     for kind in (*actor_kinds(service_deps), *extra_kinds):
@@ -101,18 +101,18 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
     conversations.on_new_deadline = partial(deadline_set, actors)
     metrics.watch(ActorKindCollector(actors))
     metrics.watch(DatabasePoolCollector(db))
-    return create_app(Services(settings=settings, db=db, actors=actors, credentials=credentials, clock=clock,
+    return create_app(Dependencies(settings=settings, db=db, actors=actors, credentials=credentials, clock=clock,
                                platform=platform, webhooks=webhooks, actor_deps=service_deps, placement=placement,
-                               addresses=addresses, live_nodes=live_nodes, metrics=metrics))
+                               addresses=addresses, membership=membership, metrics=metrics))
 
 
 def _where_addresses_count(db: Database, settings: Settings, placement: WorkspacePlacement, actors: ActorSystem,
-                           metrics: ServiceMetrics) -> tuple[LiveNodes | None, AddressAdmission]:
+                           metrics: ServiceMetrics) -> tuple[ClusterMembership | None, AddressAdmission]:
     if not settings.clustered:
         return None, NodeAddresses(actors)
     keeper = placement.keeper
-    live_nodes = LiveNodes(db, lambda: keeper.node_id or None, within=keeper.ttl)
-    return live_nodes, ClusterAddresses(actors, live_nodes, secret=settings.cluster_secret.encode(), metrics=metrics)
+    membership = ClusterMembership(db, lambda: keeper.node_id or None, within=keeper.ttl)
+    return membership, ClusterAddresses(actors, membership, secret=settings.cluster_secret.encode(), metrics=metrics)
 
 
 def _front_jobs(db: Database, clock: Clock) -> dict[str, Job]:
@@ -134,7 +134,7 @@ async def serve_app(
     requests in flight finish; then the actors drain their mailboxes (webhook deliveries under way finish or
     stay in the outbox), each step under the grace period. PostgreSQL stops after this returns.
     """
-    state: Services = app.extensions["inbox"]
+    state: Dependencies = app.extensions["inbox"]
     settings = state.settings
     config = Config()
     config.bind = _binds(settings)
@@ -144,15 +144,15 @@ async def serve_app(
     # The OAuth connection flow's endpoints are the MCP SDK's Starlette handlers, mounted in front of the app.
     secret = settings.cluster_secret.encode() if settings.clustered else None
     routing = WorkspaceRouting(RequestMetrics(OAuthMount(app), state.metrics), state, secret=secret)
-    counted = RequestCount(routing, closing=lambda: state.lifecycle.draining)
+    counted = RequestsInFlight(routing, closing=lambda: state.lifecycle.draining)
     served = counted if settings.trusted_proxy_hops == 0 else ProxyFixMiddleware(
         counted, mode="legacy", trusted_hops=settings.trusted_proxy_hops)
     stopping = trio.Event()
     async with trio.open_nursery() as nursery:
         await nursery.start(state.credentials.keep_listening)
         await nursery.start(state.placement.keeper.run)
-        if state.live_nodes is not None:
-            await nursery.start(state.live_nodes.run)
+        if state.membership is not None:
+            await nursery.start(state.membership.run)
         # A node of a cluster asked to (INBOX_REBALANCE_SECONDS) hands workspaces to the nodes holding fewer, until
         # shutdown begins.
         rebalancing = trio.CancelScope()
@@ -241,7 +241,7 @@ async def _hand_over(keeper: LeaseKeeper) -> None:
         log.info("released the leases of %d workspaces", released)
 
 
-async def _end_when_answered(stopping: trio.Event, counted: RequestCount, grace: float,
+async def _end_when_answered(stopping: trio.Event, counted: RequestsInFlight, grace: float,
                              http: trio.CancelScope) -> None:
     """Once shutdown began, stop serving as soon as no request is under way (within the grace period):
     Hypercorn would otherwise wait out the grace period for idle keep-alive connections (see request_count)."""
@@ -260,7 +260,7 @@ async def _serve_simulator(simulator: Simulator, port: int, scope: trio.CancelSc
         await serve_simulator(simulator, "127.0.0.1", port, task_status=task_status)
 
 
-async def _connect_platform(nursery: trio.Nursery, state: Services, scope: trio.CancelScope) -> Simulator | None:
+async def _connect_platform(nursery: trio.Nursery, state: Dependencies, scope: trio.CancelScope) -> Simulator | None:
     """Point the platform link at WHATSAPP_API_URL, opening the connections of its sends ahead (platform/client.py),
     or start the built-in simulator and point it there (its connections are opened as sends need them: the tests
     start a service each, and would pay for them every time)."""

@@ -71,7 +71,7 @@ class Settings(msgspec.Struct, frozen=True):
     node_port: int | None = None
     # Bind the service port with SO_REUSEPORT, so the kernel spreads its connections over the nodes sharing it.
     reuse_port: bool = False
-    # `serve` starts this many nodes on this machine, sharing the service port (inbox_http/cluster/nodes.py).
+    # `serve` starts this many nodes on this machine, sharing the service port (inbox_http/cluster/node_launcher.py).
     nodes: int = 1
     # How often a node of a cluster compares its share of the workspaces and hands the excess over
     # (inbox_actors/cluster/rebalancing.py); 0: never.

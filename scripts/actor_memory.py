@@ -48,7 +48,6 @@ from pathlib import Path
 from typing import Any
 
 import trio
-
 from harness.meters import rss_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -400,7 +399,7 @@ def components(cell: Any, task: Any, kind: str) -> list[tuple[str, list[object]]
             ("ChatState._row: asyncpg Record of the conversation row (+ its values)", [chat._row]),
             ("ChatState._workspace: asyncpg Record of the workspace profile (+ its values)", [chat._workspace]),
             ("ChatState (+ __dict__, key strings)", [chat]),
-            ("TeamActions", [actor.team]),
+            ("ChatHandling", [actor.team]),
             ("Sender", [getattr(actor, "sender", None)]),
         ]
     out.append(("Actor instance (+ __dict__, its state, self_ref ActorRef)", [actor]))

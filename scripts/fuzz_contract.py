@@ -41,16 +41,16 @@ from pathlib import Path
 import httpx
 import trio
 import trio_asyncio
-
 from harness.options import add_database_url
 from harness.postgres import bench_database
 from harness.run import run_on_postgres
+
 from inbox_actors.access import accounts
 from inbox_actors.access.sessions import create_session
 from inbox_actors.labels import label_set as labels
 from inbox_actors.platform import templates
-from inbox_actors.platform.envelope import SIGNATURE_HEADER, build_envelope, sign
 from inbox_actors.platform.payloads import InboundMessage
+from inbox_actors.platform.webhook_envelope import SIGNATURE_HEADER, build_envelope, sign
 from inbox_actors.webhooks.address_guard import AddressGuard, EndpointUrl, UnresolvedHost
 from inbox_http.server import build_app, serve_app
 from inbox_http.settings import Settings

@@ -52,14 +52,14 @@ from pathlib import Path
 import httpx
 import trio
 import trio_asyncio
-
 from harness.options import add_database_url, fill_from_preset, script_parser
 from harness.postgres import bench_database
 from harness.processes import Child, service_child
 from harness.run import run_on_postgres
 from harness.workspace import make_workspace
-from inbox_actors.platform.envelope import SIGNATURE_HEADER, build_envelope, sign
+
 from inbox_actors.platform.payloads import InboundMessage
+from inbox_actors.platform.webhook_envelope import SIGNATURE_HEADER, build_envelope, sign
 
 # 8 POSTs at once: up to 8 x 64 asks in flight (inbox_http/routes/whatsapp_webhook.py's PARALLEL_CHATS), which
 # a service storing ~50 new chats/s a core answers within the asks' 30 s (at 32, wave 1 timed out).

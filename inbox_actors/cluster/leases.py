@@ -78,7 +78,7 @@ class LeaseKeeper:
         self.ttl, self.margin = ttl, margin
         self.fence_out_after = fence_out_after
         # Whether the node says it is alive at every renewal (cluster_nodes), so that nodes rebalancing count it
-        # and nodes choosing an address's owner choose among it (live_nodes.py).
+        # and nodes choosing an address's owner choose among it (membership.py).
         self.announce = announce
         self.on_lost = on_lost
         self._held: dict[int, _Hold] = {}

@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager
 import trio
 
 from inbox_actors.cluster.leases import LeaseKeeper
-from inbox_actors.cluster.short_memory import ShortMemory
+from inbox_actors.runtime.expiring_cache import ExpiringCache
 from persistence.queries import workspace_leases
 from persistence.statement_fence import StatementFence, fencing_statements
 
@@ -33,9 +33,9 @@ class WorkspacePlacement:
         self._stopping: set[int] = set()
         # Workspace -> the node this one handed it to, for a lease's length: a request another node relayed here
         # meanwhile is relayed on there, the one place sure to hold it.
-        self._handed: ShortMemory[int, str] = ShortMemory(keeper.ttl, _OWNERS_REMEMBERED)
+        self._handed: ExpiringCache[int, str] = ExpiringCache(keeper.ttl, _OWNERS_REMEMBERED)
         # Workspace -> the node holding it, as last learned.
-        self._owners: ShortMemory[int, str] = ShortMemory(OWNER_MEMORY_SECONDS, _OWNERS_REMEMBERED)
+        self._owners: ExpiringCache[int, str] = ExpiringCache(OWNER_MEMORY_SECONDS, _OWNERS_REMEMBERED)
 
     @property
     def node_id(self) -> str:

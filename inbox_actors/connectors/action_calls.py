@@ -1,5 +1,5 @@
 """Running a connector action: the body decoded into the catalog action's arguments (strictly, as its
-`inputSchema` says; a field left out is unset), then `inbox_actors.actions.run.run_action` for the API key's caller,
+`inputSchema` says; a field left out is unset), then `inbox_actors.use_cases.run.run_action` for the API key's caller,
 the same code MCP's `tools/call` runs. MCP's exposure and approval settings are MCP's own and do not apply here:
 the key's scopes and its creator's permissions do (the route's guard checks them, and the action again).
 
@@ -19,12 +19,12 @@ from typing import Any
 
 import msgspec
 
-from inbox_actors.actions.caller import Caller
-from inbox_actors.actions.catalog import Action
-from inbox_actors.actions.deps import ActionDeps
-from inbox_actors.actions.outcomes import Reason, Refused
-from inbox_actors.actions.run import run_action
 from inbox_actors.connectors.model import ConnectorRefusal
+from inbox_actors.use_cases.caller import Caller
+from inbox_actors.use_cases.catalog import Action
+from inbox_actors.use_cases.deps import UseCaseDeps
+from inbox_actors.use_cases.outcomes import Reason, Refused
+from inbox_actors.use_cases.run import run_action
 
 # How each reason an action changed nothing is answered (status, stable code).
 _ANSWERS = {
@@ -36,7 +36,7 @@ _ANSWERS = {
 }
 
 
-async def perform(deps: ActionDeps, caller: Caller, action: Action, body: bytes) -> Any | ConnectorRefusal:
+async def perform(deps: UseCaseDeps, caller: Caller, action: Action, body: bytes) -> Any | ConnectorRefusal:
     """The action's result (a JSON object), or why it changed nothing."""
     try:
         arguments = msgspec.json.decode(body or b"null", type=action.arguments)

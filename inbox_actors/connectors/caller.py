@@ -4,9 +4,9 @@ effective permissions), named `api_key:<id>` in events and the audit log, and la
 
 from __future__ import annotations
 
-from inbox_actors.actions.caller import Caller
 from inbox_actors.connectors.model import Platform
 from inbox_actors.domain.auth_ladder import Credential
+from inbox_actors.use_cases.caller import Caller
 
 
 def action_caller(credential: Credential, platform: Platform) -> Caller:

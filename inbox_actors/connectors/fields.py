@@ -1,5 +1,5 @@
 """The connectors' actions and their fields, read from the action catalog MCP also runs
-(`inbox_actors.actions.catalog`): which catalog actions a Zapier or Make user gets, and each argument of their JSON
+(`inbox_actors.use_cases.catalog`): which catalog actions a Zapier or Make user gets, and each argument of their JSON
 Schema `inputSchema` as a platform-neutral `Field` (kind, required, help, choices, list, dropdown source) that
 `zapier_shapes` and `make_shapes` turn into each platform's field definitions."""
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import msgspec
 
-from inbox_actors.actions import catalog
-from inbox_actors.actions.catalog import Action
+from inbox_actors.use_cases import catalog
+from inbox_actors.use_cases.catalog import Action
 
 # What a no-code user does with the inbox: send, keep contacts, tag, and move chats through the team.
 ACTION_NAMES = ("send_text", "send_template", "create_contact", "update_contact", "add_tag", "remove_tag",

@@ -21,8 +21,8 @@ Keywords are stored normalised (lowercase words separated by one space); a keywo
 phrase is refused, since that answer could never be given.
 
 A workspace's answers and settings are cached in memory for `cache_seconds` (default 10): a busy chat does not
-read PostgreSQL per message, and an edit made elsewhere (the CLI, the API in another node) shows within that time. `forget()`
-drops a workspace's copy at once (edits made in this process).
+read PostgreSQL per message, and an edit made elsewhere (the CLI, the API in another node) shows within that time.
+`forget()` drops a workspace's copy at once (edits made in this process).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A chat's state in one home: its workspace's business number and its conversation row, and the one way to
 change them.
 
-The conversation actor, its `Sender` and its `TeamActions` read the row here and write it only through a
+The conversation actor, its `Sender` and its `ChatHandling` read the row here and write it only through a
 unit of work:
 
     async with chat.transaction() as tx:

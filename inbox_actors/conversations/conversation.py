@@ -4,7 +4,7 @@ It owns the chat: the contact's creation on first contact, messages, unread coun
 and the delivery statuses that can change the chat (the workspace's status writer, status_writer.py, records
 the rest in bulk; both lock the message they judge). Its protocol is conversation_protocol.py (re-exported
 here, so callers import from this module); the chat's state lives in one `ChatState` (chat_state.py), which this actor,
-its `Sender` (sending.py) and its `TeamActions` (team_actions.py) change only through `ChatState.commit`.
+its `Sender` (sending.py) and its `ChatHandling` (chat_handling.py) change only through `ChatState.commit`.
 Every change is committed (conversation row version-checked, webhook events appended to the outbox in the same
 transaction) before the actor replies. Expected refusals (illegal transition, chat not visible, consent, window)
 are reply values; a version conflict or a database failure crashes the actor, whose restart reloads the row.
@@ -26,8 +26,11 @@ from typing import Any, Callable
 
 from inbox_actors.conversations import events as data
 from inbox_actors.conversations.bot import HandOff, Reply, Responder
+from inbox_actors.conversations.chat_handling import ChatHandling
 from inbox_actors.conversations.chat_state import ChatState, WebhookEvent
 from inbox_actors.conversations.conversation_protocol import (
+    SNOOZE_CLOCK,
+    SNOOZE_CLOCK_KEY,
     AddNote,
     BotTurn,
     BroadcastRecipient,
@@ -48,8 +51,6 @@ from inbox_actors.conversations.conversation_protocol import (
     Resolve,
     Send,
     SendOutcome,
-    SNOOZE_CLOCK,
-    SNOOZE_CLOCK_KEY,
     SlaDue,
     Snooze,
     SnoozeDue,
@@ -59,7 +60,6 @@ from inbox_actors.conversations.conversation_protocol import (
 )
 from inbox_actors.conversations.send_records import SendRecords
 from inbox_actors.conversations.sending import Sender
-from inbox_actors.conversations.team_actions import TeamActions
 from inbox_actors.conversations.workspace_numbers import WorkspaceNumbers
 from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain import delivery_status, events
@@ -74,16 +74,16 @@ from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import bot_settings as bot_settings_queries
 from persistence.queries import conversations as conversation_queries
-from persistence.queries.conversations import NEW_MESSAGE_ID
 from persistence.queries import erasure as erasure_queries
 from persistence.queries import messages as message_queries
 from persistence.queries import workspaces as workspace_queries
+from persistence.queries.conversations import NEW_MESSAGE_ID
 
 __all__ = [
     "KIND", "AddNote", "BotTurn", "BroadcastRecipient", "Changed", "Claim", "Conversation", "ConversationDeps",
     "CustomerWrote", "EraseChat", "Erased", "GiveUpInDoubt", "Label", "MarkRead", "NoteAdded", "NotVisible", "Open",
-    "Recorded", "Refused", "Release", "Resolve", "Send", "SendOutcome", "SlaDue", "Snooze", "SnoozeDue", "StatusReported",
-    "Transfer", "Unsnooze",
+    "Recorded", "Refused", "Release", "Resolve", "Send", "SendOutcome", "SlaDue", "Snooze", "SnoozeDue",
+    "StatusReported", "Transfer", "Unsnooze",
     "ask_conversation", "conversation_key", "conversation_kind",
 ]
 
@@ -119,7 +119,7 @@ class Conversation(Actor):
         self.deps, self.db, self.clock = deps, deps.db, deps.clock
         self.chat = ChatState(key, deps.db, deps.clock, deps.on_new_deadline, deps.numbers)
         self.workspace_id, self.phone = self.chat.workspace_id, self.chat.phone
-        self.team = TeamActions(self.chat)
+        self.team = ChatHandling(self.chat)
         self.sends = SendRecords(self.chat)
 
     async def on_start(self) -> None:

@@ -22,9 +22,9 @@ import trio
 from inbox_actors.conversations import conversation
 from inbox_actors.conversations.status_writer import write_statuses
 from inbox_actors.domain.phones import platform_phone
-from inbox_actors.platform.envelope import InboundBatch
 from inbox_actors.platform.link import PlatformLink
 from inbox_actors.platform.payloads import StatusUpdate
+from inbox_actors.platform.webhook_envelope import InboundBatch
 from inbox_actors.runtime import ActorError
 from inbox_actors.runtime.actor import Directory
 from persistence.database import Database, DatabaseUnavailable

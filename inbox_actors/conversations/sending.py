@@ -32,12 +32,12 @@ import msgspec
 import trio
 
 from inbox_actors.conversations import send_pacer
+from inbox_actors.conversations.chat_handling import ChatHandling
 from inbox_actors.conversations.chat_state import ChatState
 from inbox_actors.conversations.conversation_protocol import Send, SendOutcome
 from inbox_actors.conversations.send_answers import KEY_IN_PROGRESS
 from inbox_actors.conversations.send_callback import callback_data
 from inbox_actors.conversations.send_records import Charge, SendRecords
-from inbox_actors.conversations.team_actions import TeamActions
 from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain.conversation_states import State
 from inbox_actors.domain.credit_prices import TemplatePrices
@@ -101,7 +101,7 @@ class SendingDeps(Protocol):
 
 
 class Sender:
-    def __init__(self, chat: ChatState, records: SendRecords, team: TeamActions, deps: SendingDeps,
+    def __init__(self, chat: ChatState, records: SendRecords, team: ChatHandling, deps: SendingDeps,
                  actors: Directory) -> None:
         self._chat = chat
         self._records = records
@@ -195,7 +195,8 @@ class Sender:
         return await self._deps.platform.send(phone_number_id, request)
 
     async def _wait_for_slot(self, phone_number_id: str) -> bool:
-        return await send_pacer.wait_for_slot(self._actors, self._chat.workspace_id, phone_number_id, self._deps.sends_per_second)
+        return await send_pacer.wait_for_slot(self._actors, self._chat.workspace_id, phone_number_id,
+                                              self._deps.sends_per_second)
 
 
 def _throughput_refused(result: SendAccepted | SendRefused) -> bool:

@@ -3,7 +3,7 @@
 A per-workspace setting written in one transaction each, like the roster: creating, renaming, recolouring and
 deleting a label are recorded in the team audit log; renaming or deleting one renames it on, or removes it from,
 every chat that has it, in the same transaction. Labelling a chat is the chat's own action (its conversation
-actor, `conversations/team_actions.py`), which takes only a label of the set.
+actor, `conversations/chat_handling.py`), which takes only a label of the set.
 """
 
 from __future__ import annotations

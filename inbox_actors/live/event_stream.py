@@ -13,8 +13,8 @@ from collections import deque
 
 import msgspec
 
-from inbox_actors.actions.caller import Caller
 from inbox_actors.domain import events
+from inbox_actors.use_cases.caller import Caller
 from persistence.database import Database
 from persistence.queries.live_events import chat_events_after, newest_event_id
 

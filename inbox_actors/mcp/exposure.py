@@ -12,7 +12,7 @@ from datetime import datetime
 import msgspec
 
 from inbox_actors.domain import team_audit
-from inbox_actors.actions.catalog import ACTIONS, BY_NAME, Action
+from inbox_actors.use_cases.catalog import ACTIONS, BY_NAME, Action
 from persistence.database import Database
 from persistence.queries import mcp as queries
 from persistence.queries import team_audit as audit_queries

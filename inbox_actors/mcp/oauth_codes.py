@@ -16,10 +16,10 @@ from datetime import datetime, timedelta
 
 import msgspec
 
-from inbox_actors.actions import permissions
-from inbox_actors.actions.caller import Caller
 from inbox_actors.mcp import exposure, oauth_clients
 from inbox_actors.mcp.tokens import hash_token, plan_refusal
+from inbox_actors.use_cases import permissions
+from inbox_actors.use_cases.caller import Caller
 from persistence.database import Database
 from persistence.queries import mcp_oauth as queries
 

@@ -16,10 +16,10 @@ from datetime import datetime, timezone
 
 import msgspec
 
-from inbox_actors.actions.caller import Caller
 from inbox_actors.domain import team_audit
 from inbox_actors.domain.auth_ladder import Refusal
 from inbox_actors.domain.plans import ApiTier, Plan
+from inbox_actors.use_cases.caller import Caller
 from persistence.database import Database, Record
 from persistence.queries import mcp as queries
 from persistence.queries import team_audit as audit_queries

@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from inbox_actors.actions.outcomes import Done, Outcome
+from inbox_actors.use_cases.outcomes import Done, Outcome
 
 _encoder = msgspec.json.Encoder()
 

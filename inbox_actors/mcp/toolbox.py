@@ -6,16 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from inbox_actors.actions.caller import Caller
-from inbox_actors.actions.catalog import Action, Kind, input_schema
-from inbox_actors.actions.deps import ActionDeps
-from inbox_actors.actions.run import run_action
 from inbox_actors.mcp import exposure
 from inbox_actors.mcp.tool_result import ToolResult, tool_result
+from inbox_actors.use_cases.caller import Caller
+from inbox_actors.use_cases.catalog import Action, Kind, input_schema
+from inbox_actors.use_cases.deps import UseCaseDeps
+from inbox_actors.use_cases.run import run_action
 
 
 class WorkspaceToolbox:
-    def __init__(self, deps: ActionDeps, caller: Caller, only: frozenset[str] | None = None) -> None:
+    def __init__(self, deps: UseCaseDeps, caller: Caller, only: frozenset[str] | None = None) -> None:
         self._deps, self._caller, self._only = deps, caller, only
 
     async def _tools(self) -> list[Action]:

@@ -8,9 +8,9 @@ from typing import Any
 
 import msgspec
 
-from inbox_actors.actions import bot
-from inbox_actors.actions.use_case import UseCase
 from inbox_actors.conversations.bot import BotAnswerError
+from inbox_actors.use_cases import bot
+from inbox_actors.use_cases.use_case import UseCase
 from inbox_http.cli.console import comma_list
 from inbox_http.cli.database import DatabaseCommand
 from inbox_http.cli.operator import run_as_operator

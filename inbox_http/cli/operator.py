@@ -7,21 +7,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from inbox_actors.actions.caller import Caller
-from inbox_actors.actions.deps import ActionDeps
-from inbox_actors.actions.outcomes import Refused
-from inbox_actors.actions.use_case import UseCase, run
 from inbox_actors.domain.errors import OperatorError
 from inbox_actors.runtime.clock import WallClock
+from inbox_actors.use_cases.caller import Caller
+from inbox_actors.use_cases.deps import UseCaseDeps
+from inbox_actors.use_cases.outcomes import Refused
+from inbox_actors.use_cases.use_case import UseCase, run
 from persistence.database import Database
 from persistence.queries import workspaces as workspace_queries
 
 
-def operator_deps(db: Database) -> ActionDeps:
+def operator_deps(db: Database) -> UseCaseDeps:
     """What a use case runs with in a command's process: the database and the wall clock alone. No actors run
     here, nor webhook deliveries, so a command offers only use cases that need neither; the running service's
     caches (the bot's) see its changes within their time."""
-    return ActionDeps(db, actors=None, clock=WallClock(), webhook_guard=None,  # type: ignore[arg-type]
+    return UseCaseDeps(db, actors=None, clock=WallClock(), webhook_guard=None,  # type: ignore[arg-type]
                       webhook_transport=None)  # type: ignore[arg-type]
 
 

@@ -42,7 +42,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> None:
         fail("INBOX_NODE_URL names one node: with --nodes N each node is named by its own port; unset it",
              EXIT_BAD_ARGUMENTS)
     # The parent of the nodes runs no service of its own: the database, the simulator and the node processes.
-    from inbox_http.cluster.nodes import run_nodes
+    from inbox_http.cluster.node_launcher import run_nodes
 
     failure = trio.run(lambda: run_nodes(settings, nodes, demo=args.demo, on_ready=print_json))
     if failure is not None:

@@ -2,7 +2,7 @@
 node whichever node a connection lands on.
 
 - A client address's bucket (rate_bucket.py) has one owner at a time: the node rendezvous hashing picks among the
-  live nodes (inbox_actors/cluster/live_nodes.py). A node serving a request from the address admits it there: in
+  live nodes (inbox_actors/cluster/membership.py). A node serving a request from the address admits it there: in
   its own bucket when it owns the address, else by asking the owner. The owner counts it in its bucket actor and
   answers the admission.
 - The asks for one owner go one exchange at a time, and those that arrive while one is under way go together in
@@ -33,7 +33,7 @@ import msgspec
 import trio
 
 from inbox_actors.access.rate_bucket import admit_ip
-from inbox_actors.cluster.live_nodes import LiveNodes
+from inbox_actors.cluster.membership import ClusterMembership
 from inbox_actors.domain.rate_window import Admission
 from inbox_actors.monitoring.metrics import ServiceMetrics
 from inbox_actors.outbound_http.connections import (
@@ -89,7 +89,7 @@ class _Lane:
 class ClusterAddresses:
     """Admits against the bucket on the node that owns the address. `nodes.own_id()` is this node's id."""
 
-    def __init__(self, actors: ActorSystem, nodes: LiveNodes, *, secret: bytes, metrics: ServiceMetrics,
+    def __init__(self, actors: ActorSystem, nodes: ClusterMembership, *, secret: bytes, metrics: ServiceMetrics,
                  max_idle_per_node: int = 4) -> None:
         if not secret:
             raise ValueError("the cluster's secret must not be empty: anyone could make the proof")

@@ -29,14 +29,14 @@ from typing import Any
 import msgspec
 
 from inbox_actors.access.sessions import has_session_shape
-from inbox_actors.cluster.short_memory import ShortMemory
 from inbox_actors.domain.api_keys import has_key_shape, hash_key
 from inbox_actors.mcp import tokens as mcp_tokens
+from inbox_actors.runtime.expiring_cache import ExpiringCache
 from inbox_http.cluster.address_admission import ADMISSION_PATH, answer_admission
 from inbox_http.cluster.asgi import App, Message, Receive, Scope, Send
 from inbox_http.cluster.forwarding_proof import forwarded_by, forwarded_client_ip
 from inbox_http.cluster.relay import NodeRelay
-from inbox_http.services import Services
+from inbox_http.dependencies import Dependencies
 from persistence.database import DatabaseUnavailable
 from persistence.queries import mcp as mcp_queries
 from persistence.queries import sessions as session_queries
@@ -82,11 +82,11 @@ _envelope = msgspec.json.Decoder(_Envelope)
 class WorkspaceRouting:
     """ASGI middleware: serve a request here or relay it to the node holding its workspace."""
 
-    def __init__(self, app: App, state: Services, *, secret: bytes | None = None) -> None:
+    def __init__(self, app: App, state: Dependencies, *, secret: bytes | None = None) -> None:
         self.app, self.state = app, state
         self.secret = secret or secrets.token_bytes(32)
         self._relay: NodeRelay | None = None     # made at the first forward: the node is named once listening
-        self._secrets: ShortMemory[bytes, int | None] = ShortMemory(SECRET_MEMORY_SECONDS, SECRETS_REMEMBERED)
+        self._secrets: ExpiringCache[bytes, int | None] = ExpiringCache(SECRET_MEMORY_SECONDS, SECRETS_REMEMBERED)
         self._metrics = state.metrics
         self._under_way: dict[int, int] = {}
 

@@ -14,10 +14,10 @@ from typing import Any
 
 from quart_trio import QuartTrio
 
+from inbox_http.dependencies import Dependencies
 from inbox_http.guard import ip_limit_body, ip_limit_headers, rate_bucket_address
 from inbox_http.oauth import addresses
 from inbox_http.request_metrics import ROUTE_KEY
-from inbox_http.services import Services
 
 # Distinct origins whose routes are kept: a service is reached under a handful of names; a client sending made-up
 # Host headers only makes its own routes be built again.
@@ -28,7 +28,7 @@ _PREFIXES = ("/oauth/", "/.well-known/oauth-")
 class OAuthMount:
     def __init__(self, app: QuartTrio) -> None:
         self.app = app
-        self._state: Services = app.extensions["inbox"]
+        self._state: Dependencies = app.extensions["inbox"]
         self._routers: OrderedDict[str, Any] = OrderedDict()
 
     async def __call__(self, scope: dict, receive, send) -> None:

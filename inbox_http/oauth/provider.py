@@ -9,7 +9,13 @@ client reached it. Scopes are not used: what a connection may do is the actions 
 from __future__ import annotations
 
 from mcp.server.auth.provider import (
-    AccessToken, AuthorizationCode, AuthorizationParams, AuthorizeError, RefreshToken, RegistrationError, TokenError,
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    AuthorizeError,
+    RefreshToken,
+    RegistrationError,
+    TokenError,
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import PrivateAttr
@@ -18,9 +24,9 @@ from inbox_actors.mcp import oauth_clients, oauth_codes, oauth_connections
 from inbox_actors.mcp.oauth_clients import RegisteredClient
 from inbox_actors.mcp.oauth_codes import CodeGrant, ConnectionRequest, UsedCode
 from inbox_actors.mcp.oauth_connections import AccessGrant, ExchangeRefused, Issued, RefreshGrant
+from inbox_http.dependencies import Dependencies
 from inbox_http.oauth import addresses
 from inbox_http.oauth.consent_link import consent_url
-from inbox_http.services import Services
 
 
 class StoredClient(OAuthClientInformationFull):
@@ -54,7 +60,7 @@ class Access(AccessToken):
 
 
 class InboxOAuthProvider:
-    def __init__(self, state: Services, origin: str) -> None:
+    def __init__(self, state: Dependencies, origin: str) -> None:
         self._state = state
         self._resource = addresses.resource_url(origin)
 

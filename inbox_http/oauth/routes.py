@@ -26,10 +26,10 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Route, request_response
 from starlette.types import ASGIApp
 
+from inbox_http.dependencies import Dependencies
 from inbox_http.oauth import addresses
 from inbox_http.oauth.client_auth import HashedSecretAuthenticator
 from inbox_http.oauth.provider import InboxOAuthProvider
-from inbox_http.services import Services
 
 CLIENT_AUTH_METHODS = ["client_secret_post", "client_secret_basic", "none"]
 RESOURCE_NAME = "Inbox Actors"
@@ -58,7 +58,7 @@ def protected_resource_metadata(origin: str) -> ProtectedResourceMetadata:
         "resource_name": RESOURCE_NAME, "bearer_methods_supported": ["header"]})
 
 
-def routes_for(state: Services, origin: str) -> list[Route]:
+def routes_for(state: Dependencies, origin: str) -> list[Route]:
     provider = InboxOAuthProvider(state, origin)
     authenticator = HashedSecretAuthenticator(provider)
     resource = ProtectedResourceMetadataHandler(protected_resource_metadata(origin)).handle

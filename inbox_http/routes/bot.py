@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from quart import Blueprint, request
 
-from inbox_actors.actions import bot
 from inbox_actors.bot import settings
 from inbox_actors.conversations.bot import AnswerView
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging import parameter_catalog as catalog
+from inbox_actors.use_cases import bot
 from inbox_http.contract import answers, body_of, takes
+from inbox_http.dependencies import dependencies
 from inbox_http.encoding import json_response
 from inbox_http.guard import accepts, current_caller, guarded, responds
 from inbox_http.outcome_answers import run_route
-from inbox_http.services import services
 
 blueprint = Blueprint("bot", __name__, url_prefix="/api/bot")
 
@@ -84,6 +84,6 @@ async def handoffs():
     90; limit, cursor)."""
     # The query as given, read by the trail's own rules: `from`/`until` as aliases, and a cursor that remembers
     # every parameter of its call (`paging/cursors.fingerprint`).
-    state = services()
+    state = dependencies()
     return json_response(await settings.handoffs(state.db, current_caller().workspace_id, request.args,
                                                  state.clock.now()))

@@ -12,21 +12,21 @@ from __future__ import annotations
 
 from quart import Blueprint, request
 
-from inbox_actors.actions import broadcasts
-from inbox_actors.actions.chats import sending_refusal
-from inbox_actors.actions.outcomes import Refused
-from inbox_actors.actions.use_case import run
 from inbox_actors.broadcasts import creation, views
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging.parameter_catalog import BROADCAST_RECIPIENTS, BROADCASTS
+from inbox_actors.use_cases import broadcasts
+from inbox_actors.use_cases.chats import sending_refusal
+from inbox_actors.use_cases.outcomes import Refused
+from inbox_actors.use_cases.use_case import run
 from inbox_http import idempotency
 from inbox_http.contract import answers, body_of, takes
+from inbox_http.dependencies import dependencies
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError, SentenceError
 from inbox_http.guard import accepts, current_caller, guarded, responds
 from inbox_http.json_body import read_json_body
 from inbox_http.outcome_answers import answer, run_route
-from inbox_http.services import services
 
 blueprint = Blueprint("broadcasts", __name__)
 
@@ -49,7 +49,7 @@ async def bulk_send():
         raise ApiError(400, "invalid_idempotency_key", err.sentence) from None
     raw = await request.get_data()
     body = await read_json_body(creation.BulkSend)
-    started = await run(services().action_deps, caller, broadcasts.START, {
+    started = await run(dependencies().use_case_deps, caller, broadcasts.START, {
         "order": body, "idempotency_key": key,
         "request_hash": idempotency.request_hash(request.method, request.path, raw) if key is not None else None})
     if isinstance(started, Refused):
@@ -64,7 +64,7 @@ async def bulk_send():
 @accepts(BROADCASTS)
 async def list_broadcasts():
     """The workspace's broadcasts, newest first (optionally of one status), keyset-paged."""
-    state = services()
+    state = dependencies()
     return json_response(await views.list_broadcasts(state.db, current_caller().workspace_id, request.args))
 
 
@@ -85,8 +85,8 @@ async def read_broadcast(broadcast_id: int):
 @answers(404)
 async def read_recipients(broadcast_id: int):
     """The broadcast's recipients in send order with their outcome and the platform's error, if any."""
-    state = services()
-    if await broadcasts.find(state.action_deps, current_caller(), broadcast_id) is None:
+    state = dependencies()
+    if await broadcasts.find(state.use_case_deps, current_caller(), broadcast_id) is None:
         return answer(broadcasts.NOT_FOUND)
     return json_response(await views.list_recipients(state.db, broadcast_id, request.args))
 

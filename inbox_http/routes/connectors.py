@@ -14,7 +14,7 @@ the action definitions and dropdown items each platform takes (`inbox_actors.con
     POST   …/actions/{name}              run one (its catalog permissions; the key's creator acts)
     GET    …/sources/{templates,members,tags}   dynamic dropdowns
 
-The hooks and the dropdowns bind use cases (`inbox_actors.actions.connector_hooks`, `.connector_sources`: their
+The hooks and the dropdowns bind use cases (`inbox_actors.use_cases.connector_hooks`, `.connector_sources`: their
 permissions, and the hooks' write with the webhook endpoint's wake-up), the actions run through the action catalog.
 Stable-code errors throughout; what each call refuses is in `inbox_actors.connectors.hooks` and `.actions`.
 """
@@ -27,10 +27,7 @@ from typing import Any
 import msgspec
 from quart import Blueprint, request
 
-from inbox_actors.actions import connector_hooks, connector_sources, connector_triggers
-from inbox_actors.actions.catalog import Action, input_schema
-from inbox_actors.connectors import action_calls
-from inbox_actors.connectors import hooks, make_shapes, samples, zapier_shapes
+from inbox_actors.connectors import action_calls, hooks, make_shapes, samples, zapier_shapes
 from inbox_actors.connectors.caller import action_caller
 from inbox_actors.connectors.connection import connection
 from inbox_actors.connectors.fields import connector_actions as catalog_actions
@@ -46,14 +43,16 @@ from inbox_actors.connectors.model import (
 from inbox_actors.domain import events
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging.parameter_catalog import QueryParameter
+from inbox_actors.use_cases import connector_hooks, connector_sources, connector_triggers
+from inbox_actors.use_cases.catalog import Action, input_schema
 from inbox_actors.webhooks import delivery_log
 from inbox_http.contract import answers, in_path, takes
+from inbox_http.dependencies import dependencies
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
 from inbox_http.guard import accepts, current_credential, guarded, responds
 from inbox_http.json_body import read_json_body
 from inbox_http.outcome_answers import run_route
-from inbox_http.services import services
 
 zapier = Blueprint("zapier", __name__, url_prefix="/api/zapier")
 make = Blueprint("make", __name__, url_prefix="/api/make")
@@ -108,7 +107,7 @@ def _refused_or(answer, status: int = 200):
 async def me():
     """The authentication test: the workspace, the key and the member it acts as, the plan (the connection's
     label)."""
-    found = await connection(services().db, current_credential(), _platform())
+    found = await connection(dependencies().db, current_credential(), _platform())
     if found is None:
         raise ApiError(404, "not_found", "The key is gone.")
     return json_response(found)
@@ -201,9 +200,9 @@ async def make_actions():
 
 def _action_view(action: Action):
     async def perform():
-        state, credential = services(), current_credential()
+        state, credential = dependencies(), current_credential()
         caller = action_caller(credential, _platform())
-        answer = await action_calls.perform(state.action_deps, caller, action, await request.get_data())
+        answer = await action_calls.perform(state.use_case_deps, caller, action, await request.get_data())
         return _refused_or(answer)
 
     perform.__name__ = f"action_{action.name}"

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 from quart import Blueprint, request
 
-from inbox_actors.actions import contacts
-from inbox_actors.actions.outcomes import Refused
-from inbox_actors.actions.use_case import UseCase, run
 from inbox_actors.domain.auth_ladder import ErrorStyle
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging import parameter_catalog as catalog
 from inbox_actors.reporting import contact_list
+from inbox_actors.use_cases import contacts
+from inbox_actors.use_cases.outcomes import Refused
+from inbox_actors.use_cases.use_case import UseCase, run
 from inbox_http.contract import answers
+from inbox_http.dependencies import dependencies
 from inbox_http.encoding import json_response
 from inbox_http.errors import SentenceError
 from inbox_http.guard import accepts, current_caller, guarded, responds
-from inbox_http.services import services
 
 blueprint = Blueprint("contact_reads", __name__, url_prefix="/api/contacts")
 
@@ -28,7 +28,7 @@ _POLICY = dict(tier=ApiTier.FULL, errors=ErrorStyle.SENTENCE)
 
 
 async def _read(use_case: UseCase, **arguments: object):
-    outcome = await run(services().action_deps, current_caller(), use_case, arguments)
+    outcome = await run(dependencies().use_case_deps, current_caller(), use_case, arguments)
     if isinstance(outcome, Refused):
         raise SentenceError(outcome.status, outcome.message)
     return outcome.data

@@ -14,21 +14,21 @@ from typing import Any
 import msgspec
 from quart import Blueprint, Response, request
 
-from inbox_actors.actions import contact_removal
-from inbox_actors.actions.contact_removal import BulkDelete, BulkDeleted
-from inbox_actors.actions.outcomes import Refused
-from inbox_actors.actions.use_case import UseCase, run
 from inbox_actors.contacts import export
 from inbox_actors.conversations import contact_erasure
 from inbox_actors.domain.auth_ladder import ErrorStyle
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging.parameter_catalog import QueryParameter
+from inbox_actors.use_cases import contact_removal
+from inbox_actors.use_cases.contact_removal import BulkDelete, BulkDeleted
+from inbox_actors.use_cases.outcomes import Refused
+from inbox_actors.use_cases.use_case import UseCase, run
 from inbox_http.contract import answers, takes
+from inbox_http.dependencies import dependencies
 from inbox_http.encoding import json_response
 from inbox_http.errors import SentenceError
 from inbox_http.guard import accepts, current_caller, guarded, responds
 from inbox_http.json_body import read_json_body
-from inbox_http.services import services
 
 blueprint = Blueprint("contact_removal", __name__, url_prefix="/api/contacts")
 
@@ -37,7 +37,7 @@ EXPORT_PARAMETERS = (QueryParameter("format", "string", "csv (default) or jsonl"
 
 async def _run(use_case: UseCase, arguments: dict[str, Any]) -> Any:
     """What the use case did for the request's caller; a refusal is answered as its sentence (the spec's)."""
-    outcome = await run(services().action_deps, current_caller(), use_case, arguments)
+    outcome = await run(dependencies().use_case_deps, current_caller(), use_case, arguments)
     if isinstance(outcome, Refused):
         raise SentenceError(outcome.status, outcome.message)
     return outcome.data

@@ -21,9 +21,6 @@ from typing import Annotated, Any
 import msgspec
 from quart import Blueprint, request
 
-from inbox_actors.actions import contacts
-from inbox_actors.actions.outcomes import Refused
-from inbox_actors.actions.use_case import run
 from inbox_actors.contacts.contact_card import (
     UNSET,
     ContactRefusal,
@@ -35,13 +32,16 @@ from inbox_actors.domain import contact_fields as fields
 from inbox_actors.domain.auth_ladder import ErrorStyle
 from inbox_actors.domain.phones import PHONE_PATTERN, InvalidPhone, normalise_phone
 from inbox_actors.domain.plans import ApiTier
+from inbox_actors.use_cases import contacts
+from inbox_actors.use_cases.outcomes import Refused
+from inbox_actors.use_cases.use_case import run
 from inbox_http.contract import FILLED_LINE, NO_CONTROL, NO_CONTROL_EXCEPT_LINES, answers, in_path, rule, takes
 from inbox_http.converters import BIGINT_MAX
+from inbox_http.dependencies import dependencies
 from inbox_http.encoding import json_response
 from inbox_http.errors import SentenceError, stable_error
 from inbox_http.guard import current_caller, guarded, responds
 from inbox_http.json_body import NOT_UTF8, decode_json, is_utf8
-from inbox_http.services import services
 
 blueprint = Blueprint("contacts", __name__, url_prefix="/api/contacts")
 
@@ -292,7 +292,7 @@ async def _edit(raw_phone: str, body_version: int | None, **changes: Any):
 
 async def _write(phone: str, message: CreateContact | EditContact):
     asked = {"create": message} if isinstance(message, CreateContact) else {"edit": message}
-    outcome = await run(services().action_deps, current_caller(), contacts.CHANGE, {"phone": phone, **asked})
+    outcome = await run(dependencies().use_case_deps, current_caller(), contacts.CHANGE, {"phone": phone, **asked})
     if isinstance(outcome, Refused):
         raise SentenceError(outcome.status, outcome.message)
     reply = outcome.data

@@ -10,17 +10,17 @@ from __future__ import annotations
 import msgspec
 from quart import Blueprint, request
 
-from inbox_actors.actions import credits
-from inbox_actors.actions.outcomes import Done
-from inbox_actors.actions.use_case import run
 from inbox_actors.credits import ledger
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging import parameter_catalog as catalog
+from inbox_actors.use_cases import credits
+from inbox_actors.use_cases.outcomes import Done
+from inbox_actors.use_cases.use_case import run
 from inbox_http.contract import answers, takes
+from inbox_http.dependencies import dependencies
 from inbox_http.guard import accepts, current_caller, guarded, responds
 from inbox_http.json_body import read_json_body
 from inbox_http.outcome_answers import answer, run_route
-from inbox_http.services import services
 
 blueprint = Blueprint("credits", __name__, url_prefix="/api/credits")
 
@@ -30,7 +30,7 @@ blueprint = Blueprint("credits", __name__, url_prefix="/api/credits")
 @guarded(tier=ApiTier.FULL, use_case=credits.BALANCE, dashboard=True)
 async def read_balance():
     """The balance, what a template send costs by category, and the alert levels that emit credits_threshold."""
-    return await run_route(credits.BALANCE, prices=services().settings.template_prices)
+    return await run_route(credits.BALANCE, prices=dependencies().settings.template_prices)
 
 
 @blueprint.get("/ledger")
@@ -50,5 +50,5 @@ async def read_ledger():
 async def top_up():
     """Add credits (1 to 10,000,000); a `reference` used before credits nothing and answers the first top-up."""
     body = await read_json_body(ledger.TopUp)
-    topped = await run(services().action_deps, current_caller(), credits.TOP_UP, msgspec.structs.asdict(body))
+    topped = await run(dependencies().use_case_deps, current_caller(), credits.TOP_UP, msgspec.structs.asdict(body))
     return answer(topped, 200 if isinstance(topped, Done) and topped.data.replayed else 201)

@@ -20,10 +20,10 @@ from quart import Blueprint, request
 from inbox_actors.paging.parameter_catalog import QueryParameter
 from inbox_actors.runtime.statistics import ActorStatistics, KindCounts, SystemSummary
 from inbox_http.contract import answers
+from inbox_http.dependencies import Dependencies, dependencies
 from inbox_http.encoding import json_response
 from inbox_http.errors import stable_error
 from inbox_http.guard import accepts, bearer_token, responds
-from inbox_http.services import Services, services
 from persistence.database import DatabaseUnavailable
 
 blueprint = Blueprint("health", __name__, url_prefix="/health")
@@ -142,7 +142,7 @@ def operator_only(handler):
 
     @functools.wraps(handler)
     async def view(*args, **kwargs):
-        expected = services().settings.health_token
+        expected = dependencies().settings.health_token
         if expected is not None:
             given = bearer_token(request.headers.get("Authorization")) or ""
             if not hmac.compare_digest(given.encode(), expected.encode()):
@@ -168,7 +168,7 @@ def _is_loopback(address: str | None) -> bool:
 async def health():
     """Database and actors in one: 200 while PostgreSQL answers and no vital actor kind has its circuit open;
     503 otherwise (see /health/ready for the probe that also turns false while draining)."""
-    state = services()
+    state = dependencies()
     database = await _database_status(state)
     if database != "ok":
         return json_response({"status": "unavailable", "database": database}, 503)
@@ -185,7 +185,7 @@ async def health():
 async def ready():
     """Readiness probe: 200 `ready: true` while the service takes traffic; 503 `ready: false` from SIGTERM on
     (draining), while PostgreSQL does not answer, the actors take no work, or a vital actor kind fails."""
-    state = services()
+    state = dependencies()
     draining = state.lifecycle.draining
     database = await _database_status(state)
     failing = state.actors.failing_vital_kinds()
@@ -195,7 +195,7 @@ async def ready():
                                    failing_kinds=failing), 200 if is_ready else 503)
 
 
-async def _database_status(state: Services) -> str:
+async def _database_status(state: Dependencies) -> str:
     """"ok", or the error PostgreSQL's ping met."""
     try:
         await state.db.ping()
@@ -208,7 +208,7 @@ async def _database_status(state: Services) -> str:
 @responds(Liveness)
 async def live():
     """Liveness probe: 200 while the process serves HTTP, draining included; it reads nothing else."""
-    state = services()
+    state = dependencies()
     return json_response(Liveness(live=True, draining=state.lifecycle.draining,
                                   uptime_seconds=round(time.monotonic() - state.lifecycle.started_at, 3)))
 
@@ -222,7 +222,7 @@ async def actors():
     """Counts per kind (live, failed, mailbox depth sum and max, messages handled, activations, passivations,
     restarts, escalations), the busiest and the failing actors; times as UTC ISO 8601 and seconds ago."""
     limit = request.args.get("busiest", default=10, type=int)
-    summary = services().actors.summary(busiest=max(0, min(limit or 0, 100)))
+    summary = dependencies().actors.summary(busiest=max(0, min(limit or 0, 100)))
     return json_response(_Moment().summary(summary))
 
 
@@ -232,7 +232,7 @@ async def actors():
 @answers(404)
 async def actor(kind: str, key: str):
     """One actor's statistics (live, or failed within its cooldown), with its oldest queued message's age."""
-    stats = services().actors.statistics(kind, key)
+    stats = dependencies().actors.statistics(kind, key)
     if stats is None:
         return stable_error(404, "not_found", f"No live or failed {kind} actor with key {key}.")
     return json_response(_Moment().actor(stats))

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from quart import Blueprint, request
 
-from inbox_actors.actions import chats
-from inbox_actors.actions.chats import ReplySent
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.reporting.conversation_detail import ConversationDetail
 from inbox_actors.reporting.thread import Message
+from inbox_actors.use_cases import chats
+from inbox_actors.use_cases.chats import ReplySent
 from inbox_http.contract import answers, body_of, takes
 from inbox_http.errors import ApiError, SentenceError
 from inbox_http.guard import guarded, responds

@@ -14,19 +14,19 @@ import msgspec
 from quart import Blueprint, request
 
 from inbox_actors.access import key_reads, key_ring
-from inbox_actors.actions import keys as key_actions
 from inbox_actors.domain import key_rules, scopes
 from inbox_actors.domain.auth_ladder import AdminRule
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging import cursors
 from inbox_actors.paging.parameter_catalog import QueryParameter
+from inbox_actors.use_cases import keys as key_actions
 from inbox_http.contract import answers, rule, takes
+from inbox_http.dependencies import dependencies
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
 from inbox_http.guard import accepts, current_caller, guarded, responds
 from inbox_http.json_body import read_json_body
 from inbox_http.outcome_answers import answer
-from inbox_http.services import services
 
 blueprint = Blueprint("keys", __name__, url_prefix="/api/keys")
 
@@ -99,7 +99,7 @@ class ActivityPage(msgspec.Struct, frozen=True):
 async def create_key():
     """Create a key; its plaintext is in this answer only."""
     body = await read_json_body(CreateKeyBody)
-    return answer(await key_actions.create(services().action_deps, current_caller(), name=body.name,
+    return answer(await key_actions.create(dependencies().use_case_deps, current_caller(), name=body.name,
                                            scopes=tuple(body.scopes), expires_in_days=body.expires_in_days,
                                            rate_limit_per_minute=body.rate_limit_per_minute), 201)
 
@@ -110,7 +110,7 @@ async def create_key():
 @accepts(KEY_LIST_PARAMETERS)
 async def list_keys():
     """Every key of the workspace, newest first (never a plaintext or a hash)."""
-    state = services()
+    state = dependencies()
     keys = await key_reads.list_keys(state.db, current_caller().workspace_id, state.clock.now())
     wanted = request.args.get("status")
     if wanted is not None and wanted not in key_rules.KEY_STATUSES:
@@ -126,7 +126,7 @@ async def list_keys():
 @answers(404)
 async def show_key(key_id: int):
     """One key."""
-    state = services()
+    state = dependencies()
     key = await key_reads.find_key(state.db, current_caller().workspace_id, key_id, state.clock.now())
     if key is None:
         raise ApiError(404, "not_found", f"No key {key_id} in this workspace.")
@@ -144,7 +144,7 @@ async def edit_key(key_id: int):
     body = await read_json_body(EditKeyBody)
     if body.scopes is not msgspec.UNSET:
         raise ApiError(400, "invalid_scopes", "Scopes are fixed when a key is created; create a new key instead.")
-    return answer(await key_actions.edit(services().action_deps, current_caller(), key_id, name=body.name,
+    return answer(await key_actions.edit(dependencies().use_case_deps, current_caller(), key_id, name=body.name,
                                          expires_in_days=body.expires_in_days,
                                          rate_limit_per_minute=body.rate_limit_per_minute,
                                          limits_exempt=body.limits_exempt))
@@ -158,7 +158,8 @@ async def edit_key(key_id: int):
 async def rotate_key(key_id: int):
     """Replace a key (same name, scopes, limit); the old one works for grace_hours (0 to 168, default 24)."""
     body = await read_json_body(RotateKeyBody, empty_ok=True)
-    return answer(await key_actions.rotate(services().action_deps, current_caller(), key_id, body.grace_hours), 201)
+    rotated = await key_actions.rotate(dependencies().use_case_deps, current_caller(), key_id, body.grace_hours)
+    return answer(rotated, 201)
 
 
 @blueprint.post("/<id:key_id>/revoke")
@@ -167,7 +168,7 @@ async def rotate_key(key_id: int):
 @answers(404, 409)
 async def revoke_key(key_id: int):
     """Revoke a key: immediate and irreversible."""
-    return answer(await key_actions.revoke(services().action_deps, current_caller(), key_id))
+    return answer(await key_actions.revoke(dependencies().use_case_deps, current_caller(), key_id))
 
 
 @blueprint.get("/<id:key_id>/activity")
@@ -177,7 +178,7 @@ async def revoke_key(key_id: int):
 @answers(404)
 async def key_activity(key_id: int):
     """Calls made with the key (method, path, status, IP, time), newest first, over the last 7 or 30 days."""
-    state = services()
+    state = dependencies()
     days = _int_arg("days", 7, "invalid_days")
     if days not in ACTIVITY_DAYS:
         raise ApiError(400, "invalid_days", "days must be 7 or 30.")

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from quart import Blueprint
 
-from inbox_actors.actions import labels
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.labels import label_set
+from inbox_actors.use_cases import labels
 from inbox_http.contract import answers, body_of, takes
 from inbox_http.guard import guarded, responds
 from inbox_http.outcome_answers import run_route

@@ -18,18 +18,18 @@ from __future__ import annotations
 
 from quart import Blueprint, request
 
-from inbox_actors.actions import mcp_settings
 from inbox_actors.domain.auth_ladder import ErrorStyle, RoutePolicy
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.mcp import exposure, protocol, tokens
 from inbox_actors.mcp.toolbox import WorkspaceToolbox
+from inbox_actors.use_cases import mcp_settings
 from inbox_http.contract import answers, body_of, in_path, takes
+from inbox_http.dependencies import dependencies
 from inbox_http.encoding import json_response
 from inbox_http.errors import refusal_response, stable_error
 from inbox_http.guard import bearer_token, client_ip, guarded, ip_limited, rate_bucket_address, responds
 from inbox_http.oauth import addresses
 from inbox_http.outcome_answers import run_route
-from inbox_http.services import services
 
 blueprint = Blueprint("mcp", __name__, url_prefix="/api/mcp")
 
@@ -89,7 +89,7 @@ ENDPOINT_RESPONSES = {
 @takes(MESSAGE_SCHEMA)
 async def endpoint():
     """Model Context Protocol: one JSON-RPC 2.0 message per POST, answered as JSON; MCP token, not an API key."""
-    state = services()
+    state = dependencies()
     admission = await state.addresses.admit(rate_bucket_address(client_ip()), state.settings.ip_limit_per_minute)
     if not admission.allowed:
         return ip_limited(admission)
@@ -108,7 +108,7 @@ async def endpoint():
     refusal = tokens.caller_refusal(holder.caller)
     if refusal is not None:
         return refusal_response(refusal)
-    toolbox = WorkspaceToolbox(state.action_deps, holder.caller, only=holder.actions)
+    toolbox = WorkspaceToolbox(state.use_case_deps, holder.caller, only=holder.actions)
     reply = await protocol.answer(await request.get_data(), toolbox,
                                   protocol_version=request.headers.get("MCP-Protocol-Version"))
     if reply.body is None:

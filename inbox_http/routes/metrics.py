@@ -16,10 +16,10 @@ from quart import Blueprint, Response
 
 from inbox_actors.monitoring import webhook_health
 from inbox_actors.monitoring.webhook_health import FailingEndpoint
+from inbox_http.dependencies import dependencies
 from inbox_http.encoding import json_response
 from inbox_http.guard import responds
 from inbox_http.routes.health import operator_only
-from inbox_http.services import services
 
 blueprint = Blueprint("metrics", __name__, url_prefix="/metrics")
 
@@ -64,7 +64,7 @@ class MetricsOverview(msgspec.Struct, frozen=True):
 @operator_only
 async def exposition():
     """Every metric in Prometheus' text format (scrape target)."""
-    state = services()
+    state = dependencies()
     backlog = await webhook_health.outbox_backlog(state.db)
     state.metrics.webhook_backlog.set(float("nan") if backlog is None else backlog)
     return Response(state.metrics.exposition(), 200, content_type=CONTENT_TYPE_LATEST)
@@ -78,7 +78,7 @@ async def overview():
 
     Totals: requests (all, 4xx, 5xx), platform sends and webhook delivery attempts by outcome, 429s, dropped
     activity records."""
-    state = services()
+    state = dependencies()
     totals = state.metrics.totals()
     backlog = await webhook_health.outbox_backlog(state.db)
     failing = await webhook_health.failing_endpoints(state.db) if backlog is not None else []

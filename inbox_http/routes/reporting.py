@@ -1,6 +1,6 @@
 """The Reporting API, `/api/reporting/v1`: who the key is, and the workspace-wide reads.
 
-Each read binds a declared use case (`inbox_actors/actions/reports.py`, where the permissions are stated: the
+Each read binds a declared use case (`inbox_actors/use_cases/reports.py`, where the permissions are stated: the
 spec's, chat content needs inbox or contacts, team accountability data inbox, team_management or analytics, each
 with its :read variant); `inbox_actors.reporting` reads and shapes, and a malformed parameter is answered 400 with
 its stable code.
@@ -11,10 +11,10 @@ from __future__ import annotations
 import msgspec
 from quart import Blueprint, request
 
-from inbox_actors.actions import reports
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging import parameter_catalog as catalog
 from inbox_actors.reporting import conversation_lists, outbound_messages, replies
+from inbox_actors.use_cases import reports
 from inbox_http.encoding import json_response
 from inbox_http.guard import accepts, current_credential, guarded, responds
 from inbox_http.outcome_answers import run_route

@@ -11,17 +11,17 @@ from urllib.parse import quote
 
 from quart import Blueprint, Response, request
 
-from inbox_actors.actions import reports
 from inbox_actors.domain.auth_ladder import assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging import parameter_catalog as catalog
-from inbox_actors.reporting import assignment_history, attention, conversation_detail, replies, thread
 from inbox_actors.platform.media import MediaGone, MediaUnavailable
+from inbox_actors.reporting import assignment_history, attention, conversation_detail, replies, thread
+from inbox_actors.use_cases import reports
 from inbox_http.contract import answers
+from inbox_http.dependencies import dependencies
 from inbox_http.errors import ApiError
 from inbox_http.guard import accepts, current_credential, guarded, responds
 from inbox_http.outcome_answers import run_route
-from inbox_http.services import services
 
 blueprint = Blueprint("reporting_chat", __name__, url_prefix="/api/reporting/v1/conversations")
 
@@ -52,7 +52,7 @@ async def messages(phone: str):
 async def message_media(phone: str, message_id: int):
     """A customer's image, video, audio or document (a message's `media_url`), fetched from the platform and
     streamed; small files are kept in memory a while."""
-    state, credential = services(), current_credential()
+    state, credential = dependencies(), current_credential()
     found = await thread.media_of(state.db, credential.workspace_id, phone, message_id,
                                   assigned_only_member(credential))
     if found is None:

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 from quart import Blueprint, request
 
-from inbox_actors.actions import chats
-from inbox_actors.actions.use_case import run
 from inbox_actors.conversations.send_answers import SendSuccess
 from inbox_actors.domain.auth_ladder import ErrorStyle
 from inbox_actors.domain.plans import ApiTier
+from inbox_actors.use_cases import chats
+from inbox_actors.use_cases.use_case import run
 from inbox_http import idempotency
 from inbox_http.contract import answers, takes
+from inbox_http.dependencies import dependencies
 from inbox_http.errors import ApiError
 from inbox_http.guard import current_caller, guarded, responds
 from inbox_http.send_body import read_send_body, send_body_schema
-from inbox_http.services import services
 
 blueprint = Blueprint("send_message", __name__)
 
@@ -40,7 +40,7 @@ async def send_message():
     key = idempotency.current_key()
     raw = await request.get_data()
     phone, send_request = read_send_body(raw)
-    outcome = await run(services().action_deps, caller, chats.SEND_MESSAGE, {
+    outcome = await run(dependencies().use_case_deps, caller, chats.SEND_MESSAGE, {
         "to": phone or "", "message": send_request, "idempotency_key": key,
         "request_hash": None if key is None else idempotency.request_hash(request.method, request.path, raw)})
     return idempotency.keyed_answer(outcome)

@@ -1,6 +1,6 @@
 """The team's calls, `/api/team/*`: the roster, performance, the audit log, the SLA policy and the hand-off queue.
 
-Full API (Scale). Each call binds one of the team's use cases (`inbox_actors/actions/team.py`, where their
+Full API (Scale). Each call binds one of the team's use cases (`inbox_actors/use_cases/team.py`, where their
 permissions are declared): the roster and the SLA policy are team settings (`team_management`, reads also
 `team_management:read`), removing a member `team_remove_member`; the audit log needs `audit_view`; performance is
 team accountability data (`inbox`, `team_management` or `analytics`, each with :read); the hand-off queue is team
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from quart import Blueprint, request
 
-from inbox_actors.actions import team
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging import parameter_catalog as catalog
 from inbox_actors.team import audit_log, handoff_queue, performance, roster, sla
+from inbox_actors.use_cases import team
 from inbox_http.contract import answers, takes
 from inbox_http.guard import accepts, guarded, responds
 from inbox_http.outcome_answers import run_route

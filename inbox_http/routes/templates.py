@@ -5,14 +5,14 @@ from __future__ import annotations
 import msgspec
 from quart import Blueprint, request
 
-from inbox_actors.actions import chat_reads
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging.parameter_catalog import QueryParameter
 from inbox_actors.platform import templates
+from inbox_actors.use_cases import chat_reads
+from inbox_http.dependencies import dependencies
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
 from inbox_http.guard import accepts, current_caller, guarded, responds
-from inbox_http.services import services
 
 blueprint = Blueprint("templates", __name__, url_prefix="/api/templates")
 
@@ -42,6 +42,6 @@ async def list_templates():
             raise ApiError(400, "invalid_status", f"status must be one of {', '.join(templates.STATUSES)}.")
         status = status.upper()
     found = await templates.workspace_templates(
-        services().db, current_caller().workspace_id, status_name=status, name=request.args.get("name"),
+        dependencies().db, current_caller().workspace_id, status_name=status, name=request.args.get("name"),
         language=request.args.get("language"))
     return json_response(TemplateList(data=found))

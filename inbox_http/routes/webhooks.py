@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from quart import Blueprint, request
 
-from inbox_actors.actions import webhook_settings
 from inbox_actors.domain.plans import ApiTier
+from inbox_actors.use_cases import webhook_settings
 from inbox_actors.webhooks import delivery_log, ping, settings
 from inbox_http.contract import answers, takes
+from inbox_http.dependencies import dependencies
 from inbox_http.encoding import json_response
 from inbox_http.guard import accepts, current_caller, guarded, responds
 from inbox_http.outcome_answers import run_route
-from inbox_http.services import services
 
 blueprint = Blueprint("webhooks", __name__, url_prefix="/api/webhook/outbound")
 
@@ -69,5 +69,5 @@ async def deliveries():
     """The delivery log, newest first: each event with its attempts (time, status code or error, duration)."""
     # The query string as it came, as every list of the API reads its own: its cursor is tied to every parameter
     # given (`paging/cursors.py`), which the use case's typed arguments would not keep.
-    state, caller = services(), current_caller()
+    state, caller = dependencies(), current_caller()
     return json_response(await delivery_log.delivery_log(state.db, caller.workspace_id, request.args))

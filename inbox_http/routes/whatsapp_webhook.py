@@ -12,13 +12,13 @@ from quart import Blueprint, Response, request
 
 from inbox_actors.conversations import inbound
 from inbox_actors.paging.parameter_catalog import QueryParameter
-from inbox_actors.platform.envelope import InvalidEnvelope, parse_envelope, verify_signature
+from inbox_actors.platform.webhook_envelope import InvalidEnvelope, parse_envelope, verify_signature
 from inbox_http.contract import answers, takes
+from inbox_http.dependencies import dependencies
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
 from inbox_http.guard import accepts, responds
 from inbox_http.json_body import NOT_UTF8, is_utf8
-from inbox_http.services import services
 
 blueprint = Blueprint("whatsapp_webhook", __name__, url_prefix="/webhooks/whatsapp")
 
@@ -42,7 +42,7 @@ class Received(msgspec.Struct, frozen=True):
 @answers(403)
 async def verify():
     """The platform's subscription check: echo hub.challenge when hub.verify_token matches."""
-    link = services().platform
+    link = dependencies().platform
     if request.args.get("hub.mode") != "subscribe" or request.args.get("hub.verify_token") != link.verify_token:
         raise ApiError(403, "verification_failed", "hub.mode must be subscribe and hub.verify_token must match.")
     return Response(request.args.get("hub.challenge", ""), 200, content_type="text/plain")
@@ -54,7 +54,7 @@ async def verify():
 @answers(401, 503)
 async def receive():
     """Customer messages and delivery statuses from the platform (signed with X-Hub-Signature-256)."""
-    state = services()
+    state = dependencies()
     body = await request.get_data()
     if not verify_signature(state.platform.app_secret, body, request.headers.get("X-Hub-Signature-256")):
         state.metrics.platform_webhook_received("invalid_signature")

@@ -11,11 +11,12 @@ from typing import Any
 
 from quart import Blueprint, redirect, request
 
-from inbox_actors.actions import bot, chats
-from inbox_actors.actions.outcomes import Outcome, Refused
-from inbox_actors.actions.use_case import UseCase, run
-from inbox_http.services import services
-from inbox_http.web.page_guard import WebRefusal, current_caller, signed_in
+from inbox_actors.use_cases import bot, chats
+from inbox_actors.use_cases.outcomes import Outcome, Refused
+from inbox_actors.use_cases.use_case import UseCase, run
+from inbox_http.dependencies import dependencies
+from inbox_http.guard import current_caller
+from inbox_http.web.page_guard import WebRefusal, signed_in
 from inbox_http.web.pages import page
 
 blueprint = Blueprint("web_bot", __name__, url_prefix="/app/bot", template_folder="templates")
@@ -31,7 +32,7 @@ def _require_reading() -> None:
 
 async def _run(use_case: UseCase, arguments: dict[str, Any]) -> Outcome:
     """A form's use case, run as the member (a form sends text: "true" stands for true)."""
-    return await run(services().action_deps, current_caller(), use_case, arguments, strict=False)
+    return await run(dependencies().use_case_deps, current_caller(), use_case, arguments, strict=False)
 
 
 @blueprint.get("")

@@ -12,13 +12,14 @@ from urllib.parse import urlencode
 
 from quart import Blueprint, redirect, request
 
-from inbox_actors.actions import broadcasts, team
-from inbox_actors.actions.outcomes import Reason, Refused
-from inbox_actors.actions.use_case import run
 from inbox_actors.broadcasts import views
 from inbox_actors.paging.parameters import InvalidParameter
-from inbox_http.services import services
-from inbox_http.web.page_guard import WebRefusal, current_caller, signed_in
+from inbox_actors.use_cases import broadcasts, team
+from inbox_actors.use_cases.outcomes import Reason, Refused
+from inbox_actors.use_cases.use_case import run
+from inbox_http.dependencies import dependencies
+from inbox_http.guard import current_caller
+from inbox_http.web.page_guard import WebRefusal, signed_in
 from inbox_http.web.pages import page, refused_page
 
 blueprint = Blueprint("web_broadcasts", __name__, url_prefix="/app/broadcasts", template_folder="templates")
@@ -65,7 +66,7 @@ async def decide(broadcast_id: int, decision: str):
     if decision == "reject":
         use_case, reason = broadcasts.REJECT, form.get("reason", "").strip()
         arguments = {**arguments, **({"reason": reason} if reason else {})}
-    outcome = await run(services().action_deps, current_caller(), use_case, arguments)
+    outcome = await run(dependencies().use_case_deps, current_caller(), use_case, arguments)
     # Back where the decision was made: the list (with its filter) or the broadcast's page.
     from_list, status = form.get("from") == "list", _status(form.get("status"))
     if isinstance(outcome, Refused):
@@ -81,7 +82,7 @@ def _status(raw: str | None) -> str:
 
 
 async def _list(status: str, cursor: str | None, refused: Refused | None = None, notice: str | None = None):
-    state, caller = services(), current_caller()
+    state, caller = dependencies(), current_caller()
     args = {**({"status": status} if status != EVERY_STATUS else {}), **({"cursor": cursor} if cursor else {})}
     try:
         listed = await views.list_broadcasts(state.db, caller.workspace_id, args)
@@ -96,7 +97,7 @@ async def _list(status: str, cursor: str | None, refused: Refused | None = None,
 
 
 async def _one(broadcast_id: int, refused: Refused | None = None, notice: str | None = None):
-    found = await broadcasts.view(services().action_deps, current_caller(), broadcast_id)
+    found = await broadcasts.view(dependencies().use_case_deps, current_caller(), broadcast_id)
     if isinstance(found, Refused):
         return await refused_page(refused or found)
     return await page("broadcasts_one.html", refused.status if refused else 200, broadcast=found,
@@ -109,5 +110,5 @@ async def _member_names() -> dict[int, str]:
     reads themselves name members by id only, so anyone else sees the numbers."""
     if not team.MEMBER_NAMES.allows(current_caller()):
         return {}
-    named = await run(services().action_deps, current_caller(), team.MEMBER_NAMES, {})
+    named = await run(dependencies().use_case_deps, current_caller(), team.MEMBER_NAMES, {})
     return {} if isinstance(named, Refused) else {member.user_id: member.name for member in named.data}

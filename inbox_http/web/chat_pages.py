@@ -17,12 +17,13 @@ from typing import Any
 
 from quart import Blueprint, redirect, request
 
-from inbox_actors.actions import chat_view, chats, contacts
-from inbox_actors.actions.outcomes import Refused
-from inbox_actors.actions.use_case import UseCase, run
 from inbox_actors.live.event_stream import stream_position
-from inbox_http.services import services
-from inbox_http.web.page_guard import current_caller, signed_in
+from inbox_actors.use_cases import chat_view, chats, contacts
+from inbox_actors.use_cases.outcomes import Refused
+from inbox_actors.use_cases.use_case import UseCase, run
+from inbox_http.dependencies import dependencies
+from inbox_http.guard import current_caller
+from inbox_http.web.page_guard import signed_in
 from inbox_http.web.pages import page, refused_page
 
 blueprint = Blueprint("web_chats", __name__, url_prefix="/app/chats", template_folder="templates")
@@ -39,8 +40,8 @@ SNOOZE_CHOICES = {"1h": 1, "4h": 4, "24h": 24, "reply": None}
 @blueprint.get("/<phone>")
 @signed_in
 async def chat(phone: str):
-    since = await stream_position(services().db)
-    view = await chat_view.open_chat_view(services().action_deps, current_caller(), phone)
+    since = await stream_position(dependencies().db)
+    view = await chat_view.open_chat_view(dependencies().use_case_deps, current_caller(), phone)
     if isinstance(view, Refused):
         return await refused_page(view)
     return await page("chat.html", chat=view, live_since=since, notice=_DONE.get(request.args.get("done", "")),
@@ -50,7 +51,7 @@ async def chat(phone: str):
 @blueprint.get("/<phone>/live")
 @signed_in
 async def live(phone: str):
-    view = await chat_view.chat_view(services().action_deps, current_caller(), phone)
+    view = await chat_view.chat_view(dependencies().use_case_deps, current_caller(), phone)
     if isinstance(view, Refused):
         return await refused_page(view)
     return await page("chat_live.html", chat=view)
@@ -66,7 +67,7 @@ async def act(phone: str, action: str):
     if bound is None:
         return await refused_page(chats.no_such_chat())
     use_case, arguments = bound
-    outcome = await run(services().action_deps, current_caller(), use_case,
+    outcome = await run(dependencies().use_case_deps, current_caller(), use_case,
                         {**arguments(await request.form), "phone": phone}, strict=False)
     if isinstance(outcome, Refused):
         return await _refused(phone, outcome)
@@ -74,8 +75,8 @@ async def act(phone: str, action: str):
 
 
 async def _refused(phone: str, refused: Refused):
-    since = await stream_position(services().db)
-    view = await chat_view.chat_view(services().action_deps, current_caller(), phone)
+    since = await stream_position(dependencies().db)
+    view = await chat_view.chat_view(dependencies().use_case_deps, current_caller(), phone)
     if isinstance(view, Refused):
         return await refused_page(refused)
     return await page("chat.html", refused.status, chat=view, live_since=since, notice=None, refusal=refused.message,
@@ -103,7 +104,7 @@ def _snooze(form) -> dict[str, Any]:
     if choice not in SNOOZE_CHOICES:
         return {"until": "choose how long"}
     hours = SNOOZE_CHOICES[choice]
-    return {} if hours is None else {"until": (services().clock.now() + timedelta(hours=hours)).isoformat()}
+    return {} if hours is None else {"until": (dependencies().clock.now() + timedelta(hours=hours)).isoformat()}
 
 
 def _contact(form) -> dict[str, Any]:

@@ -24,10 +24,11 @@ from inbox_actors.mcp import exposure, oauth_codes
 from inbox_actors.mcp.oauth_clients import RegisteredClient
 from inbox_actors.mcp.oauth_codes import ConnectionRequest
 from inbox_actors.mcp.tokens import plan_refusal
+from inbox_http.dependencies import dependencies
+from inbox_http.guard import current_caller
 from inbox_http.oauth import addresses
 from inbox_http.oauth.consent_link import FIELDS, read_request
-from inbox_http.services import services
-from inbox_http.web.page_guard import WebRefusal, current_caller, signed_in
+from inbox_http.web.page_guard import WebRefusal, signed_in
 from inbox_http.web.pages import CONTENT_SECURITY_POLICY, page
 
 blueprint = Blueprint("web_connect", __name__, url_prefix="/app/connect", template_folder="templates")
@@ -53,7 +54,7 @@ async def decide():
     client = await _checked(connection)
     if form.get("decision") != "approve":
         return _back(connection, error="access_denied")
-    state = services()
+    state = dependencies()
     chosen = form.getlist("action")
     try:
         code = await oauth_codes.issue_code(state.db, connection, caller=current_caller(), actions=chosen,
@@ -67,7 +68,7 @@ async def _checked(connection: ConnectionRequest) -> RegisteredClient:
     """The registered client the request names, or a page saying what is wrong (never a redirect: the request
     did not come through the authorize step, or not unchanged)."""
     origin = _origin()
-    client, problem = await oauth_codes.check_request(services().db, connection, addresses.resource_url(origin))
+    client, problem = await oauth_codes.check_request(dependencies().db, connection, addresses.resource_url(origin))
     if client is None or problem is not None:
         reason = problem.description if problem is not None else "the request is not complete"
         raise WebRefusal(400, f"This connection request cannot be used: {reason}. Start connecting again from the "
@@ -78,7 +79,7 @@ async def _checked(connection: ConnectionRequest) -> RegisteredClient:
 async def _consent(client: RegisteredClient, connection: ConnectionRequest, *, chosen: list[str] | None,
                    refusal: str | None) -> Response:
     caller = current_caller()
-    state = services()
+    state = dependencies()
     plan = plan_refusal(caller.plan)
     why_not = None
     if plan is not None:

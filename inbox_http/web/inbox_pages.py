@@ -8,12 +8,13 @@ from urllib.parse import urlencode
 
 from quart import Blueprint, request
 
-from inbox_actors.actions import inbox_views
-from inbox_actors.actions.inbox_views import VIEW_TITLES, View
-from inbox_actors.actions.outcomes import Refused
 from inbox_actors.live.event_stream import stream_position
-from inbox_http.services import services
-from inbox_http.web.page_guard import current_caller, signed_in
+from inbox_actors.use_cases import inbox_views
+from inbox_actors.use_cases.inbox_views import VIEW_TITLES, View
+from inbox_actors.use_cases.outcomes import Refused
+from inbox_http.dependencies import dependencies
+from inbox_http.guard import current_caller
+from inbox_http.web.page_guard import signed_in
 from inbox_http.web.pages import page, refused_page
 
 blueprint = Blueprint("web_inbox", __name__, url_prefix="/app", template_folder="templates")
@@ -24,7 +25,7 @@ _MAX_SEARCH = 200
 @blueprint.get("/inbox")
 @signed_in
 async def inbox():
-    return await _render("inbox.html", live_since=await stream_position(services().db))
+    return await _render("inbox.html", live_since=await stream_position(dependencies().db))
 
 
 @blueprint.get("/inbox/list")
@@ -41,7 +42,7 @@ async def _render(template: str, **context):
         View.QUEUE if View.QUEUE in views else View.OPEN)
     view = request.args.get("view") or default.value
     search = (request.args.get("q") or "")[:_MAX_SEARCH]
-    outcome = await inbox_views.inbox(services().action_deps, caller, view, search=search,
+    outcome = await inbox_views.inbox(dependencies().use_case_deps, caller, view, search=search,
                                       cursor=request.args.get("cursor"))
     if isinstance(outcome, Refused):
         return await refused_page(outcome)

@@ -9,8 +9,8 @@ which the keys pages import.
 from __future__ import annotations
 
 from inbox_actors.access.sessions import Session
-from inbox_actors.actions.caller import Caller
 from inbox_actors.domain.auth_ladder import AdminRule, Refusal, check_session_admin
+from inbox_actors.use_cases.caller import Caller
 
 
 def key_admin_refusal(session: Session, rule: AdminRule) -> Refusal | None:

@@ -17,14 +17,15 @@ from quart import Blueprint, g, redirect, request
 from werkzeug.datastructures import MultiDict
 
 from inbox_actors.access import key_reads
-from inbox_actors.actions import keys as key_actions
-from inbox_actors.actions.outcomes import Reason, Refused
 from inbox_actors.domain import key_rules
 from inbox_actors.domain import scopes as scope_rules
 from inbox_actors.domain.auth_ladder import AdminRule
-from inbox_http.services import services
+from inbox_actors.use_cases import keys as key_actions
+from inbox_actors.use_cases.outcomes import Reason, Refused
+from inbox_http.dependencies import dependencies
+from inbox_http.guard import current_caller
 from inbox_http.web.key_admin import key_admin_refusal
-from inbox_http.web.page_guard import WebRefusal, current_caller, signed_in
+from inbox_http.web.page_guard import WebRefusal, signed_in
 from inbox_http.web.pages import page, refused_page
 
 blueprint = Blueprint("web_keys", __name__, url_prefix="/app/keys", template_folder="templates")
@@ -74,7 +75,7 @@ async def create():
         rate_limit = _whole(form, "rate_limit_per_minute", "The per-minute limit")
     except FormFieldError as err:
         return await _list_page(refused=err.refused(), draft=form)
-    issued = await key_actions.create(services().action_deps, current_caller(), name=form.get("name", ""),
+    issued = await key_actions.create(dependencies().use_case_deps, current_caller(), name=form.get("name", ""),
                                       scopes=tuple(form.getlist("scope")), expires_in_days=expires_in_days,
                                       rate_limit_per_minute=rate_limit)
     if isinstance(issued, Refused):
@@ -99,7 +100,7 @@ async def edit(key_id: int):
         rate_limit = _whole(form, "rate_limit_per_minute", "The per-minute limit")
     except FormFieldError as err:
         return await _key_page(key_id, refused=err.refused())
-    edited = await key_actions.edit(services().action_deps, current_caller(), key_id, name=form.get("name", ""),
+    edited = await key_actions.edit(dependencies().use_case_deps, current_caller(), key_id, name=form.get("name", ""),
                                     expires_in_days=expiry, rate_limit_per_minute=rate_limit,
                                     limits_exempt=form.get("limits_exempt") == "on")
     if isinstance(edited, Refused):
@@ -117,7 +118,7 @@ async def rotate(key_id: int):
     except FormFieldError as err:
         return await _key_page(key_id, refused=err.refused())
     # Left blank: the API's default, as a rotation without a body gets.
-    rotation = await key_actions.rotate(services().action_deps, current_caller(), key_id,
+    rotation = await key_actions.rotate(dependencies().use_case_deps, current_caller(), key_id,
                                         key_rules.DEFAULT_GRACE_HOURS if grace_hours is None else grace_hours)
     if isinstance(rotation, Refused):
         return await _key_page(key_id, refused=rotation)
@@ -128,7 +129,7 @@ async def rotate(key_id: int):
 @signed_in
 async def revoke(key_id: int):
     _require(AdminRule.MANAGE)
-    revoked = await key_actions.revoke(services().action_deps, current_caller(), key_id)
+    revoked = await key_actions.revoke(dependencies().use_case_deps, current_caller(), key_id)
     if isinstance(revoked, Refused):
         return await _key_page(key_id, refused=revoked)
     return redirect("/app/keys?done=revoked", 303)
@@ -138,7 +139,7 @@ async def revoke(key_id: int):
 
 
 async def _list_page(*, notice: str | None = None, refused: Refused | None = None, draft=None):
-    state = services()
+    state = dependencies()
     keys = await key_reads.list_keys(state.db, current_caller().workspace_id, state.clock.now())
     return await page("keys.html", refused.status if refused else 200, keys=keys,
                       may_manage=_may(AdminRule.MANAGE), scope_choices=SCOPE_CHOICES, draft=draft or MultiDict(),
@@ -146,7 +147,7 @@ async def _list_page(*, notice: str | None = None, refused: Refused | None = Non
 
 
 async def _key_page(key_id: int, *, notice: str | None = None, refused: Refused | None = None):
-    state = services()
+    state = dependencies()
     key = await key_reads.find_key(state.db, current_caller().workspace_id, key_id, state.clock.now())
     if key is None:
         if refused is not None:

@@ -11,12 +11,13 @@ from typing import Any
 
 from quart import Blueprint, redirect, request
 
-from inbox_actors.actions import labels
-from inbox_actors.actions.outcomes import Refused
-from inbox_actors.actions.use_case import UseCase, run
 from inbox_actors.labels import label_set
-from inbox_http.services import services
-from inbox_http.web.page_guard import WebRefusal, current_caller, signed_in
+from inbox_actors.use_cases import labels
+from inbox_actors.use_cases.outcomes import Refused
+from inbox_actors.use_cases.use_case import UseCase, run
+from inbox_http.dependencies import dependencies
+from inbox_http.guard import current_caller
+from inbox_http.web.page_guard import WebRefusal, signed_in
 from inbox_http.web.pages import page
 
 blueprint = Blueprint("web_labels", __name__, url_prefix="/app/labels", template_folder="templates")
@@ -42,7 +43,7 @@ def _require_changing() -> None:
 
 
 async def _run(use_case: UseCase, arguments: dict[str, Any]):
-    return await run(services().action_deps, current_caller(), use_case, arguments, strict=False)
+    return await run(dependencies().use_case_deps, current_caller(), use_case, arguments, strict=False)
 
 
 @blueprint.get("")

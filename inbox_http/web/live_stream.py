@@ -18,8 +18,9 @@ from quart import Blueprint, Response, request
 
 from inbox_actors.live.event_stream import EventStream
 from inbox_actors.live.wakeups import Bell
-from inbox_http.services import services
-from inbox_http.web.page_guard import current_caller, signed_in
+from inbox_http.dependencies import dependencies
+from inbox_http.guard import current_caller
+from inbox_http.web.page_guard import signed_in
 
 blueprint = Blueprint("web_live", __name__, url_prefix="/app")
 
@@ -31,7 +32,7 @@ RETRY_MILLISECONDS = 1000
 @blueprint.get("/events")
 @signed_in
 async def events():
-    state = services()
+    state = dependencies()
     caller = current_caller()
     stream = EventStream(state.db, caller, _position(request.headers.get("Last-Event-ID", ""))
                          or _position(request.args.get("since", "")))

@@ -23,9 +23,9 @@ from urllib.parse import quote, urlsplit
 from quart import Response, g, redirect, request
 
 from inbox_actors.access.sessions import Session, find_session
-from inbox_actors.actions.caller import Caller
+from inbox_actors.use_cases.caller import Caller
+from inbox_http.dependencies import dependencies
 from inbox_http.guard import client_ip, rate_bucket_address
-from inbox_http.services import services
 
 SESSION_COOKIE = "inbox_session"
 CSRF_FIELD = "csrf"
@@ -74,7 +74,7 @@ def sign_in_redirect() -> Response:
 
 async def admit_ip() -> None:
     """The per-IP ceiling, as the API's guard applies it; over it, a WebRefusal (429)."""
-    state = services()
+    state = dependencies()
     admission = await state.addresses.admit(rate_bucket_address(client_ip()), state.settings.ip_limit_per_minute)
     if not admission.allowed:
         raise WebRefusal(429, f"Too many requests from this address; retry in {admission.retry_after_seconds} seconds.")
@@ -87,7 +87,7 @@ def signed_in(view: Handler) -> Handler:
     @functools.wraps(view)
     async def guarded_view(*args, **kwargs):
         await admit_ip()
-        state = services()
+        state = dependencies()
         token = request.cookies.get(SESSION_COOKIE)
         session: Session | None = None
         if token:
@@ -129,7 +129,3 @@ async def check_csrf(expected: str) -> None:
 def _is_script_request() -> bool:
     return request.headers.get("X-Requested-With") == "fetch" or \
         "text/event-stream" in request.headers.get("Accept", "")
-
-
-def current_caller() -> Caller:
-    return g.caller

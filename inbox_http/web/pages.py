@@ -13,10 +13,10 @@ from typing import Any
 import msgspec
 from quart import Quart, Response, g, render_template, request
 
-from inbox_actors.actions import bot, broadcasts, labels, team, webhook_settings
-from inbox_actors.actions.outcomes import Reason, Refused
-from inbox_actors.actions.use_case import UseCase
-from inbox_http.services import services
+from inbox_actors.use_cases import bot, broadcasts, labels, team, webhook_settings
+from inbox_actors.use_cases.outcomes import Reason, Refused
+from inbox_actors.use_cases.use_case import UseCase
+from inbox_http.dependencies import dependencies
 from inbox_http.web.key_admin import may_view_keys
 from inbox_http.web.page_guard import WebRefusal
 
@@ -48,7 +48,7 @@ _HEADERS = {
 async def page(template: str, status: int = 200, **context: Any) -> Response:
     """A page (or a fragment of one) for whoever is signed in, if anyone."""
     body = await render_template(template, caller=g.get("caller"), session=g.get("session"), csrf=g.get("csrf"),
-                                 now=services().clock.now(), **context)
+                                 now=dependencies().clock.now(), **context)
     return Response(body, status=status, content_type="text/html; charset=utf-8")
 
 
@@ -105,7 +105,7 @@ def ago(moment: datetime | None) -> str:
     """"3 min ago"-style, as a list shows it."""
     if moment is None:
         return ""
-    seconds = max(0, int((services().clock.now() - moment).total_seconds()))
+    seconds = max(0, int((dependencies().clock.now() - moment).total_seconds()))
     return f"{duration(seconds)} ago" if seconds >= 60 else "just now"
 
 

@@ -10,10 +10,17 @@ from __future__ import annotations
 from quart import Blueprint, g, redirect, request
 
 from inbox_actors.access import invites, sign_in
+from inbox_http.dependencies import dependencies
 from inbox_http.guard import client_ip, rate_bucket_address
-from inbox_http.services import services
 from inbox_http.web.page_guard import (
-    HOME_PATH, SIGN_IN_PATH, admit_ip, check_origin, clear_session_cookie, safe_next, set_session_cookie, signed_in,
+    HOME_PATH,
+    SIGN_IN_PATH,
+    admit_ip,
+    check_origin,
+    clear_session_cookie,
+    safe_next,
+    set_session_cookie,
+    signed_in,
 )
 from inbox_http.web.pages import page
 
@@ -43,7 +50,7 @@ async def sign_in_submit():
     if not email or not password or len(email) > _MAX_FIELD or len(password) > _MAX_FIELD:
         return await page("sign_in.html", 400, next=target, email=email[:_MAX_FIELD],
                           message="Enter your email and your password.")
-    state = services()
+    state = dependencies()
     outcome = await sign_in.sign_in(state.db, state.addresses, email=email, password=password,
                                     ip=rate_bucket_address(client_ip()),
                                     now=state.clock.now())
@@ -60,7 +67,7 @@ async def sign_in_submit():
 @blueprint.post("/sign-out")
 @signed_in
 async def sign_out():
-    state = services()
+    state = dependencies()
     await sign_in.sign_out(state.db, g.session_token, state.clock.now())
     response = redirect(SIGN_IN_PATH, 303)
     clear_session_cookie(response)
@@ -70,7 +77,7 @@ async def sign_out():
 @blueprint.get("/invite/<token>")
 async def invite_form(token: str):
     await admit_ip()
-    state = services()
+    state = dependencies()
     invite = await invites.invite_status(state.db, token[:_MAX_FIELD], state.clock.now())
     return await page("invite.html", 200 if invite is not None and invite.usable else 404, invite=invite,
                       message=None)
@@ -80,7 +87,7 @@ async def invite_form(token: str):
 async def invite_submit(token: str):
     await admit_ip()
     check_origin()
-    state = services()
+    state = dependencies()
     now = state.clock.now()
     form = await request.form
     password, again = form.get("password", ""), form.get("password_again", "")

@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from quart import Blueprint, redirect, request
 from werkzeug.datastructures import MultiDict
 
-from inbox_actors.actions import team
-from inbox_actors.actions.outcomes import Reason, Refused
-from inbox_actors.actions.use_case import run
 from inbox_actors.domain.business_hours import DAYS, MAX_OPENINGS_PER_DAY
 from inbox_actors.team import sla
-from inbox_http.services import services
-from inbox_http.web.page_guard import WebRefusal, current_caller, signed_in
+from inbox_actors.use_cases import team
+from inbox_actors.use_cases.outcomes import Reason, Refused
+from inbox_actors.use_cases.use_case import run
+from inbox_http.dependencies import dependencies
+from inbox_http.guard import current_caller
+from inbox_http.web.page_guard import WebRefusal, signed_in
 from inbox_http.web.pages import page
 
 blueprint = Blueprint("web_sla", __name__, url_prefix="/app/sla", template_folder="templates")
@@ -54,7 +55,7 @@ def _require_reading() -> None:
 @signed_in
 async def sla_page():
     _require_reading()
-    policy = await sla.read_policy(services().db, current_caller().workspace_id)
+    policy = await sla.read_policy(dependencies().db, current_caller().workspace_id)
     return await _render(policy, _saved_form(policy), notice=_DONE.get(request.args.get("done", "")))
 
 
@@ -65,9 +66,9 @@ async def save():
     form = await request.form
     arguments = _policy_arguments(form)
     outcome = arguments if isinstance(arguments, Refused) else await run(
-        services().action_deps, current_caller(), team.SAVE_SLA, arguments, strict=False)
+        dependencies().use_case_deps, current_caller(), team.SAVE_SLA, arguments, strict=False)
     if isinstance(outcome, Refused):
-        policy = await sla.read_policy(services().db, current_caller().workspace_id)
+        policy = await sla.read_policy(dependencies().db, current_caller().workspace_id)
         return await _render(policy, _typed_form(form), outcome)
     return redirect("/app/sla?done=saved", 303)
 

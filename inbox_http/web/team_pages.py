@@ -12,13 +12,14 @@ from typing import Any
 
 from quart import Blueprint, redirect, request
 
-from inbox_actors.actions import team
-from inbox_actors.actions.outcomes import Outcome, Refused
-from inbox_actors.actions.use_case import UseCase, run
 from inbox_actors.domain import scopes as scope_rules
 from inbox_actors.team import roster
-from inbox_http.services import services
-from inbox_http.web.page_guard import WebRefusal, current_caller, signed_in
+from inbox_actors.use_cases import team
+from inbox_actors.use_cases.outcomes import Outcome, Refused
+from inbox_actors.use_cases.use_case import UseCase, run
+from inbox_http.dependencies import dependencies
+from inbox_http.guard import current_caller
+from inbox_http.web.page_guard import WebRefusal, signed_in
 from inbox_http.web.pages import page, refused_page
 
 blueprint = Blueprint("web_team", __name__, url_prefix="/app/team", template_folder="templates")
@@ -42,7 +43,7 @@ def _require_reading(use_case: UseCase) -> None:
 
 
 async def _run(use_case: UseCase, arguments: dict[str, Any]) -> Outcome:
-    return await run(services().action_deps, current_caller(), use_case, arguments, strict=False)
+    return await run(dependencies().use_case_deps, current_caller(), use_case, arguments, strict=False)
 
 
 @blueprint.get("")
@@ -126,8 +127,8 @@ async def _invite_page(member_id: int):
 async def _roster(refused: Refused | None = None, notice: str | None = None):
     """The roster, with the actions the member may take, and what refused the last one if anything did."""
     caller = current_caller()
-    members = await roster.roster(services().db, caller.workspace_id, {"status": "all", "limit": str(ROSTER_PAGE)},
-                                  services().clock.now())
+    members = await roster.roster(dependencies().db, caller.workspace_id, {"status": "all", "limit": str(ROSTER_PAGE)},
+                                  dependencies().clock.now())
     return await page("team.html", refused.status if refused else 200, members=members.data,
                       offers={name: use_case.allows(caller) for name, use_case in _OFFERED.items()}, notice=notice,
                       refusal=refused.message if refused else None)

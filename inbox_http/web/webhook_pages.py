@@ -16,12 +16,13 @@ from urllib.parse import urlencode
 
 from quart import Blueprint, redirect, request
 
-from inbox_actors.actions import webhook_settings
-from inbox_actors.actions.outcomes import Reason, Refused
-from inbox_actors.actions.use_case import Kind, UseCase, run
+from inbox_actors.use_cases import webhook_settings
+from inbox_actors.use_cases.outcomes import Reason, Refused
+from inbox_actors.use_cases.use_case import Kind, UseCase, run
 from inbox_actors.webhooks import delivery_log, settings
-from inbox_http.services import services
-from inbox_http.web.page_guard import WebRefusal, current_caller, signed_in
+from inbox_http.dependencies import dependencies
+from inbox_http.guard import current_caller
+from inbox_http.web.page_guard import WebRefusal, signed_in
 from inbox_http.web.pages import page
 
 blueprint = Blueprint("web_webhooks", __name__, url_prefix="/app/webhooks", template_folder="templates")
@@ -47,7 +48,7 @@ def _require(use_case: UseCase) -> None:
 
 async def _run(use_case: UseCase, arguments: dict | None = None):
     _require(use_case)
-    return await run(services().action_deps, current_caller(), use_case, arguments or {}, strict=False)
+    return await run(dependencies().use_case_deps, current_caller(), use_case, arguments or {}, strict=False)
 
 
 @blueprint.get("")

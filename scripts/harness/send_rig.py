@@ -33,8 +33,8 @@ from harness.processes import Child, cli_command, service_env
 from harness.simulator import SeparateSimulator, wait_statuses_posted
 from harness.workspace import Workspace, make_workspace
 from inbox_actors.platform import templates
-from inbox_actors.platform.envelope import SIGNATURE_HEADER, build_envelope, sign
 from inbox_actors.platform.payloads import InboundMessage
+from inbox_actors.platform.webhook_envelope import SIGNATURE_HEADER, build_envelope, sign
 from persistence.database import Database
 
 TEMPLATE = ("order_update", "en", "Hello {{1}}, your order {{2}} is on its way.")

@@ -10,7 +10,7 @@ Two ways to start it:
   whose limit nothing reaches (harness.workspace) and the bot's FAQ answers given (the demo's), added the way the
   demo and `inbox-actors bot add` add them. With N = 1 the service is one process; with N > 1 a parent (its small
   pool, the built-in simulator if any) and N node processes behind one port, which its ready line lists with their
-  pids (inbox_http/cluster/nodes.py). `each_node_count` runs one of these for each N of a comparison in turn.
+  pids (inbox_http/cluster/node_launcher.py). `each_node_count` runs one of these for each N of a comparison in turn.
 
 Either way the platform is `inbox-actors simulator` in a process of its own (harness.simulator's SeparateSimulator),
 started after the service and stopped before it (it holds keep-alive connections to the service, which would wait

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from inbox_actors.platform.envelope import build_envelope, sign
 from inbox_actors.platform.payloads import InboundMessage, StatusUpdate
+from inbox_actors.platform.webhook_envelope import build_envelope, sign
 
 
 async def post_envelope(service, phone_number_id: str, *, messages=(), statuses=(), secret: str | None = None,

@@ -18,7 +18,7 @@ from quart_trio import QuartTrio
 
 from inbox_actors.access import activity_log
 from inbox_actors.outbound_http.verified_tls import verified_context
-from inbox_http.cluster.nodes import reserve_service_port
+from inbox_http.cluster.node_launcher import reserve_service_port
 from inbox_http.server import build_app, serve_app
 from inbox_http.settings import Settings
 from persistence.database import Database
@@ -30,7 +30,7 @@ CLUSTER_SECRET = "test-cluster-secret"
 class Node:
     url: str                        # the address it serves on; with a shared service port, its own (the node's name)
     app: QuartTrio
-    state: object                   # the app's Services
+    state: object                   # the app's Dependencies
     client: httpx.AsyncClient       # on `url`
     simulator_url: str | None       # the platform's, for the chat helpers
 
@@ -138,8 +138,8 @@ async def seeing_each_other(nodes: list[Node]) -> None:
     with trio.fail_after(10):
         while True:
             for node in nodes:
-                await node.state.live_nodes.refresh()
-            if all(set(node.state.live_nodes.nodes()) == everyone for node in nodes):
+                await node.state.membership.refresh()
+            if all(set(node.state.membership.nodes()) == everyone for node in nodes):
                 return
             await trio.sleep(0.05)
 

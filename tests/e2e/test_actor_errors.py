@@ -10,8 +10,8 @@ from quart import Blueprint
 from inbox_actors.domain.auth_ladder import ErrorStyle
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.runtime import Actor, ActorKind
+from inbox_http.dependencies import dependencies
 from inbox_http.guard import guarded
-from inbox_http.services import services
 from tests import builders
 from tests.e2e.conftest import bearer
 
@@ -45,12 +45,12 @@ def extra_blueprints():
     @probe.get("/test/stuck")
     @guarded(tier=ApiTier.CORE)
     async def stuck():
-        return {"reply": await services().actors.ref("stuck", "one").ask("hello")}
+        return {"reply": await dependencies().actors.ref("stuck", "one").ask("hello")}
 
     @probe.get("/test/stuck-sentence")
     @guarded(tier=ApiTier.CORE, errors=ErrorStyle.SENTENCE)
     async def stuck_sentence():
-        return {"reply": await services().actors.ref("stuck", "two").ask("hello")}
+        return {"reply": await dependencies().actors.ref("stuck", "two").ask("hello")}
 
     return [probe]
 

@@ -258,7 +258,7 @@ async def test_an_inbox_action_whose_body_is_not_utf8_is_invalid_body_and_change
 async def test_a_signed_platform_delivery_that_is_not_utf8_is_refused_and_stores_nothing(service):
     from datetime import datetime, timezone
 
-    from inbox_actors.platform.envelope import build_envelope, sign
+    from inbox_actors.platform.webhook_envelope import build_envelope, sign
     from tests.e2e.chat_helpers import scale_workspace
     from tests.e2e.platform_webhooks import customer_message
 

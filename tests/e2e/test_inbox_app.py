@@ -20,14 +20,19 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from inbox_actors.platform.envelope import build_envelope, sign
 from inbox_actors.platform.payloads import InboundMessage
+from inbox_actors.platform.webhook_envelope import build_envelope, sign
 from tests.axe import assert_accessible
 from tests.browser import in_browser_thread
 from tests.e2e.conftest import bearer
 from tests.e2e.test_serve_process import start_serve, stop
 from tests.e2e.web_app import (
-    chromium_browser, no_sideways_scroll, sign_in, tab_to, wait_until_live, watched_page,
+    chromium_browser,
+    no_sideways_scroll,
+    sign_in,
+    tab_to,
+    wait_until_live,
+    watched_page,
 )
 
 CUSTOMER = "919811100001"

@@ -48,7 +48,7 @@ async def test_sign_in_attempts_count_once_whichever_node_they_land_on(nodes):
 
 
 async def test_under_concurrent_calls_the_ceiling_is_exact_and_the_asks_go_together(nodes):
-    owner = next(node for node in nodes if node.state.live_nodes.owner_of("127.0.0.1") == node.url)
+    owner = next(node for node in nodes if node.state.membership.owner_of("127.0.0.1") == node.url)
     asking = next(node for node in nodes if node is not owner)
     statuses: list[int] = []
 

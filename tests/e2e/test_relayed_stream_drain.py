@@ -13,11 +13,16 @@ import trio
 from quart import Blueprint, Response
 
 from inbox_actors.access import accounts
-from inbox_http.services import services
+from inbox_http.dependencies import dependencies
 from tests.e2e.chat_helpers import scale_workspace
 from tests.e2e.conftest import bearer, with_settings
-from tests.e2e.running_nodes import Node, cluster_settings, on_first_nodes_platform, running_node, \
-    running_node_of_its_own
+from tests.e2e.running_nodes import (
+    Node,
+    cluster_settings,
+    on_first_nodes_platform,
+    running_node,
+    running_node_of_its_own,
+)
 
 PASSWORD = "a-long-enough-password"
 EMAIL = "rae@example.com"
@@ -41,7 +46,7 @@ class SlowExport:
             yield b"1,Rae\n"
 
         response = Response(parts(), content_type="text/csv")
-        response.headers["X-Served-By"] = services().placement.node_id
+        response.headers["X-Served-By"] = dependencies().placement.node_id
         response.timeout = None
         return response
 

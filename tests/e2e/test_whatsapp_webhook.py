@@ -34,7 +34,7 @@ async def test_a_bad_or_missing_signature_is_refused_and_nothing_is_stored(servi
 
 
 async def test_a_malformed_envelope_is_a_400(service):
-    from inbox_actors.platform.envelope import sign
+    from inbox_actors.platform.webhook_envelope import sign
 
     body = b'{"object": "whatsapp_business_account", "entry": "nope"}'
     secret = service.app.extensions["inbox"].platform.app_secret

@@ -8,7 +8,7 @@ import socket
 
 import asyncpg
 
-from inbox_actors.cluster.live_nodes import LiveNodes
+from inbox_actors.cluster.membership import ClusterMembership
 from inbox_actors.monitoring.metrics import ServiceMetrics
 from inbox_http.cluster.address_admission import ClusterAddresses
 
@@ -24,7 +24,7 @@ def _closed_port() -> int:
 async def test_an_owner_that_does_not_answer_is_left_out_and_the_address_counted_here(db, bucket_actors):
     gone = f"http://127.0.0.1:{_closed_port()}"
     await db.execute("INSERT INTO cluster_nodes (node_id, seen_at) VALUES ($1, now()), ($2, now())", gone, ME)
-    nodes = LiveNodes(db, lambda: ME, within=8.0)
+    nodes = ClusterMembership(db, lambda: ME, within=8.0)
     await nodes.refresh()
     assert nodes.nodes() == tuple(sorted((gone, ME)))
     bucket = next(f"192.0.2.{n}" for n in range(256) if nodes.owner_of(f"192.0.2.{n}") == gone)
@@ -45,7 +45,7 @@ async def test_an_owner_that_does_not_answer_is_left_out_and_the_address_counted
 async def test_the_owner_of_an_address_is_the_same_in_every_view_and_moves_only_when_its_owner_leaves(db):
     three = ("http://10.0.0.1:8000", "http://10.0.0.2:8000", "http://10.0.0.3:8000")
     await db.execute("INSERT INTO cluster_nodes (node_id, seen_at) SELECT unnest($1::text[]), now()", list(three))
-    views = [LiveNodes(db, lambda own=own: own, within=8.0) for own in three]
+    views = [ClusterMembership(db, lambda own=own: own, within=8.0) for own in three]
     for view in views:
         await view.refresh()
     buckets = [f"198.51.100.{n}" for n in range(200)]
@@ -59,7 +59,7 @@ async def test_the_owner_of_an_address_is_the_same_in_every_view_and_moves_only_
 
 
 async def test_a_view_that_cannot_be_read_leaves_the_last_one_standing_and_stops_nothing(db):
-    nodes = LiveNodes(db, lambda: ME, within=8.0)
+    nodes = ClusterMembership(db, lambda: ME, within=8.0)
     others = ["http://127.0.0.2:8000", "http://127.0.0.3:8000"]
     # An outage, then a statement PostgreSQL cancelled: neither is raised, and the view read before stands.
     for other, error in zip(others, (None, asyncpg.QueryCanceledError("canceling statement due to user request"))):

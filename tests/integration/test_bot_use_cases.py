@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from inbox_actors.actions import bot
-from inbox_actors.actions.caller import Caller
-from inbox_actors.actions.outcomes import Done, Reason, Refused
-from inbox_actors.actions.use_case import run
 from inbox_actors.bot import settings
+from inbox_actors.use_cases import bot
+from inbox_actors.use_cases.caller import Caller
+from inbox_actors.use_cases.outcomes import Done, Reason, Refused
+from inbox_actors.use_cases.use_case import run
 
 READER = ["ai_agent:read"]
 

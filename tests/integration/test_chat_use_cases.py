@@ -8,12 +8,11 @@ from datetime import datetime, timedelta, timezone
 
 import msgspec
 
-from inbox_actors.actions import chats
-from inbox_actors.actions.caller import Caller
-from inbox_actors.actions.fields import MAX_REASON
-from inbox_actors.actions.outcomes import Done, Reason, Refused
 from inbox_actors.reporting.conversation_detail import ConversationDetail
-
+from inbox_actors.use_cases import chats
+from inbox_actors.use_cases.caller import Caller
+from inbox_actors.use_cases.fields import MAX_REASON
+from inbox_actors.use_cases.outcomes import Done, Reason, Refused
 
 PHONE = "919811100001"
 

@@ -10,15 +10,15 @@ import dataclasses
 import pytest
 
 from inbox_actors.access.credentials import CredentialCache
-from inbox_actors.actions import connector_hooks, connector_sources
-from inbox_actors.actions.caller import Caller
-from inbox_actors.actions.outcomes import Done, Reason, Refused
-from inbox_actors.actions.use_case import run
 from inbox_actors.connectors.caller import action_caller
 from inbox_actors.connectors.make_shapes import MakeOption
 from inbox_actors.connectors.model import IssuedHook, Platform
 from inbox_actors.connectors.zapier_shapes import ZapierChoice
 from inbox_actors.platform import templates
+from inbox_actors.use_cases import connector_hooks, connector_sources
+from inbox_actors.use_cases.caller import Caller
+from inbox_actors.use_cases.outcomes import Done, Reason, Refused
+from inbox_actors.use_cases.use_case import run
 from inbox_actors.webhooks import endpoint
 from inbox_actors.webhooks.address_guard import AddressGuard, parse_networks
 from tests import builders

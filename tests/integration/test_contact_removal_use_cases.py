@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from inbox_actors.actions import contact_removal, contacts
-from inbox_actors.actions.outcomes import Done, Reason, Refused
+from inbox_actors.use_cases import contact_removal, contacts
+from inbox_actors.use_cases.outcomes import Done, Reason, Refused
 
 PHONE, OTHER = "919833300001", "919833300002"
 

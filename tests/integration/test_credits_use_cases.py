@@ -4,9 +4,9 @@ answer their own codes. The route's tests (e2e/test_credits.py) check how they a
 
 from __future__ import annotations
 
-from inbox_actors.actions import credits
-from inbox_actors.actions.outcomes import Done, Reason, Refused
 from inbox_actors.domain.credit_prices import TemplatePrices
+from inbox_actors.use_cases import credits
+from inbox_actors.use_cases.outcomes import Done, Reason, Refused
 
 PRICES = TemplatePrices(marketing=5, utility=1)
 

@@ -6,12 +6,12 @@ import msgspec
 import pytest
 import trio
 
-from inbox_actors.actions import keyed_sends
-from inbox_actors.actions.deps import ActionDeps
-from inbox_actors.actions.outcomes import Done, Reason, Refused
 from inbox_actors.conversations import idempotency_keys
 from inbox_actors.conversations.idempotency_keys import Conflict, InProgress, Replay, Reservation
 from inbox_actors.conversations.send_answers import SendVerdict
+from inbox_actors.use_cases import keyed_sends
+from inbox_actors.use_cases.deps import UseCaseDeps
+from inbox_actors.use_cases.outcomes import Done, Reason, Refused
 from inbox_http import idempotency
 from inbox_http.errors import SentenceError
 from persistence.queries import idempotency as key_queries
@@ -141,8 +141,8 @@ class _At:
         return self.moment
 
 
-def _deps(db) -> ActionDeps:
-    return ActionDeps(db, None, _At(NOW), None, None)  # type: ignore[arg-type] (the round needs db and clock)
+def _deps(db) -> UseCaseDeps:
+    return UseCaseDeps(db, None, _At(NOW), None, None)  # type: ignore[arg-type] (the round needs db and clock)
 
 
 def _verdict(status: int, body: dict) -> Done:

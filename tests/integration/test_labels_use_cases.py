@@ -4,9 +4,9 @@ they answer."""
 
 from __future__ import annotations
 
-from inbox_actors.actions import labels
-from inbox_actors.actions.outcomes import Done, Reason, Refused
 from inbox_actors.labels.label_set import MAX_NAME
+from inbox_actors.use_cases import labels
+from inbox_actors.use_cases.outcomes import Done, Reason, Refused
 
 
 def refused(outcome, status: int, code: str) -> Refused:

@@ -4,9 +4,9 @@ PostgreSQL with no HTTP. The routes' tests (e2e/test_mcp_endpoint.py) check how 
 
 from __future__ import annotations
 
-from inbox_actors.actions import mcp_settings
-from inbox_actors.actions.outcomes import Done, Reason, Refused
 from inbox_actors.mcp import tokens
+from inbox_actors.use_cases import mcp_settings
+from inbox_actors.use_cases.outcomes import Done, Reason, Refused
 from tests import builders
 
 EVERY = ((mcp_settings.LIST_TOKENS, {}), (mcp_settings.CREATE_TOKEN, {"name": "assistant"}),

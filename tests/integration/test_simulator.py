@@ -21,12 +21,12 @@ import pytest
 import trio
 
 from inbox_actors.outbound_http.verified_tls import verified_context
-from inbox_actors.platform.envelope import SIGNATURE_HEADER, parse_envelope, verify_signature
 from inbox_actors.platform.payloads import InboundMessage, StatusUpdate
 from inbox_actors.platform.simulator.model import Simulator, SimulatorConfig
 from inbox_actors.platform.simulator.rules import StatusDelays
 from inbox_actors.platform.simulator.server import serve_simulator
 from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateSpec
+from inbox_actors.platform.webhook_envelope import SIGNATURE_HEADER, parse_envelope, verify_signature
 from tests.waiting import eventually
 from tests.webhook_receiver import Received, Receiver, serve_receiver
 

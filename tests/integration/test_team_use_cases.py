@@ -4,9 +4,9 @@ The doors' tests (e2e) check only how each maps the outcome. The `use_cases` fix
 
 from __future__ import annotations
 
-from inbox_actors.actions import team
-from inbox_actors.actions.outcomes import Done, Reason, Refused
 from inbox_actors.domain import scopes
+from inbox_actors.use_cases import team
+from inbox_actors.use_cases.outcomes import Done, Reason, Refused
 from tests import builders
 
 NO_TEAM = ["inbox"]  # an agent's kind of permissions, without the team's

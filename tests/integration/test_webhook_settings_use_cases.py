@@ -9,10 +9,10 @@ import dataclasses
 
 import pytest
 
-from inbox_actors.actions import webhook_settings
-from inbox_actors.actions.outcomes import Done, Reason, Refused
-from inbox_actors.actions.use_case import run
 from inbox_actors.domain import events
+from inbox_actors.use_cases import webhook_settings
+from inbox_actors.use_cases.outcomes import Done, Reason, Refused
+from inbox_actors.use_cases.use_case import run
 from inbox_actors.webhooks import endpoint, settings
 from inbox_actors.webhooks.address_guard import AddressGuard, parse_networks
 from inbox_actors.webhooks.transport import AttemptResult

@@ -15,10 +15,6 @@ from typing import Any
 import pytest
 
 from inbox_actors.access import sessions
-from inbox_actors.actions.caller import Caller
-from inbox_actors.actions.deps import ActionDeps
-from inbox_actors.actions.outcomes import Outcome
-from inbox_actors.actions.use_case import UseCase, run
 from inbox_actors.broadcasts.broadcast import BroadcastDeps, broadcast_kind
 from inbox_actors.broadcasts.schedule import ScheduleDeps, broadcast_schedule_kind, start_broadcast_schedule
 from inbox_actors.contacts.contact_card import contact_card_kind
@@ -29,6 +25,10 @@ from inbox_actors.conversations.snooze_clock import SnoozeClockDeps, snooze_cloc
 from inbox_actors.conversations.status_writer import status_writer_kind
 from inbox_actors.runtime import ActorSystem
 from inbox_actors.runtime.clock import WallClock
+from inbox_actors.use_cases.caller import Caller
+from inbox_actors.use_cases.deps import UseCaseDeps
+from inbox_actors.use_cases.outcomes import Outcome
+from inbox_actors.use_cases.use_case import UseCase, run
 from persistence.database import Database
 from tests import builders
 from tests.integration.chat_helpers import customer_writes
@@ -38,7 +38,7 @@ from tests.integration.test_conversation_actor import RecordingPlatform
 @dataclass
 class UseCases:
     db: Database
-    deps: ActionDeps
+    deps: UseCaseDeps
     platform: RecordingPlatform
     workspace_id: int
 
@@ -74,6 +74,6 @@ async def use_cases(db, nursery):
     await start_broadcast_schedule(system)
     await start_snooze_clock(system)
     # Webhook settings' use cases need the address rules and the connections; a test of them builds its own.
-    deps = ActionDeps(db, system, clock, webhook_guard=None, webhook_transport=None)  # type: ignore[arg-type]
+    deps = UseCaseDeps(db, system, clock, webhook_guard=None, webhook_transport=None)  # type: ignore[arg-type]
     yield UseCases(db, deps, platform, await builders.workspace(db))
     await system.shutdown(2)

@@ -7,8 +7,14 @@ from datetime import datetime, timezone
 
 import pytest
 
-from inbox_actors.platform.envelope import InvalidEnvelope, build_envelope, parse_envelope, sign, verify_signature
 from inbox_actors.platform.payloads import InboundBatch, InboundMessage, StatusUpdate
+from inbox_actors.platform.webhook_envelope import (
+    InvalidEnvelope,
+    build_envelope,
+    parse_envelope,
+    sign,
+    verify_signature,
+)
 
 SECRET = "app-secret"
 AT = datetime(2026, 3, 1, 12, 30, 5, tzinfo=timezone.utc)

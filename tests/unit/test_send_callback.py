@@ -12,8 +12,8 @@ import pytest
 from inbox_actors.conversations.send_answers import message_verdict
 from inbox_actors.conversations.send_callback import callback_data, message_id_of
 from inbox_actors.platform.cloud_api import InvalidSendRequest, decode_send_request, encode_send_request
-from inbox_actors.platform.envelope import build_envelope, parse_envelope
 from inbox_actors.platform.payloads import SendRequest, StatusUpdate
+from inbox_actors.platform.webhook_envelope import build_envelope, parse_envelope
 
 AT = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 

@@ -34,7 +34,6 @@ import msgspec
 import trio
 
 from inbox_actors.platform.cloud_api import InvalidSendRequest, decode_send_request
-from inbox_actors.platform.envelope import build_envelope
 from inbox_actors.platform.payloads import InboundMessage, StatusUpdate
 from inbox_actors.platform.simulator.customers import (
     CUSTOMER_MESSAGE_TYPES,
@@ -68,6 +67,7 @@ from inbox_actors.platform.simulator.state import (
 )
 from inbox_actors.platform.simulator.webhook_lane import WebhookLane
 from inbox_actors.platform.template_catalog import InMemoryTemplateCatalog, TemplateCatalog
+from inbox_actors.platform.webhook_envelope import build_envelope
 from inbox_actors.runtime.clock import Clock, WallClock
 
 log = logging.getLogger("inbox_actors.platform.simulator.model")

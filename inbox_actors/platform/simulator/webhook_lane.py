@@ -9,7 +9,7 @@ import httpx
 import trio
 
 from inbox_actors.outbound_http.verified_tls import verified_context
-from inbox_actors.platform.envelope import SIGNATURE_HEADER, sign
+from inbox_actors.platform.webhook_envelope import SIGNATURE_HEADER, sign
 
 log = logging.getLogger("inbox_actors.platform.simulator.webhook_lane")
 

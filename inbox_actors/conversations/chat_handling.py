@@ -1,0 +1,166 @@
+"""The team's actions on a chat, for the conversation actor: claim, release, transfer, resolve (through the
+state machine), a member opening the chat, a key marking it read, a member's internal note, a label put on or
+taken off, a snooze begun or ended. Each writes through the chat's
+`ChatState`: the assignment event (and its team audit entry) or the view, then the row (version-checked) and the
+webhook event, in one transaction committed before the actor replies.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from inbox_actors.conversations import events as data
+from inbox_actors.conversations.chat_state import ChatState, WebhookEvent
+from inbox_actors.conversations.conversation_protocol import Changed, NoteAdded, Refused
+from inbox_actors.domain import conversation_states as states
+from inbox_actors.domain import events, team_audit
+from inbox_actors.domain.conversation_states import State
+from persistence.queries import conversations as conversation_queries
+from persistence.queries import labels as label_queries
+from persistence.queries import messages as message_queries
+from persistence.queries import team_audit as audit_queries
+from persistence.queries import workspaces as workspace_queries
+
+# Repeated opens by one member within this long count once (the spec's views list).
+VIEW_DEDUP = timedelta(minutes=1)
+
+
+class ChatHandling:
+    def __init__(self, chat: ChatState) -> None:
+        self._chat = chat
+
+    async def transfer(self, to_member: int, *, by: int, reason: str | None, author: str) -> Changed | Refused:
+        chat = self._chat
+        assignment = states.transfer(chat.state, chat.row["assigned_to"], to_member)
+        member = await workspace_queries.find_member(chat.db, to_member)
+        if member is None or member["workspace_id"] != chat.workspace_id or member["status"] != "active":
+            return Refused(400, "invalid_member", f"No active member {to_member} in this workspace.")
+        return await self.assign(assignment, by=by, reason=reason, author=author)
+
+    async def assign(self, assignment: states.Assignment, *, by: int, reason: str | None, author: str) -> Changed:
+        """Apply a claim, release, transfer or resolve: the assignment event, the row, the webhook event."""
+        chat = self._chat
+        if assignment.event is None:
+            return Changed(chat.row["state"], chat.row["version"])
+        now = chat.clock.now()
+        row = chat.row
+        previous = row["assigned_to"]
+        changes: dict[str, Any] = {"state": assignment.state.value, "assigned_to": assignment.assignee}
+        if assignment.event in ("claimed", "transferred"):
+            changes.update(claimed_by=assignment.assignee, claimed_at=now)
+            if row["state"] == State.AI_ONLY.value:
+                changes.update(handover_reason=states.CLAIMED_FROM_BOT, handover_at=now)
+                if row["waiting_since"] is not None and row["waiting_for_person_since"] is None:
+                    changes.update(await chat.waiting_for_person(chat.db, now))
+        elif assignment.event == "released":
+            changes.update(claimed_by=None)
+        elif assignment.event == "resolved":
+            changes.update(claimed_by=None, resolved_at=now, waiting_for_person_since=None, sla_deadline_at=None)
+        involved = [member for member in (previous, assignment.assignee, by) if member is not None]
+        names = await conversation_queries.member_names(chat.db, involved)
+        kind = events.CONVERSATION_RESOLVED if assignment.event == "resolved" else events.CONVERSATION_ASSIGNED
+        announced = WebhookEvent(kind, author, data.assignment_data(
+            chat.phone, assignment.event, assignment.state.value, previous, assignment.assignee, by, reason, names,
+            now))
+        async with chat.transaction() as tx:
+            await conversation_queries.insert_assignment_event(
+                tx, conversation_id=row["id"], event=assignment.event, at=now, from_member=previous,
+                to_member=assignment.assignee, by_member=by, reason=reason)
+            await audit_queries.record(tx, workspace_id=chat.workspace_id, at=now, member_id=by, via=author,
+                                       action=team_audit.CHAT_ACTIONS[assignment.event], subject=chat.phone,
+                                       details={"from": previous, "to": assignment.assignee, "reason": reason})
+            await chat.commit(tx, changes, [announced], now)
+        return Changed(chat.row["state"], chat.row["version"])
+
+    async def open(self, member_id: int, *, via: str, author: str) -> Changed:
+        chat = self._chat
+        now = chat.clock.now()
+        row = chat.row
+        unread = row["unread_count"]
+        async with chat.transaction() as tx:
+            last = await conversation_queries.last_view_by(tx, row["id"], member_id)
+            repeated = last is not None and now - last["opened_at"] < VIEW_DEDUP
+            if repeated and unread:
+                # Still one view (the spec's views count repeated opens within a minute once), but the
+                # messages it cleared are counted on it and announced as seen.
+                await conversation_queries.add_marked_read(tx, last["id"], unread)
+            elif not repeated:
+                await conversation_queries.insert_view(tx, conversation_id=row["id"], member_id=member_id,
+                                                       via=via, at=now, marked_read=unread)
+            seen: list[WebhookEvent] = []
+            if not repeated or unread:
+                names = await conversation_queries.member_names(tx, [member_id])
+                seen.append(WebhookEvent(events.CONVERSATION_SEEN, author,
+                                         data.seen_data(chat.phone, member_id, names, unread, now)))
+            await chat.commit(tx, {"unread_count": 0, "unread_since": None} if unread else {}, seen, now)
+        return Changed(chat.row["state"], chat.row["version"])
+
+    async def add_note(self, member_id: int, text: str, *, author: str) -> NoteAdded:
+        """A note in the thread, in the team's audit log; the chat's state, counts and waits are untouched."""
+        chat = self._chat
+        now = chat.clock.now()
+        async with chat.transaction() as tx:
+            note = await message_queries.insert_message(
+                tx, workspace_id=chat.workspace_id, conversation_id=chat.row["id"], direction="note",
+                sender_type="agent", actor_id=member_id, type="note", text=text, status="internal",
+                source="inbox", sent_at=now, status_at=now)
+            await audit_queries.record(tx, workspace_id=chat.workspace_id, at=now, member_id=member_id,
+                                       via=author, action=team_audit.NOTE_ADDED, subject=chat.phone,
+                                       details={"note": note["id"]})
+            await chat.commit(tx, {}, [], now)
+        return NoteAdded(note["id"])
+
+    async def label(self, name: str, add: bool, *, by: int, author: str) -> Changed | Refused:
+        """Put on a label of the workspace's set (by its name, whatever its case) or take one off. The chat's
+        labels are read under the row's lock, so a rename of the label set lands before or after, never lost."""
+        chat = self._chat
+        now = chat.clock.now()
+        async with chat.transaction() as tx:
+            current = await label_queries.chat_labels(tx, chat.row["id"])
+            if add:
+                found = await label_queries.find_label_named(tx, chat.workspace_id, name)
+                if found is None:
+                    return Refused(404, "label_not_found", f"No label named {name!r} in this workspace; create it "
+                                                           "first.")
+                labels = current if found["name"] in current else [*current, found["name"]]
+            else:
+                labels = [label for label in current if label.lower() != name.lower()]
+            if labels != current:
+                await audit_queries.record(tx, workspace_id=chat.workspace_id, at=now, member_id=by, via=author,
+                                           action=team_audit.LABELED if add else team_audit.UNLABELED,
+                                           subject=chat.phone, details={"label": name, "labels": labels})
+                await chat.commit(tx, {"labels": labels}, [], now)
+        return Changed(chat.row["state"], chat.row["version"])
+
+    async def snooze(self, until: datetime | None, *, by: int, author: str) -> Changed | Refused:
+        """Snooze until `until` (None: until the customer writes): the chat leaves the open views meanwhile."""
+        chat = self._chat
+        now = chat.clock.now()
+        if until is not None and until <= now:
+            return Refused(400, "invalid_until", "until must be in the future.")
+        async with chat.transaction() as tx:
+            await audit_queries.record(tx, workspace_id=chat.workspace_id, at=now, member_id=by, via=author,
+                                       action=team_audit.SNOOZED, subject=chat.phone,
+                                       details={"until": until.isoformat() if until else None})
+            await chat.commit(tx, {"snoozed": True, "snoozed_until": until}, [], now)
+        return Changed(chat.row["state"], chat.row["version"])
+
+    async def unsnooze(self, *, by: int | None, author: str) -> Changed:
+        """End the snooze now (a member, the snooze clock when its time came); a chat not snoozed: nothing."""
+        chat = self._chat
+        if not chat.row["snoozed"]:
+            return Changed(chat.row["state"], chat.row["version"])
+        now = chat.clock.now()
+        async with chat.transaction() as tx:
+            await audit_queries.record(tx, workspace_id=chat.workspace_id, at=now, member_id=by, via=author,
+                                       action=team_audit.UNSNOOZED, subject=chat.phone, details={})
+            await chat.commit(tx, {"snoozed": False, "snoozed_until": None}, [], now)
+        return Changed(chat.row["state"], chat.row["version"])
+
+    async def mark_read(self) -> Changed:
+        chat = self._chat
+        if chat.row["unread_count"]:
+            async with chat.transaction() as tx:
+                await chat.commit(tx, {"unread_count": 0, "unread_since": None}, [], chat.clock.now())
+        return Changed(chat.row["state"], chat.row["version"])
