@@ -65,7 +65,7 @@ def guarded(*, tier: ApiTier, use_case: UseCase | None = None, scopes: tuple[str
     are the declaration's, checked here in the auth ladder's words before the body is read. `scopes` is for the
     routes no use case stands behind yet (reads of the Reporting API, key management)."""
     if use_case is not None:
-        scopes = use_case.permissions
+        scopes, admin = use_case.permissions, use_case.admin or admin
     policy = RoutePolicy(tier=tier, scopes=scopes, errors=errors, admin=admin, sending=sending, dashboard=dashboard)
 
     def decorate(handler: Handler) -> Handler:

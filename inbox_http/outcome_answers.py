@@ -17,10 +17,11 @@ from inbox_http.guard import current_caller
 from inbox_http.json_body import read_json_object
 
 
-async def run_route(use_case: UseCase, status: int = 200, *, body: bool = False, optional: bool = False,
+async def run_route(use_case: UseCase, status: int = 200, /, *, body: bool = False, optional: bool = False,
                     **path: Any):
     """Run `use_case` for the request's caller with the path's parameters and, with `body`, the JSON body's
-    fields (`optional`: no body at all is no fields); answer its outcome."""
+    fields (`optional`: no body at all is no fields); answer its outcome. `status` is positional, so an argument
+    of that name (a list's filter) is the use case's."""
     arguments = await read_json_object(empty_ok=optional) if body else {}
     for name in path:
         if name in arguments:

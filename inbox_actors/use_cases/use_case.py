@@ -26,7 +26,9 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
+from inbox_actors.domain import auth_ladder
 from inbox_actors.domain import scopes as scope_rules
+from inbox_actors.domain.auth_ladder import AdminRule
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.deps import UseCaseDeps
 from inbox_actors.use_cases.outcomes import Done, Outcome, Reason, Refused, reason_of_status
@@ -66,6 +68,9 @@ class UseCase(Generic[Arguments]):
     """The caller needs any one of these; for a read, a permission's `:read` variant is enough."""
     kind: Kind
     handler: Callable[[UseCaseDeps, Caller, Arguments], Awaitable[Outcome]]
+    admin: AdminRule | None = None
+    """Key management's rule instead of permissions (the spec's auth ladder): admins, or for *view* members with
+    the settings permission too."""
 
     @property
     def method(self) -> str:
@@ -74,10 +79,25 @@ class UseCase(Generic[Arguments]):
 
     def allows(self, caller: Caller) -> bool:
         """Whether the caller may run this use case: what a page asks before it offers the action."""
-        return caller.is_operator or caller.may(self.permissions, self.method)
+        return self.refusal_for(caller) is None
+
+    def refusal_for(self, caller: Caller) -> Refused | None:
+        """Why the caller may not run it, worded for whoever reads it; None when it may."""
+        if caller.is_operator:
+            return None
+        if self.admin is not None:
+            refusal = auth_ladder.check_session_admin(caller.status, caller.role, caller.permissions, self.admin)
+            return None if refusal is None else Refused(Reason.PERMISSION, refusal.message or refusal.error,
+                                                        refusal.status, refusal.error)
+        if caller.may(self.permissions, self.method):
+            return None
+        return Refused(Reason.PERMISSION, f"Permission denied: {self.name} needs the {self.needed()} permission, "
+                       f"which {caller.who} does not have.", 403, "permission_denied")
 
     def needed(self) -> str:
         """The permissions it needs, as a refusal names them."""
+        if self.admin is not None:
+            return "admin" if self.admin is AdminRule.MANAGE else "admin or settings"
         return " or ".join(f"{p}:read" if self.kind is Kind.READ and scope_rules.SCOPES.get(p) else p
                            for p in self.permissions)
 
@@ -87,9 +107,8 @@ async def run(deps: UseCaseDeps, caller: Caller, use_case: UseCase[Arguments], a
     """The use case's outcome for `caller`: refused for a missing permission or arguments its struct does not
     take, else what its handler answers. Not `strict` (a web form, which can send only text): "12" or "true"
     stand for the value they name."""
-    if not use_case.allows(caller):
-        return Refused(Reason.PERMISSION, f"Permission denied: {use_case.name} needs the {use_case.needed()} "
-                       f"permission, which {caller.who} does not have.", 403, "permission_denied")
+    if (refused := use_case.refusal_for(caller)) is not None:
+        return refused
     parsed = decode_arguments(use_case.arguments, arguments, strict=strict)
     if isinstance(parsed, Refused):
         return parsed

@@ -1,9 +1,9 @@
 """The workspace's API keys for admins: `/app/keys` (the list, creating a key) and `/app/keys/<id>` (one key:
 editing it, rotating it, revoking it).
 
-Who may open them is key management's admin rule, asked of the auth ladder as the REST guard asks it for a
-dashboard session (`key_admin.py`): the list and a key's page for *view*, every change for *manage*. Each form is
-one of the key use cases (`actions/keys.py`), whose key ring decides the rest (the limits of a name, an expiry, a
+Who may open them is key management's admin rule, which the key use cases declare (`use_cases/keys.py`): the
+list and a key's page open for `keys.LIST`, every change is its own use case's (*manage*). Each form runs one of
+them, whose key ring decides the rest (the limits of a name, an expiry, a
 grace period, 20 active keys, only an active key changes) and answers a refusal the page shows. A key's plaintext
 is shown once, on the page that made it, as the API answers it once.
 """
@@ -13,18 +13,16 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from msgspec import UNSET, UnsetType
-from quart import Blueprint, g, redirect, request
+from quart import Blueprint, redirect, request
 from werkzeug.datastructures import MultiDict
 
-from inbox_actors.access import key_reads
 from inbox_actors.domain import key_rules
 from inbox_actors.domain import scopes as scope_rules
-from inbox_actors.domain.auth_ladder import AdminRule
-from inbox_actors.use_cases import keys as key_actions
+from inbox_actors.use_cases import keys
 from inbox_actors.use_cases.outcomes import Reason, Refused
+from inbox_actors.use_cases.use_case import UseCase, run
 from inbox_http.dependencies import dependencies
 from inbox_http.guard import current_caller
-from inbox_http.web.key_admin import key_admin_refusal
 from inbox_http.web.page_guard import WebRefusal, signed_in
 from inbox_http.web.pages import page, refused_page
 
@@ -48,61 +46,60 @@ def day_utc(moment: datetime | None) -> str:
     return "" if moment is None else moment.astimezone(timezone.utc).strftime("%d %b %Y %H:%M")
 
 
-def _may(rule: AdminRule) -> bool:
-    return key_admin_refusal(g.session, rule) is None
+def _require(use_case: UseCase) -> None:
+    refused = use_case.refusal_for(current_caller())
+    if refused is not None:
+        raise WebRefusal(refused.status, refused.message)
 
 
-def _require(rule: AdminRule) -> None:
-    refusal = key_admin_refusal(g.session, rule)
-    if refusal is not None:
-        raise WebRefusal(refusal.status, refusal.message or refusal.error)
+async def _run(use_case: UseCase, **arguments: object):
+    return await run(dependencies().use_case_deps, current_caller(), use_case, arguments)
 
 
 @blueprint.get("")
 @signed_in
 async def key_list():
-    _require(AdminRule.VIEW)
+    _require(keys.LIST)
     return await _list_page(notice=_DONE.get(request.args.get("done", "")))
 
 
 @blueprint.post("")
 @signed_in
 async def create():
-    _require(AdminRule.MANAGE)
+    _require(keys.CREATE)
     form = await request.form
     try:
         expires_in_days = _whole(form, "expires_in_days", "The expiry")
         rate_limit = _whole(form, "rate_limit_per_minute", "The per-minute limit")
     except FormFieldError as err:
         return await _list_page(refused=err.refused(), draft=form)
-    issued = await key_actions.create(dependencies().use_case_deps, current_caller(), name=form.get("name", ""),
-                                      scopes=tuple(form.getlist("scope")), expires_in_days=expires_in_days,
-                                      rate_limit_per_minute=rate_limit)
+    issued = await _run(keys.CREATE, name=form.get("name", ""), scopes=form.getlist("scope"),
+                        expires_in_days=expires_in_days, rate_limit_per_minute=rate_limit)
     if isinstance(issued, Refused):
         return await _list_page(refused=issued, draft=form)
-    return await page("keys_issued.html", 201, issued=issued, previous=None)
+    return await page("keys_issued.html", 201, issued=issued.data, previous=None)
 
 
 @blueprint.get("/<int:key_id>")
 @signed_in
 async def key_page(key_id: int):
-    _require(AdminRule.VIEW)
+    _require(keys.LIST)
     return await _key_page(key_id, notice=_DONE.get(request.args.get("done", "")))
 
 
 @blueprint.post("/<int:key_id>")
 @signed_in
 async def edit(key_id: int):
-    _require(AdminRule.MANAGE)
+    _require(keys.EDIT)
     form = await request.form
     try:
         expiry = _expiry_change(form)
         rate_limit = _whole(form, "rate_limit_per_minute", "The per-minute limit")
     except FormFieldError as err:
         return await _key_page(key_id, refused=err.refused())
-    edited = await key_actions.edit(dependencies().use_case_deps, current_caller(), key_id, name=form.get("name", ""),
-                                    expires_in_days=expiry, rate_limit_per_minute=rate_limit,
-                                    limits_exempt=form.get("limits_exempt") == "on")
+    edited = await _run(keys.EDIT, key_id=key_id, name=form.get("name", ""), rate_limit_per_minute=rate_limit,
+                        limits_exempt=form.get("limits_exempt") == "on",
+                        **({} if expiry is UNSET else {"expires_in_days": expiry}))
     if isinstance(edited, Refused):
         return await _key_page(key_id, refused=edited)
     return redirect(f"/app/keys/{key_id}?done=changed", 303)
@@ -111,25 +108,24 @@ async def edit(key_id: int):
 @blueprint.post("/<int:key_id>/rotate")
 @signed_in
 async def rotate(key_id: int):
-    _require(AdminRule.MANAGE)
+    _require(keys.ROTATE)
     form = await request.form
     try:
         grace_hours = _whole(form, "grace_hours", "The grace period")
     except FormFieldError as err:
         return await _key_page(key_id, refused=err.refused())
     # Left blank: the API's default, as a rotation without a body gets.
-    rotation = await key_actions.rotate(dependencies().use_case_deps, current_caller(), key_id,
-                                        key_rules.DEFAULT_GRACE_HOURS if grace_hours is None else grace_hours)
+    rotation = await _run(keys.ROTATE, key_id=key_id, **({} if grace_hours is None else {"grace_hours": grace_hours}))
     if isinstance(rotation, Refused):
         return await _key_page(key_id, refused=rotation)
-    return await page("keys_issued.html", 201, issued=rotation.key, previous=rotation.previous)
+    return await page("keys_issued.html", 201, issued=rotation.data.key, previous=rotation.data.previous)
 
 
 @blueprint.post("/<int:key_id>/revoke")
 @signed_in
 async def revoke(key_id: int):
-    _require(AdminRule.MANAGE)
-    revoked = await key_actions.revoke(dependencies().use_case_deps, current_caller(), key_id)
+    _require(keys.REVOKE)
+    revoked = await _run(keys.REVOKE, key_id=key_id)
     if isinstance(revoked, Refused):
         return await _key_page(key_id, refused=revoked)
     return redirect("/app/keys?done=revoked", 303)
@@ -139,22 +135,20 @@ async def revoke(key_id: int):
 
 
 async def _list_page(*, notice: str | None = None, refused: Refused | None = None, draft=None):
-    state = dependencies()
-    keys = await key_reads.list_keys(state.db, current_caller().workspace_id, state.clock.now())
-    return await page("keys.html", refused.status if refused else 200, keys=keys,
-                      may_manage=_may(AdminRule.MANAGE), scope_choices=SCOPE_CHOICES, draft=draft or MultiDict(),
-                      limits=_limits(), notice=notice, refusal=refused.message if refused else None)
+    listed = await _run(keys.LIST)
+    return await page("keys.html", refused.status if refused else 200, keys=listed.data.data,
+                      may_manage=keys.CREATE.allows(current_caller()), scope_choices=SCOPE_CHOICES,
+                      draft=draft or MultiDict(), limits=_limits(), notice=notice, refusal=refused.message if refused else None)
 
 
 async def _key_page(key_id: int, *, notice: str | None = None, refused: Refused | None = None):
-    state = dependencies()
-    key = await key_reads.find_key(state.db, current_caller().workspace_id, key_id, state.clock.now())
-    if key is None:
+    found = await _run(keys.SHOW, key_id=key_id)
+    if isinstance(found, Refused):
         if refused is not None:
             return await refused_page(refused)
         raise WebRefusal(404, "There is no such key in this workspace.")
-    return await page("keys_key.html", refused.status if refused else 200, key=key,
-                      may_manage=_may(AdminRule.MANAGE), limits=_limits(), notice=notice,
+    return await page("keys_key.html", refused.status if refused else 200, key=found.data,
+                      may_manage=keys.CREATE.allows(current_caller()), limits=_limits(), notice=notice,
                       refusal=refused.message if refused else None)
 
 

@@ -13,19 +13,16 @@ from typing import Any
 import msgspec
 from quart import Quart, Response, g, render_template, request
 
-from inbox_actors.use_cases import bot, broadcasts, labels, team, webhook_settings
+from inbox_actors.use_cases import bot, broadcasts, keys, labels, team, webhook_settings
 from inbox_actors.use_cases.outcomes import Reason, Refused
-from inbox_actors.use_cases.use_case import UseCase
 from inbox_http.dependencies import dependencies
-from inbox_http.web.key_admin import may_view_keys
 from inbox_http.web.page_guard import WebRefusal
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-# The sections the header links to, each with the use case its page reads (None: any member) or, for a rule that
-# is no use case's (key management's), a function (caller, session) -> bool; a member sees only the ones they may
-# open.
+# The sections the header links to, each with the use case its page reads (None: any member); a member sees only
+# the ones they may open.
 SECTIONS = (
     ("/app/inbox", "Inbox", None),
     ("/app/team", "Team", team.MEMBERS),
@@ -33,7 +30,7 @@ SECTIONS = (
     ("/app/labels", "Labels", labels.LIST),
     ("/app/sla", "SLA", team.SLA_POLICY),
     ("/app/broadcasts", "Broadcasts", broadcasts.LIST),
-    ("/app/keys", "API keys", may_view_keys),
+    ("/app/keys", "API keys", keys.LIST),
     ("/app/webhooks", "Webhooks", webhook_settings.READ),
 )
 STATE_NAMES = {"AI_ONLY": "With the bot", "HANDOFF_PENDING": "Waiting for a person", "HUMAN_ACTIVE": "With a person"}
@@ -90,15 +87,7 @@ def install_web(app: Quart) -> None:
 
 
 def sections_for(caller) -> list[tuple[str, str]]:
-    return [(path, title) for path, title, needs in SECTIONS if _opens(needs, caller, g.get("session"))]
-
-
-def _opens(needs, caller, session) -> bool:
-    if needs is None:
-        return True
-    if isinstance(needs, UseCase):
-        return needs.allows(caller)
-    return needs(caller, session)
+    return [(path, title) for path, title, reads in SECTIONS if reads is None or reads.allows(caller)]
 
 
 def ago(moment: datetime | None) -> str:

@@ -29,7 +29,7 @@ def test_every_use_case_has_one_name_and_a_permission():
     names = [use_case.name for _, use_case in declared.values()]
     assert len(names) == len(set(names)), sorted(name for name in names if names.count(name) > 1)
     for where, use_case in declared.values():
-        assert use_case.permissions, where
+        assert use_case.permissions or use_case.admin is not None, where
         assert all(isinstance(p, str) for p in use_case.permissions), where
 
 
