@@ -13,12 +13,12 @@ import msgspec
 
 from inbox_actors.bot import settings
 from inbox_actors.conversations import bot
-from inbox_actors.paging.parameters import MAX_PAGE, InvalidParameter
+from inbox_actors.paging.parameters import MAX_PAGE
 from inbox_actors.use_cases import permissions
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.deps import UseCaseDeps
 from inbox_actors.use_cases.fields import BIGINT_MAX, MULTI_LINE, ONE_LINE, Cursor
-from inbox_actors.use_cases.outcomes import Done, Outcome, Reason, Refused, judged
+from inbox_actors.use_cases.outcomes import Done, Outcome, Refused, judged
 from inbox_actors.use_cases.use_case import Kind, UseCase, rule
 
 T = TypeVar("T")
@@ -93,10 +93,7 @@ async def _answers(deps: UseCaseDeps, caller: Caller, a: NoArguments) -> Outcome
 
 async def _handoffs(deps: UseCaseDeps, caller: Caller, a: HandoffWindow) -> Outcome:
     given = {name: str(value) for name, value in msgspec.structs.asdict(a).items() if value is not None}
-    try:
-        return Done(await settings.handoffs(deps.db, caller.workspace_id, given, deps.clock.now()))
-    except InvalidParameter as err:
-        return Refused(Reason.INVALID, err.message, 400, err.code)
+    return Done(await settings.handoffs(deps.db, caller.workspace_id, given, deps.clock.now()))
 
 
 async def _change_behaviour(deps: UseCaseDeps, caller: Caller, a: ChangeBehaviour) -> Outcome:

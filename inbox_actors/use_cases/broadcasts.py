@@ -17,7 +17,6 @@ import msgspec
 
 from inbox_actors.broadcasts import broadcast, creation, schedule
 from inbox_actors.broadcasts import views as broadcast_views
-from inbox_actors.paging.parameters import InvalidParameter
 from inbox_actors.use_cases import permissions
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.chat_reads import PAGE_LIMIT, query
@@ -157,11 +156,8 @@ async def _show(deps: UseCaseDeps, caller: Caller, a: OneBroadcast) -> Outcome:
 
 
 async def _list(deps: UseCaseDeps, caller: Caller, a: ListBroadcasts) -> Outcome:
-    try:
-        return Done(await broadcast_views.list_broadcasts(deps.db, caller.workspace_id,
-                                                          query(status=a.status, limit=a.limit, cursor=a.cursor)))
-    except InvalidParameter as err:
-        return Refused(Reason.INVALID, err.message, 400, "invalid_arguments")
+    return Done(await broadcast_views.list_broadcasts(deps.db, caller.workspace_id,
+                                                      query(status=a.status, limit=a.limit, cursor=a.cursor)))
 
 
 async def _start(deps: UseCaseDeps, caller: Caller, a: StartBroadcast) -> Outcome:

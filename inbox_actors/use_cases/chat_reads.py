@@ -9,16 +9,14 @@ from typing import Annotated, Literal
 import msgspec
 
 from inbox_actors.domain.conversation_states import State
-from inbox_actors.paging.parameters import InvalidParameter
 from inbox_actors.platform import templates
 from inbox_actors.platform.templates import STATUSES as TEMPLATE_STATUSES
 from inbox_actors.reporting import conversation_lists, thread
-from inbox_actors.reporting.chat_lookup import ChatNotFound
 from inbox_actors.use_cases import permissions
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.deps import UseCaseDeps
 from inbox_actors.use_cases.fields import BIGINT_MAX, ONE_LINE, ChatPhone, Cursor
-from inbox_actors.use_cases.outcomes import Done, Outcome, Reason, Refused
+from inbox_actors.use_cases.outcomes import Done, Outcome
 from inbox_actors.use_cases.use_case import Kind, UseCase
 
 PAGE_LIMIT = 50
@@ -73,22 +71,13 @@ def query(**values: object) -> dict[str, str]:
 async def _list_conversations(deps: UseCaseDeps, caller: Caller, a: ListConversations) -> Outcome:
     args = query(q=a.q, state=a.state.value if a.state else None, unread=a.unread, needs_reply=a.needs_reply,
                  assigned_to=a.assigned_to, sort=a.sort, limit=a.limit, cursor=a.cursor)
-    try:
-        return Done(await conversation_lists.conversations(deps.db, caller.workspace_id, args, deps.clock.now(),
-                                                           caller.only_assigned_to))
-    except InvalidParameter as err:
-        return Refused(Reason.INVALID, err.message, 400, "invalid_arguments")
+    return Done(await conversation_lists.conversations(deps.db, caller.workspace_id, args, deps.clock.now(),
+                                                       caller.only_assigned_to))
 
 
 async def _read_messages(deps: UseCaseDeps, caller: Caller, a: ReadMessages) -> Outcome:
-    try:
-        return Done(await thread.messages(deps.db, caller.workspace_id, a.phone,
-                                          query(order=a.order, limit=a.limit, cursor=a.cursor),
-                                          caller.only_assigned_to))
-    except InvalidParameter as err:
-        return Refused(Reason.INVALID, err.message, 400, "invalid_arguments")
-    except ChatNotFound:
-        return Refused(Reason.NOT_FOUND, "No such chat in this workspace.", 404, "not_found")
+    return Done(await thread.messages(deps.db, caller.workspace_id, a.phone,
+                                      query(order=a.order, limit=a.limit, cursor=a.cursor), caller.only_assigned_to))
 
 
 async def _unread_summary(deps: UseCaseDeps, caller: Caller, a: NoArguments) -> Outcome:

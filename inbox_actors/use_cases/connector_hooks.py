@@ -15,7 +15,6 @@ import msgspec
 
 from inbox_actors.connectors import hooks
 from inbox_actors.connectors.model import ConnectorRefusal, HookList, Platform
-from inbox_actors.paging.parameters import InvalidParameter
 from inbox_actors.use_cases import permissions
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.deps import UseCaseDeps
@@ -74,11 +73,8 @@ async def _unsubscribe(deps: UseCaseDeps, caller: Caller, a: OneHook) -> Outcome
 
 
 async def _deliveries(deps: UseCaseDeps, caller: Caller, a: HookDeliveries) -> Outcome:
-    try:
-        return _outcome(await hooks.hook_deliveries(deps.db, platform=a.platform, workspace_id=caller.workspace_id,
-                                                    hook_id=a.hook_id, args=a.args))
-    except InvalidParameter as err:
-        return Refused(Reason.INVALID, err.message, 400, err.code)
+    return _outcome(await hooks.hook_deliveries(deps.db, platform=a.platform, workspace_id=caller.workspace_id,
+                                                hook_id=a.hook_id, args=a.args))
 
 
 def _changed(deps: UseCaseDeps, caller: Caller, reply: object) -> Outcome:

@@ -10,7 +10,6 @@ from inbox_actors.connectors import samples, trigger_catalog
 from inbox_actors.connectors.model import TriggerList
 from inbox_actors.domain import events
 from inbox_actors.paging import parameters
-from inbox_actors.paging.parameters import InvalidParameter
 from inbox_actors.use_cases import permissions
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.deps import UseCaseDeps
@@ -39,10 +38,7 @@ async def _samples(deps: UseCaseDeps, caller: Caller, a: EventSamples) -> Outcom
     if a.event not in events.events_in_plan(caller.plan):
         return Refused(Reason.PERMISSION, f"The event {a.event!r} needs the Scale plan.", 403,
                        "event_requires_scale")
-    try:
-        limit = parameters.limit(a.limit, samples.DEFAULT_LIMIT, samples.MAX_LIMIT)
-    except InvalidParameter as err:
-        return Refused(Reason.INVALID, err.message, 400, err.code)
+    limit = parameters.limit(a.limit, samples.DEFAULT_LIMIT, samples.MAX_LIMIT)
     return Done(await samples.samples(deps.db, caller.workspace_id, a.event, limit))
 
 

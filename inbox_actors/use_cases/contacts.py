@@ -16,7 +16,6 @@ from inbox_actors.conversations import contact_erasure
 from inbox_actors.conversations.contact_erasure import ContactDeleted
 from inbox_actors.domain import contact_fields
 from inbox_actors.domain.phones import InvalidPhone, normalise_phone
-from inbox_actors.paging.parameters import InvalidParameter
 from inbox_actors.reporting import contact_list
 from inbox_actors.reporting.conversation_detail import find_detail
 from inbox_actors.use_cases import permissions
@@ -182,10 +181,7 @@ async def _change(deps: UseCaseDeps, caller: Caller, a: CardChange) -> Outcome:
 
 
 async def _list(deps: UseCaseDeps, caller: Caller, a: ContactQuery) -> Outcome:
-    try:
-        return Done(await contact_list.contact_page(deps.db, caller.workspace_id, a.query, caller.only_assigned_to))
-    except InvalidParameter as err:
-        return Refused(Reason.INVALID, err.message, 400, err.code)
+    return Done(await contact_list.contact_page(deps.db, caller.workspace_id, a.query, caller.only_assigned_to))
 
 
 async def _show(deps: UseCaseDeps, caller: Caller, a: ContactByPhone) -> Outcome:

@@ -11,7 +11,6 @@ import msgspec
 
 from inbox_actors.credits import ledger
 from inbox_actors.domain.credit_prices import TemplatePrices
-from inbox_actors.paging.parameters import InvalidParameter
 from inbox_actors.use_cases import permissions
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.deps import UseCaseDeps
@@ -43,10 +42,7 @@ async def _balance(deps: UseCaseDeps, caller: Caller, a: ReadBalance) -> Outcome
 
 
 async def _ledger(deps: UseCaseDeps, caller: Caller, a: ReadLedger) -> Outcome:
-    try:
-        return Done(await ledger.ledger(deps.db, caller.workspace_id, a.args, deps.clock.now()))
-    except InvalidParameter as err:
-        return Refused(Reason.INVALID, err.message, 400, err.code)
+    return Done(await ledger.ledger(deps.db, caller.workspace_id, a.args, deps.clock.now()))
 
 
 async def _top_up(deps: UseCaseDeps, caller: Caller, a: ledger.TopUp) -> Outcome:

@@ -168,16 +168,13 @@ async def _show(deps: UseCaseDeps, caller: Caller, a: OneKey) -> Outcome:
 
 async def _activity(deps: UseCaseDeps, caller: Caller, a: ActivityQuery) -> Outcome:
     """Calls made with the key, newest first, over the last 7 or 30 days."""
-    try:
-        days = _whole(a.query, "days", 7, "invalid_days")
-        if days not in ACTIVITY_DAYS:
-            raise InvalidParameter("invalid_days", "days must be 7 or 30.")
-        limit = _whole(a.query, "limit", 100, "invalid_limit")
-        if not 1 <= limit <= 200:
-            raise InvalidParameter("invalid_limit", "limit must be 1 to 200.")
-        position = cursors.decode(a.query, _ACTIVITY_CURSOR, int)
-    except InvalidParameter as err:
-        return Refused(Reason.INVALID, err.message, 400, err.code)
+    days = _whole(a.query, "days", 7, "invalid_days")
+    if days not in ACTIVITY_DAYS:
+        raise InvalidParameter("invalid_days", "days must be 7 or 30.")
+    limit = _whole(a.query, "limit", 100, "invalid_limit")
+    if not 1 <= limit <= 200:
+        raise InvalidParameter("invalid_limit", "limit must be 1 to 200.")
+    position = cursors.decode(a.query, _ACTIVITY_CURSOR, int)
     calls = await key_reads.key_activity(deps.db, caller.workspace_id, a.key_id,
                                          since=deps.clock.now() - timedelta(days=days),
                                          before_id=position[0] if position else None, limit=limit + 1)

@@ -15,7 +15,6 @@ from typing import Any
 
 import msgspec
 
-from inbox_actors.paging.parameters import InvalidParameter
 from inbox_actors.reporting import (
     assignment_history,
     attention,
@@ -28,9 +27,8 @@ from inbox_actors.reporting import (
 from inbox_actors.reporting.chat_lookup import ChatNotFound
 from inbox_actors.use_cases import permissions
 from inbox_actors.use_cases.caller import Caller
-from inbox_actors.use_cases.chats import NO_SUCH_CHAT
 from inbox_actors.use_cases.deps import UseCaseDeps
-from inbox_actors.use_cases.outcomes import Done, Outcome, Reason, Refused
+from inbox_actors.use_cases.outcomes import Done, Outcome
 from inbox_actors.use_cases.use_case import Kind, UseCase
 
 
@@ -51,15 +49,10 @@ Read = Callable[[UseCaseDeps, Caller, Any], Awaitable[Any]]
 
 
 def _reading(read: Read) -> Callable[[UseCaseDeps, Caller, Any], Awaitable[Outcome]]:
-    """A read's handler: its value, or the refusal of a parameter it cannot take or a chat not there."""
+    """A read's handler: its value (a parameter it cannot take, a chat not there: refused by the runner)."""
 
     async def handler(deps: UseCaseDeps, caller: Caller, arguments: Any) -> Outcome:
-        try:
-            return Done(await read(deps, caller, arguments))
-        except InvalidParameter as err:
-            return Refused(Reason.INVALID, err.message, 400, err.code)
-        except ChatNotFound:
-            return Refused(Reason.NOT_FOUND, NO_SUCH_CHAT, 404, "not_found")
+        return Done(await read(deps, caller, arguments))
 
     return handler
 

@@ -19,7 +19,6 @@ from typing import Annotated, Any
 import msgspec
 
 from inbox_actors.access import invites
-from inbox_actors.paging.parameters import InvalidParameter
 from inbox_actors.team import audit_log, handoff_queue, performance, roster, sla
 from inbox_actors.use_cases import permissions
 from inbox_actors.use_cases.caller import Caller
@@ -125,13 +124,10 @@ Read = Callable[[UseCaseDeps, Caller, dict[str, str]], Awaitable[Any]]
 
 
 def _paged(read: Read) -> Callable[[UseCaseDeps, Caller, TeamQuery], Awaitable[Outcome]]:
-    """A paged read's handler: its page, or the refusal of a parameter it cannot take."""
+    """A paged read's handler: its page (a parameter it cannot take is refused by the runner)."""
 
     async def handler(deps: UseCaseDeps, caller: Caller, a: TeamQuery) -> Outcome:
-        try:
-            return Done(await read(deps, caller, a.query))
-        except InvalidParameter as err:
-            return Refused(Reason.INVALID, err.message, 400, err.code)
+        return Done(await read(deps, caller, a.query))
 
     return handler
 

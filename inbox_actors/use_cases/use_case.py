@@ -6,7 +6,9 @@ handler, which answers one outcome type: `Done` or `Refused`.
 
     CLAIM = UseCase("claim_conversation", OneChat, permissions.CHAT_ACTIONS, Kind.WRITE, _claim)
 
-`run` checks the caller's permission, then decodes the arguments into the struct, then runs the handler; REST
+`run` checks the caller's permission, then decodes the arguments into the struct, then runs the handler (a read's
+query parameter it cannot take, `InvalidParameter`, and a chat the caller may not see, `ChatNotFound`, are refused
+here for every read); REST
 routes, web forms, MCP tools, connector actions and the CLI bind a URL, a form, a tool name or a command to a
 declaration and translate the outcome, and a page that offers an action asks `allows` of the same declaration.
 The CLI acts as the operator (`Caller.operator`), whom no permission check stops, through the same runner.
@@ -29,6 +31,8 @@ import msgspec
 from inbox_actors.domain import auth_ladder
 from inbox_actors.domain import scopes as scope_rules
 from inbox_actors.domain.auth_ladder import AdminRule
+from inbox_actors.paging.parameters import InvalidParameter
+from inbox_actors.reporting.chat_lookup import ChatNotFound
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.deps import UseCaseDeps
 from inbox_actors.use_cases.outcomes import Done, Outcome, Reason, Refused, reason_of_status
@@ -112,7 +116,12 @@ async def run(deps: UseCaseDeps, caller: Caller, use_case: UseCase[Arguments], a
     parsed = decode_arguments(use_case.arguments, arguments, strict=strict)
     if isinstance(parsed, Refused):
         return parsed
-    return await use_case.handler(deps, caller, parsed)
+    try:
+        return await use_case.handler(deps, caller, parsed)
+    except InvalidParameter as err:  # a read's query parameter it cannot take, in the read's own words
+        return Refused(Reason.INVALID, err.message, 400, err.code)
+    except ChatNotFound:  # a read of a chat the caller may not see
+        return Refused(Reason.NOT_FOUND, "No such chat in this workspace.", 404, "not_found")
 
 
 def decode_arguments(kind: type[Arguments], arguments: Mapping[str, Any], *,

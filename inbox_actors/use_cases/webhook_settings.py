@@ -14,13 +14,13 @@ from typing import Annotated, Literal
 import msgspec
 
 from inbox_actors.domain import events
-from inbox_actors.paging.parameters import MAX_PAGE, InvalidParameter
+from inbox_actors.paging.parameters import MAX_PAGE
 from inbox_actors.use_cases import permissions
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.chat_reads import NoArguments, query
 from inbox_actors.use_cases.deps import UseCaseDeps
 from inbox_actors.use_cases.fields import Cursor
-from inbox_actors.use_cases.outcomes import Done, Outcome, Reason, Refused, reason_of_status
+from inbox_actors.use_cases.outcomes import Done, Outcome, Refused, reason_of_status
 from inbox_actors.use_cases.use_case import Kind, UseCase, rule
 from inbox_actors.webhooks import delivery_log, ping, settings
 from inbox_actors.webhooks.endpoint import wake_endpoint
@@ -72,11 +72,8 @@ async def _send_test(deps: UseCaseDeps, caller: Caller, a: NoArguments) -> Outco
 
 async def _deliveries(deps: UseCaseDeps, caller: Caller, a: DeliveryLogQuery) -> Outcome:
     """Newest first, each event with its attempts; a cursor pages on under the filters that made it."""
-    try:
-        return Done(await delivery_log.delivery_log(deps.db, caller.workspace_id, query(
-            event=a.event, outcome=a.outcome, limit=a.limit, cursor=a.cursor)))
-    except InvalidParameter as err:
-        return Refused(Reason.INVALID, err.message, 400, err.code)
+    return Done(await delivery_log.delivery_log(deps.db, caller.workspace_id, query(
+        event=a.event, outcome=a.outcome, limit=a.limit, cursor=a.cursor)))
 
 
 def _changed(deps: UseCaseDeps, caller: Caller, reply: object) -> Outcome:
