@@ -2,10 +2,11 @@
 
 The authorize step (the SDK's handler) checks the client and its redirect URI and hands the request to the web
 app's consent page in the URL; the page checks it all again here (`check_request`), since anyone can write such a
-URL. A member who may (`settings`, as changing MCP's exposure needs) approves it with the actions the connection
-gets, among those the workspace exposes; the code is then kept by its SHA-256 for 5 minutes, and works once. A
-code presented after its use revokes the connection its first use opened (RFC 6749 4.1.2: one of the two
-holders was not the client); `oauth_connections` does that, and the exchange.
+URL. A member who may approves it with the actions the connection gets, among those the workspace exposes (the
+use case `use_cases/mcp_settings.APPROVE_CONNECTION` states who may and reads what is exposed); the code is then
+kept by its SHA-256 for 5 minutes, and works once. A code presented after its use revokes the connection its first
+use opened (RFC 6749 4.1.2: one of the two holders was not the client); `oauth_connections` does that, and the
+exchange.
 """
 
 from __future__ import annotations
@@ -16,10 +17,8 @@ from datetime import datetime, timedelta
 
 import msgspec
 
-from inbox_actors.mcp import exposure, oauth_clients
-from inbox_actors.mcp.tokens import hash_token, plan_refusal
-from inbox_actors.use_cases import permissions
-from inbox_actors.use_cases.caller import Caller
+from inbox_actors.mcp import oauth_clients
+from inbox_actors.mcp.tokens import hash_token
 from persistence.database import Database
 from persistence.queries import mcp_oauth as queries
 
@@ -98,29 +97,14 @@ async def check_request(db: Database, request: ConnectionRequest, resource: str
     return client, request_problem(request, resource)
 
 
-def may_connect(caller: Caller) -> bool:
-    """Approving gives an assistant a token and chooses its tools: the permission that changes MCP's exposure."""
-    return caller.may(permissions.SETTINGS, "PATCH")
-
-
-async def offered_actions(db: Database, workspace_id: int) -> list[exposure.ActionSetting]:
-    """What a connection may be given: the actions the workspace exposes over MCP, in catalog order."""
-    return [setting for setting in (await exposure.read_settings(db, workspace_id)).data if setting.exposed]
-
-
 class ApprovalRefused(ValueError):
-    """The approval cannot be given (the member may not, the plan has no MCP, an action not offered)."""
+    """The approval cannot be given (an action not offered, none chosen)."""
 
 
-async def issue_code(db: Database, request: ConnectionRequest, *, caller: Caller, actions: list[str],
-                     now: datetime) -> str:
-    """A code for what `caller` approved (checked: `check_request` first); its plaintext, to send to the client."""
-    if not may_connect(caller):
-        raise ApprovalRefused("Connecting an assistant needs the settings permission.")
-    refusal = plan_refusal(caller.plan)
-    if refusal is not None:
-        raise ApprovalRefused(refusal.message or "This plan has no MCP.")
-    offered = {setting.name for setting in await offered_actions(db, caller.workspace_id)}
+async def issue_code(db: Database, request: ConnectionRequest, *, workspace_id: int, member_id: int,
+                     approved_via: str, offered: set[str], actions: list[str], now: datetime) -> str:
+    """A code for what the member approved (checked: `check_request` first, and that the member may approve);
+    its plaintext, to send to the client. `offered`: the actions the workspace exposes to assistants."""
     chosen = list(dict.fromkeys(actions))
     if not chosen:
         raise ApprovalRefused("Choose at least one action for the assistant.")
@@ -131,8 +115,8 @@ async def issue_code(db: Database, request: ConnectionRequest, *, caller: Caller
     # Codes live minutes; the expired ones go as new ones are made, so no timer is needed for them.
     await queries.prune_codes(db, now - CODE_LIFETIME)
     await queries.insert_code(db, code_hash=hash_token(code), client_id=request.client_id,
-                              workspace_id=caller.workspace_id, member_id=caller.member_id,
-                              approved_via=caller.author, code_challenge=request.code_challenge,
+                              workspace_id=workspace_id, member_id=member_id,
+                              approved_via=approved_via, code_challenge=request.code_challenge,
                               redirect_uri=request.redirect_uri, redirect_uri_explicit=request.redirect_uri_explicit,
                               resource=request.resource.rstrip("/"), actions=chosen, expires_at=now + CODE_LIFETIME)
     return code

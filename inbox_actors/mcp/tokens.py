@@ -19,7 +19,6 @@ import msgspec
 from inbox_actors.domain import team_audit
 from inbox_actors.domain.auth_ladder import Refusal
 from inbox_actors.domain.plans import ApiTier, Plan
-from inbox_actors.use_cases.caller import Caller
 from persistence.database import Database, Record
 from persistence.queries import mcp as queries
 from persistence.queries import team_audit as audit_queries
@@ -79,15 +78,25 @@ def token_name(raw: str) -> str:
 
 
 class TokenHolder(msgspec.Struct, frozen=True):
-    """Who a live token acts as, and which of the workspace's exposed actions it may use (None: all of them; a
-    token of the OAuth connection flow has the ones the approving member chose)."""
+    """Who a live token acts as (its member, as the token's caller is made of them: `Caller.of_mcp_token`), and
+    which of the workspace's exposed actions it may use (None: all of them; a token of the OAuth connection flow
+    has the ones the approving member chose)."""
 
-    caller: Caller
+    token_id: int
+    token_name: str
+    workspace_id: int
+    member_id: int
+    role: str
+    permissions: tuple[str, ...]
+    status: str
+    assigned_only: bool
+    plan: Plan
+    cloud_api_enabled: bool
     actions: frozenset[str] | None
 
 
-async def find_caller(db: Database, plaintext: str, now: datetime) -> TokenHolder | None:
-    """The caller behind a live token (its last use recorded), or None: unknown, revoked, expired, or not
+async def find_holder(db: Database, plaintext: str, now: datetime) -> TokenHolder | None:
+    """Who is behind a live token (its last use recorded), or None: unknown, revoked, expired, or not
     token-shaped (an API key is not, so it is never looked up)."""
     if not has_token_shape(plaintext):
         return None
@@ -95,12 +104,11 @@ async def find_caller(db: Database, plaintext: str, now: datetime) -> TokenHolde
     if row is None:
         return None
     await queries.touch_token(db, row["token_id"], now)
-    caller = Caller(author=f"mcp_token:{row['token_id']}", label=f"MCP: {row['token_name']}",
-                    workspace_id=row["workspace_id"], member_id=row["member_id"], role=row["role"],
-                    permissions=tuple(row["permissions"]), status=row["status"],
-                    assigned_only=row["assigned_only"], plan=Plan(row["plan"]),
-                    cloud_api_enabled=row["cloud_api_enabled"])
-    return TokenHolder(caller, None if row["actions"] is None else frozenset(row["actions"]))
+    return TokenHolder(token_id=row["token_id"], token_name=row["token_name"], workspace_id=row["workspace_id"],
+                       member_id=row["member_id"], role=row["role"], permissions=tuple(row["permissions"]),
+                       status=row["status"], assigned_only=row["assigned_only"], plan=Plan(row["plan"]),
+                       cloud_api_enabled=row["cloud_api_enabled"],
+                       actions=None if row["actions"] is None else frozenset(row["actions"]))
 
 
 def plan_refusal(plan: Plan) -> Refusal | None:
@@ -114,14 +122,14 @@ def plan_refusal(plan: Plan) -> Refusal | None:
     return None
 
 
-def caller_refusal(caller: Caller) -> Refusal | None:
+def holder_refusal(holder: TokenHolder) -> Refusal | None:
     """After the token was found: the plan, then its member's standing."""
-    refusal = plan_refusal(caller.plan)
+    refusal = plan_refusal(holder.plan)
     if refusal is not None:
         return refusal
-    if caller.status == "suspended":
+    if holder.status == "suspended":
         return Refusal(403, "account_suspended", "The member this MCP token acts as is suspended. Contact your admin.")
-    if caller.status == "removed":
+    if holder.status == "removed":
         return Refusal(403, "membership_revoked", "The member this MCP token acts as was removed from the workspace.")
     return None
 

@@ -16,6 +16,7 @@ from inbox_actors.access.sessions import Session
 from inbox_actors.domain import scopes as scope_rules
 from inbox_actors.domain.auth_ladder import Credential, assigned_only_member
 from inbox_actors.domain.plans import Plan
+from inbox_actors.mcp.tokens import TokenHolder
 
 _RESTRICTIONS = ("inbox_assigned_only",)
 OPERATOR = "cli"
@@ -57,6 +58,14 @@ class Caller(msgspec.Struct, frozen=True):
         kind = self.author.partition(":")[0]
         return {"api_key": "the member this key acts as", "mcp_token": "the member this MCP token acts as",
                 "member": "your role"}.get(kind, "the caller")
+
+    @classmethod
+    def of_mcp_token(cls, holder: TokenHolder) -> Caller:
+        """An MCP token acts as its member, with the member's permissions as they are at each call."""
+        return cls(author=f"mcp_token:{holder.token_id}", label=f"MCP: {holder.token_name}",
+                   workspace_id=holder.workspace_id, member_id=holder.member_id, role=holder.role,
+                   permissions=holder.permissions, status=holder.status, assigned_only=holder.assigned_only,
+                   plan=holder.plan, cloud_api_enabled=holder.cloud_api_enabled)
 
     @classmethod
     def operator(cls, workspace_id: int, *, member_id: int = 0, plan: Plan = Plan.SCALE) -> Caller:

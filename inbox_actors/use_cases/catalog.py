@@ -1,6 +1,6 @@
 """The use cases MCP exposes as tools and the connectors as actions: for each, the declared use case (its name,
 arguments, permissions and handler are the declaration's), what it does written for a model choosing a tool, and
-its defaults per workspace. No I/O: `run` runs them, `mcp/exposure.py` keeps MCP's per-workspace settings.
+its defaults per workspace. No I/O: `run` runs them, `tool_exposure.py` keeps MCP's per-workspace settings.
 
 Defaults: reads are exposed, writes are not (an admin exposes each one deliberately); sends need approval in the
 app, so they cannot be exposed until an admin lifts that (the settings call refuses otherwise).

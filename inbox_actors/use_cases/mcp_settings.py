@@ -4,7 +4,7 @@ exposes as tools or holds for approval (list, change). Each needs the `settings`
 
 MCP is the full API's, so these answer a plan without it as the MCP endpoint does (`tokens.plan_refusal`): a
 member's session reaches them on any plan. The rules are the MCP area's: a token's name and owner
-(`mcp/tokens.py`), an action needing approval never exposed (`mcp/exposure.py`). A token is made for the caller's
+(`mcp/tokens.py`), an action needing approval never exposed (`tool_exposure.py`). A token is made for the caller's
 own member; the operator's CLI makes them for any member.
 """
 
@@ -16,8 +16,9 @@ from typing import Annotated
 
 import msgspec
 
-from inbox_actors.mcp import exposure, tokens
+from inbox_actors.mcp import oauth_codes, tokens
 from inbox_actors.use_cases import permissions
+from inbox_actors.use_cases import tool_exposure as exposure
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.chat_reads import NoArguments
 from inbox_actors.use_cases.deps import UseCaseDeps
@@ -114,6 +115,35 @@ async def _change_action(deps: UseCaseDeps, caller: Caller, a: ActionChange) -> 
         return Refused(Reason.REFUSED, str(err), 409, "action_needs_approval")
 
 
+# -- an assistant's connection (the OAuth flow's consent) -------------------------------------------------------
+
+
+class ApproveConnection(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A connection request the consent page checked (`oauth_codes.check_request`), and the actions the member
+    gives it, among those the workspace exposes."""
+
+    request: oauth_codes.ConnectionRequest
+    actions: list[str]
+
+
+async def offered_actions(deps: UseCaseDeps, workspace_id: int) -> list[exposure.ActionSetting]:
+    """What a connection may be given: the actions the workspace exposes over MCP, in catalog order."""
+    return [setting for setting in (await exposure.read_settings(deps.db, workspace_id)).data if setting.exposed]
+
+
+async def _approve_connection(deps: UseCaseDeps, caller: Caller, a: ApproveConnection) -> Outcome:
+    """The code the client exchanges for a token acting as the caller, with the chosen actions."""
+    if (refusal := tokens.plan_refusal(caller.plan)) is not None:
+        return Refused(Reason.REFUSED, refusal.message or "This plan has no MCP.", refusal.status, refusal.error)
+    offered = {setting.name for setting in await offered_actions(deps, caller.workspace_id)}
+    try:
+        return Done(await oauth_codes.issue_code(
+            deps.db, a.request, workspace_id=caller.workspace_id, member_id=caller.member_id,
+            approved_via=caller.author, offered=offered, actions=a.actions, now=deps.clock.now()))
+    except oauth_codes.ApprovalRefused as refused:
+        return Refused(Reason.INVALID, str(refused), 400, "invalid_actions")
+
+
 # -- the declarations ----------------------------------------------------------------------------------------
 
 LIST_TOKENS = UseCase("list_mcp_tokens", NoArguments, permissions.SETTINGS, Kind.READ, _list_tokens)
@@ -121,3 +151,6 @@ CREATE_TOKEN = UseCase("create_mcp_token", NewToken, permissions.SETTINGS, Kind.
 REVOKE_TOKEN = UseCase("revoke_mcp_token", OneToken, permissions.SETTINGS, Kind.WRITE, _revoke_token)
 LIST_ACTIONS = UseCase("list_mcp_actions", NoArguments, permissions.SETTINGS, Kind.READ, _list_actions)
 CHANGE_ACTION = UseCase("change_mcp_action", ActionChange, permissions.SETTINGS, Kind.WRITE, _change_action)
+APPROVE_CONNECTION = UseCase("approve_mcp_connection", ApproveConnection, permissions.SETTINGS, Kind.WRITE,
+                             _approve_connection)
+"""Approving gives an assistant a token and chooses its tools: the permission that changes MCP's exposure."""

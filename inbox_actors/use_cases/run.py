@@ -1,6 +1,6 @@
 """Running a tool for a caller: MCP's `tools/call` and the connectors' actions both come here, run the tool's
 declared use case through the one runner (`use_case.run`: permission, arguments, handler), and translate the
-outcome into their own answers (`mcp/tool_result.py`, `connectors/action_calls.py`).
+outcome into their own answers (`inbox_http/mcp/tool_result.py`, `inbox_http/connectors/action_calls.py`).
 
 Every failure a caller can act on is a `Refused` outcome, never an exception; here a failing part of the service
 (an actor that failed, the database gone) is one too, since a tool's caller is a model or an automation that reads

@@ -1,6 +1,6 @@
 """The automation connectors, `/api/zapier/*` and `/api/make/*`: the core API (Growth and Scale; Starter 403
 api_not_in_plan), with an API key. Both prefixes are served by the same handlers; what differs is the shape of
-the action definitions and dropdown items each platform takes (`inbox_actors.connectors.zapier_shapes`,
+the action definitions and dropdown items each platform takes (`inbox_http.connectors.zapier_shapes`,
 `make_shapes`).
 
     GET    …/me                          the authentication test: workspace, key, its creator, plan
@@ -16,7 +16,8 @@ the action definitions and dropdown items each platform takes (`inbox_actors.con
 
 The hooks and the dropdowns bind use cases (`inbox_actors.use_cases.connector_hooks`, `.connector_sources`: their
 permissions, and the hooks' write with the webhook endpoint's wake-up), the actions run through the action catalog.
-Stable-code errors throughout; what each call refuses is in `inbox_actors.connectors.hooks` and `.actions`.
+Stable-code errors throughout; what each call refuses is in `inbox_actors.connectors.hooks` and
+`inbox_http.connectors.action_calls`.
 """
 
 from __future__ import annotations
@@ -27,10 +28,8 @@ from typing import Any
 import msgspec
 from quart import Blueprint, request
 
-from inbox_actors.connectors import action_calls, hooks, make_shapes, samples, zapier_shapes
-from inbox_actors.connectors.caller import action_caller
+from inbox_actors.connectors import hooks, samples
 from inbox_actors.connectors.connection import connection
-from inbox_actors.connectors.fields import connector_actions as catalog_actions
 from inbox_actors.connectors.model import (
     Connection,
     ConnectorRefusal,
@@ -43,16 +42,31 @@ from inbox_actors.connectors.model import (
 from inbox_actors.domain import events
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging.parameter_catalog import QueryParameter
-from inbox_actors.use_cases import connector_hooks, connector_sources, connector_triggers
+from inbox_actors.use_cases import (
+    connector_hooks,
+    connector_sources,
+    connector_triggers,
+)
 from inbox_actors.use_cases.catalog import Action, input_schema
+from inbox_actors.use_cases.outcomes import Refused
+from inbox_actors.use_cases.use_case import run
 from inbox_actors.webhooks import delivery_log
+from inbox_http.connectors import action_calls, make_shapes, zapier_shapes
+from inbox_http.connectors.caller import action_caller
+from inbox_http.connectors.fields import connector_actions as catalog_actions
 from inbox_http.contract import answers, in_path, takes
 from inbox_http.dependencies import dependencies
 from inbox_http.encoding import json_response
 from inbox_http.errors import ApiError
-from inbox_http.guard import accepts, current_credential, guarded, responds
+from inbox_http.guard import (
+    accepts,
+    current_caller,
+    current_credential,
+    guarded,
+    responds,
+)
 from inbox_http.json_body import read_json_body
-from inbox_http.outcome_answers import run_route
+from inbox_http.outcome_answers import answer, run_route
 
 zapier = Blueprint("zapier", __name__, url_prefix="/api/zapier")
 make = Blueprint("make", __name__, url_prefix="/api/make")
@@ -223,7 +237,12 @@ def _source_view(name: str, platform: Platform):
     use_case = connector_sources.BY_SOURCE[name]
 
     async def items():
-        return await run_route(use_case, platform=platform)
+        outcome = await run(dependencies().use_case_deps, current_caller(), use_case, {})
+        if isinstance(outcome, Refused):
+            return answer(outcome)
+        if platform is Platform.ZAPIER:
+            return json_response([zapier_shapes.ZapierChoice(id=c.value, label=c.label) for c in outcome.data])
+        return json_response([make_shapes.MakeOption(label=c.label, value=c.value) for c in outcome.data])
 
     items.__name__ = f"source_{name}"
     items.__doc__ = f"The {name} dropdown: each item's {'id' if platform is Platform.ZAPIER else 'value'} is " \

@@ -5,7 +5,7 @@ expired or revoked token, or an API key, is 401 invalid_token with `WWW-Authenti
 (where an MCP client starts the OAuth connection flow, `inbox_http.oauth`). Then the plan (Scale only:
 403 api_not_in_plan on Starter, api_access_not_enabled on Growth) and the token's member (account_suspended,
 membership_revoked), as the auth ladder has them. The per-IP ceiling applies as on every route. What the body is
-answered is `inbox_actors.mcp.protocol`'s; the tools are the workspace's exposed catalog actions, run with the
+answered is `inbox_http.mcp.protocol`'s; the tools are the workspace's exposed catalog actions, run with the
 member's permissions. `GET` and `DELETE` on the path are 405: there is no SSE stream and no session to end.
 
 The settings calls are the full API's, for keys and members' dashboard sessions alike; each binds one of MCP's
@@ -20,14 +20,24 @@ from quart import Blueprint, request
 
 from inbox_actors.domain.auth_ladder import ErrorStyle, RoutePolicy
 from inbox_actors.domain.plans import ApiTier
-from inbox_actors.mcp import exposure, protocol, tokens
-from inbox_actors.mcp.toolbox import WorkspaceToolbox
+from inbox_actors.mcp import tokens
 from inbox_actors.use_cases import mcp_settings
+from inbox_actors.use_cases import tool_exposure as exposure
+from inbox_actors.use_cases.caller import Caller
 from inbox_http.contract import answers, body_of, in_path, takes
 from inbox_http.dependencies import dependencies
 from inbox_http.encoding import json_response
 from inbox_http.errors import refusal_response, stable_error
-from inbox_http.guard import bearer_token, client_ip, guarded, ip_limited, rate_bucket_address, responds
+from inbox_http.guard import (
+    bearer_token,
+    client_ip,
+    guarded,
+    ip_limited,
+    rate_bucket_address,
+    responds,
+)
+from inbox_http.mcp import protocol
+from inbox_http.mcp.toolbox import WorkspaceToolbox
 from inbox_http.oauth import addresses
 from inbox_http.outcome_answers import run_route
 
@@ -96,7 +106,7 @@ async def endpoint():
     token = bearer_token(request.headers.get("Authorization"))
     holder = None
     if token is not None and len(token) <= _MAX_TOKEN_LENGTH:
-        holder = await tokens.find_caller(state.db, token, state.clock.now())
+        holder = await tokens.find_holder(state.db, token, state.clock.now())
     if holder is None:
         challenge = {"WWW-Authenticate": addresses.bearer_challenge(addresses.origin(request.scheme, request.host),
                                                                      invalid_token=token is not None)}
@@ -105,10 +115,10 @@ async def endpoint():
                                 headers=challenge)
         return stable_error(401, "invalid_token", "The MCP token is unknown, expired or revoked (an API key is not "
                                                   "an MCP token).", headers=challenge)
-    refusal = tokens.caller_refusal(holder.caller)
+    refusal = tokens.holder_refusal(holder)
     if refusal is not None:
         return refusal_response(refusal)
-    toolbox = WorkspaceToolbox(state.use_case_deps, holder.caller, only=holder.actions)
+    toolbox = WorkspaceToolbox(state.use_case_deps, Caller.of_mcp_token(holder), only=holder.actions)
     reply = await protocol.answer(await request.get_data(), toolbox,
                                   protocol_version=request.headers.get("MCP-Protocol-Version"))
     if reply.body is None:

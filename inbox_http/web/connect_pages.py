@@ -20,10 +20,14 @@ from urllib.parse import urlsplit
 
 from quart import Blueprint, Response, redirect, request
 
-from inbox_actors.mcp import exposure, oauth_codes
+from inbox_actors.mcp import oauth_codes
 from inbox_actors.mcp.oauth_clients import RegisteredClient
 from inbox_actors.mcp.oauth_codes import ConnectionRequest
 from inbox_actors.mcp.tokens import plan_refusal
+from inbox_actors.use_cases import mcp_settings
+from inbox_actors.use_cases import tool_exposure as exposure
+from inbox_actors.use_cases.outcomes import Refused
+from inbox_actors.use_cases.use_case import run
 from inbox_http.dependencies import dependencies
 from inbox_http.guard import current_caller
 from inbox_http.oauth import addresses
@@ -54,14 +58,12 @@ async def decide():
     client = await _checked(connection)
     if form.get("decision") != "approve":
         return _back(connection, error="access_denied")
-    state = dependencies()
     chosen = form.getlist("action")
-    try:
-        code = await oauth_codes.issue_code(state.db, connection, caller=current_caller(), actions=chosen,
-                                            now=state.clock.now())
-    except oauth_codes.ApprovalRefused as refused:
-        return await _consent(client, connection, chosen=chosen, refusal=str(refused))
-    return _back(connection, code=code)
+    code = await run(dependencies().use_case_deps, current_caller(), mcp_settings.APPROVE_CONNECTION,
+                     {"request": connection, "actions": chosen})
+    if isinstance(code, Refused):
+        return await _consent(client, connection, chosen=chosen, refusal=code.message)
+    return _back(connection, code=code.data)
 
 
 async def _checked(connection: ConnectionRequest) -> RegisteredClient:
@@ -84,7 +86,7 @@ async def _consent(client: RegisteredClient, connection: ConnectionRequest, *, c
     why_not = None
     if plan is not None:
         why_not = plan.message
-    elif not oauth_codes.may_connect(caller):
+    elif not mcp_settings.APPROVE_CONNECTION.allows(caller):
         why_not = ("Connecting an assistant needs the settings permission, which you do not have: ask an admin of "
                    "your workspace to connect it.")
     settings = (await exposure.read_settings(state.db, caller.workspace_id)).data if why_not is None else []
@@ -107,7 +109,9 @@ async def _consent(client: RegisteredClient, connection: ConnectionRequest, *, c
 
 def _back(connection: ConnectionRequest, **answer: str) -> Response:
     """To the application's redirect URI with the answer, its state and, for RFC 9207, who answered."""
-    from mcp.server.auth.provider import construct_redirect_uri  # the SDK loads on first use (see oauth/mount.py)
+    from mcp.server.auth.provider import (
+        construct_redirect_uri,  # the SDK loads on first use (see oauth/mount.py)
+    )
 
     location = construct_redirect_uri(connection.redirect_uri, **answer, state=connection.state, iss=_origin())
     return redirect(location, 303)

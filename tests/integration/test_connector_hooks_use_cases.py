@@ -1,7 +1,7 @@
 """The connectors' hook and dropdown use cases at their own level: the runner's permission and argument checks,
 then subscribing, listing, reading the log of and unsubscribing a platform's hook as an API key's caller (the
-endpoint actor woken after each stored change, never after a refusal), and the dropdowns in each platform's
-shape. The routes' tests (e2e/test_connectors.py) check how they answer."""
+endpoint actor woken after each stored change, never after a refusal), and the dropdowns' choices (each platform
+shapes them at its door). The routes' tests (e2e/test_connectors.py) check how they answer."""
 
 from __future__ import annotations
 
@@ -10,10 +10,7 @@ import dataclasses
 import pytest
 
 from inbox_actors.access.credentials import CredentialCache
-from inbox_actors.connectors.caller import action_caller
-from inbox_actors.connectors.make_shapes import MakeOption
 from inbox_actors.connectors.model import IssuedHook, Platform
-from inbox_actors.connectors.zapier_shapes import ZapierChoice
 from inbox_actors.platform import templates
 from inbox_actors.use_cases import connector_hooks, connector_sources
 from inbox_actors.use_cases.caller import Caller
@@ -21,6 +18,7 @@ from inbox_actors.use_cases.outcomes import Done, Reason, Refused
 from inbox_actors.use_cases.use_case import run
 from inbox_actors.webhooks import endpoint
 from inbox_actors.webhooks.address_guard import AddressGuard, parse_networks
+from inbox_http.connectors.caller import action_caller
 from tests import builders
 
 TARGET = "http://127.0.0.1:9/hook"
@@ -135,21 +133,20 @@ async def test_only_an_api_key_subscribes_a_hook(use_cases, hooks_deps):
     assert await use_cases.db.fetchval("SELECT count(*) FROM connector_hooks") == 0
 
 
-async def test_the_dropdowns_need_their_data_s_permission_and_answer_in_the_platform_s_shape(use_cases):
+async def test_the_dropdowns_need_their_data_s_permission_and_answer_choices(use_cases):
     await templates.add_template(use_cases.db, workspace_id=use_cases.workspace_id, name="order_update",
                                  language="en", body="Hi {{1}}")
     tagger = await use_cases.member(permissions=["contacts"])
     assert connector_sources.TAG_CHOICES.allows(tagger)
     for use_case in (connector_sources.TEMPLATE_CHOICES, connector_sources.MEMBER_CHOICES):
-        refused = await use_cases.run(tagger, use_case, {"platform": "zapier"})
+        refused = await use_cases.run(tagger, use_case, {})
         assert isinstance(refused, Refused) and refused.code == "permission_denied", use_case.name
-    bad = await use_cases.run(tagger, connector_sources.TAG_CHOICES, {"platform": "zapier", "extra": 1})
+    bad = await use_cases.run(tagger, connector_sources.TAG_CHOICES, {"extra": 1})
     assert isinstance(bad, Refused) and bad.code == "invalid_arguments"
 
     admin = await use_cases.member(role="admin")
-    zapier = await use_cases.run(admin, connector_sources.TEMPLATE_CHOICES, {"platform": "zapier"})
-    make = await use_cases.run(admin, connector_sources.MEMBER_CHOICES, {"platform": "make"})
-    assert isinstance(zapier, Done) and [(c.id, type(c)) for c in zapier.data] == [("order_update", ZapierChoice)]
-    assert isinstance(make, Done) and all(isinstance(option, MakeOption) for option in make.data)
-    assert admin.member_id in [option.value for option in make.data]
+    template_choices = await use_cases.run(admin, connector_sources.TEMPLATE_CHOICES, {})
+    member_choices = await use_cases.run(admin, connector_sources.MEMBER_CHOICES, {})
+    assert isinstance(template_choices, Done) and [c.value for c in template_choices.data] == ["order_update"]
+    assert isinstance(member_choices, Done) and admin.member_id in [c.value for c in member_choices.data]
     assert set(connector_sources.BY_SOURCE) == {"templates", "members", "tags"}

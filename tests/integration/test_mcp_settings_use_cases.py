@@ -62,7 +62,7 @@ async def test_a_token_is_made_for_the_caller_listed_and_revoked(use_cases):
     for _ in range(2):  # revoking again changes nothing
         revoked = await use_cases.run(admin, mcp_settings.REVOKE_TOKEN, {"token_id": issued.data.id})
         assert isinstance(revoked, Done) and revoked.data.status == "revoked"
-    assert await tokens.find_caller(use_cases.db, issued.data.token, use_cases.deps.clock.now()) is None
+    assert await tokens.find_holder(use_cases.db, issued.data.token, use_cases.deps.clock.now()) is None
 
 
 async def test_an_action_needing_approval_is_exposed_only_once_the_approval_is_lifted(use_cases):

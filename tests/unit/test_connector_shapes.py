@@ -8,7 +8,7 @@ import itertools
 import msgspec
 import pytest
 
-from inbox_actors.connectors import action_calls, fields, make_shapes, trigger_catalog, zapier_shapes
+from inbox_actors.connectors import trigger_catalog
 from inbox_actors.domain import events
 from inbox_actors.domain import scopes as scope_rules
 from inbox_actors.domain.plans import Plan
@@ -17,6 +17,7 @@ from inbox_actors.use_cases.caller import effective_permissions
 from inbox_actors.use_cases.outcomes import Reason as Failure
 from inbox_actors.use_cases.outcomes import Refused
 from inbox_actors.use_cases.outcomes import reason_of_status as failure_of_status
+from inbox_http.connectors import action_calls, fields, make_shapes, zapier_shapes
 
 SAMPLES = (("all",), ("inbox",), ("inbox:read",), ("contacts", "templates:read"), ("whatsapp_api",),
            ("inbox", "inbox_assigned_only"), ("analytics:read", "contacts:read"))

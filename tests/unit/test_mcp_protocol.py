@@ -7,9 +7,9 @@ import json
 import msgspec
 import pytest
 
-from inbox_actors.mcp import protocol
-from inbox_actors.mcp.tool_result import ToolResult
 from inbox_actors.use_cases import catalog
+from inbox_http.mcp import protocol
+from inbox_http.mcp.tool_result import ToolResult
 
 
 class Tools:

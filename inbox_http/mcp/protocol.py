@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from inbox_actors.mcp.tool_result import ToolResult
+from inbox_http.mcp.tool_result import ToolResult
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600

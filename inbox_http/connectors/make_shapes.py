@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from inbox_actors.connectors.fields import Field, connector_actions, fields
+from inbox_http.connectors.fields import Field, connector_actions, fields
 
 _TYPES = {"string": "text", "text": "text", "integer": "integer", "number": "number", "boolean": "boolean",
           "object": "any"}

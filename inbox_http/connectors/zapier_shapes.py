@@ -8,8 +8,8 @@ from typing import Any
 
 import msgspec
 
-from inbox_actors.connectors.fields import Field, connector_actions, fields
 from inbox_actors.use_cases.catalog import Action
+from inbox_http.connectors.fields import Field, connector_actions, fields
 
 _TYPES = {"string": "string", "text": "text", "integer": "integer", "number": "number", "boolean": "boolean"}
 

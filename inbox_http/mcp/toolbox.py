@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from inbox_actors.mcp import exposure
-from inbox_actors.mcp.tool_result import ToolResult, tool_result
+from inbox_actors.use_cases import tool_exposure as exposure
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.catalog import Action, Kind, input_schema
 from inbox_actors.use_cases.deps import UseCaseDeps
 from inbox_actors.use_cases.run import run_action
+from inbox_http.mcp.tool_result import ToolResult, tool_result
 
 
 class WorkspaceToolbox:
