@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from inbox_actors.conversations import events as data
-from inbox_actors.conversations.chat_state import ChatState, WebhookEvent
+from inbox_actors.conversations.chat_state import ChatState, OutboxEvent
 from inbox_actors.conversations.conversation_protocol import Changed, NoteAdded, Refused
 from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain import events, team_audit
@@ -60,7 +60,7 @@ class ChatHandling:
         involved = [member for member in (previous, assignment.assignee, by) if member is not None]
         names = await conversation_queries.member_names(chat.db, involved)
         kind = events.CONVERSATION_RESOLVED if assignment.event == "resolved" else events.CONVERSATION_ASSIGNED
-        announced = WebhookEvent(kind, author, data.assignment_data(
+        announced = OutboxEvent(kind, author, data.assignment_data(
             chat.phone, assignment.event, assignment.state.value, previous, assignment.assignee, by, reason, names,
             now))
         async with chat.transaction() as tx:
@@ -88,10 +88,10 @@ class ChatHandling:
             elif not repeated:
                 await conversation_queries.insert_view(tx, conversation_id=row["id"], member_id=member_id,
                                                        via=via, at=now, marked_read=unread)
-            seen: list[WebhookEvent] = []
+            seen: list[OutboxEvent] = []
             if not repeated or unread:
                 names = await conversation_queries.member_names(tx, [member_id])
-                seen.append(WebhookEvent(events.CONVERSATION_SEEN, author,
+                seen.append(OutboxEvent(events.CONVERSATION_SEEN, author,
                                          data.seen_data(chat.phone, member_id, names, unread, now)))
             await chat.commit(tx, {"unread_count": 0, "unread_since": None} if unread else {}, seen, now)
         return Changed(chat.row["state"], chat.row["version"])

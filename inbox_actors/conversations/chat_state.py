@@ -6,11 +6,11 @@ unit of work:
 
     async with chat.transaction() as tx:
         ...                                              # messages, receipts, views, assignment events
-        await chat.commit(tx, changes, [WebhookEvent(...)], now)
+        await chat.commit(tx, changes, [OutboxEvent(...)], now)
 
 `commit` writes the changes only if the row is still at the version it was read at
 (`update_conversation`; a `VersionConflict` crashes the actor, whose restart reloads the row), and appends
-the webhook events to the outbox, in one statement that commits the transaction: it is the block's last. A chat
+the events to the workspace's outbox, in one statement that commits the transaction: it is the block's last. A chat
 with no row yet is made by that statement (`new_chat`), its contact too. The written row becomes the chat's row
 only once the transaction has committed, so a write that rolled back (a crash, a lost connection the sender
 retries) leaves the chat as PostgreSQL has it.
@@ -38,8 +38,10 @@ from persistence.queries import outbox
 from persistence.queries import workspaces as workspace_queries
 
 
-class WebhookEvent(msgspec.Struct, frozen=True):
-    """One event for the outbox: its name, the envelope's actor, its data (conversations/events.py)."""
+class OutboxEvent(msgspec.Struct, frozen=True):
+    """One event for the workspace's outbox: its name, the envelope's actor, its data (conversations/events.py).
+    Everyone who follows the workspace reads the outbox: webhook endpoints, connector hooks, and people's screens
+    (`live/event_stream.py`); its table keeps the name it was born with, `webhook_outbox`."""
 
     name: str
     author: str
@@ -71,7 +73,7 @@ class ChatState:
         self._open: UnitOfWork | None = None       # the unit of work under way, if any
         self._written: Record | None = None        # the row as written in it, until it commits
         # Events of the unit of work not yet in the outbox; an empty tuple between units (no list per idle chat).
-        self._unsent: list[WebhookEvent] | tuple[()] = ()
+        self._unsent: list[OutboxEvent] | tuple[()] = ()
 
     async def load(self) -> None:
         """Read the row (none until the chat's first message), and the workspace's business number unless this
@@ -181,11 +183,11 @@ class ChatState:
             contact, created, conversation = first
         if created:
             # Appended with the block's other events, in one statement (commit, or the block's end).
-            self._unsent.append(WebhookEvent(events.CONTACT_CREATED, author, contact_event_data(contact)))
+            self._unsent.append(OutboxEvent(events.CONTACT_CREATED, author, contact_event_data(contact)))
         self._written = conversation
         return conversation
 
-    async def commit(self, tx: UnitOfWork, changes: dict[str, Any], emitted: Sequence[WebhookEvent],
+    async def commit(self, tx: UnitOfWork, changes: dict[str, Any], emitted: Sequence[OutboxEvent],
                      now: datetime, parts: Sequence[conversation_queries.Part] = (),
                      new_chat: NewChat | None = None) -> None:
         """Write `changes` to the row, version-checked, append `emitted` to the outbox and make the writes `parts`
@@ -207,13 +209,13 @@ class ChatState:
         self._written = await conversation_queries.update_conversation(tx, row, changes, now,
                                                                        self._outbox_events(emitted), parts)
 
-    async def _make(self, tx: UnitOfWork, changes: dict[str, Any], emitted: Sequence[WebhookEvent], now: datetime,
+    async def _make(self, tx: UnitOfWork, changes: dict[str, Any], emitted: Sequence[OutboxEvent], now: datetime,
                     parts: Sequence[conversation_queries.Part], new_chat: NewChat) -> None:
         """The chat's first commit, its contact and conversation made by the same statement: as the block's only
         statement, one crossing with no BEGIN or COMMIT. Made one by one instead (`ensure_chat`) when that
         statement cannot see the number's contact, which another transaction made meanwhile."""
         contact = contact_queries.first_contact_row(self.workspace_id, self.phone, new_chat.profile_name, now)
-        contact_created = WebhookEvent(events.CONTACT_CREATED, new_chat.author, contact_event_data(contact))
+        contact_created = OutboxEvent(events.CONTACT_CREATED, new_chat.author, contact_event_data(contact))
         written = await conversation_queries.make_chat(
             tx, workspace_id=self.workspace_id, phone=self.phone, name=new_chat.profile_name, at=now,
             changes=changes, contact_event=_queued(contact_created),
@@ -225,7 +227,7 @@ class ChatState:
         self._unsent, self._written = [], written
 
     async def commit_message(self, tx: UnitOfWork, message: dict[str, Any], changes: dict[str, Any],
-                             emitted: Sequence[WebhookEvent], now: datetime) -> Record | None:
+                             emitted: Sequence[OutboxEvent], now: datetime) -> Record | None:
         """Store a new `message` (its column values) unless the workspace has its platform id already, and commit
         it as `commit` does, in the same statement: `changes` may name its id as NEW_MESSAGE_ID, and an emitted
         event whose data's "id" is None gets it. The stored message; None when it was stored before (nothing
@@ -247,17 +249,17 @@ class ChatState:
             raise RuntimeError(f"chat {self.key}: write inside ChatState.transaction()")
         return self._written if self._written is not None else self._row
 
-    async def _flush(self, tx: UnitOfWork, emitted: Sequence[WebhookEvent]) -> None:
+    async def _flush(self, tx: UnitOfWork, emitted: Sequence[OutboxEvent]) -> None:
         """Append what the block left unsent, then `emitted`, to the outbox in one statement."""
         await outbox.append_events(tx, workspace_id=self.workspace_id, events=self._outbox_events(emitted))
 
-    def _outbox_events(self, emitted: Sequence[WebhookEvent]) -> list[outbox.Event]:
+    def _outbox_events(self, emitted: Sequence[OutboxEvent]) -> list[outbox.Event]:
         """What the block left unsent, then `emitted`, as the outbox takes them (and none unsent any more)."""
         pending = [*self._unsent, *emitted]
         self._unsent = []
         return [_queued(event) for event in pending]
 
 
-def _queued(event: WebhookEvent) -> outbox.Event:
+def _queued(event: OutboxEvent) -> outbox.Event:
     """`event` as the outbox takes it, with a correlation id of its own."""
     return event.name, event.author, event.data, events.new_correlation_id()

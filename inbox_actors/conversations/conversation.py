@@ -27,7 +27,7 @@ from typing import Any, Callable
 from inbox_actors.conversations import events as data
 from inbox_actors.conversations.bot import HandOff, Reply, Responder
 from inbox_actors.conversations.chat_handling import ChatHandling
-from inbox_actors.conversations.chat_state import ChatState, WebhookEvent
+from inbox_actors.conversations.chat_state import ChatState, OutboxEvent
 from inbox_actors.conversations.conversation_protocol import (
     SNOOZE_CLOCK,
     SNOOZE_CLOCK_KEY,
@@ -223,7 +223,7 @@ class Conversation(Actor):
                 if row["state"] != State.AI_ONLY.value and row["waiting_for_person_since"] is None:
                     changes.update(await chat.waiting_for_person(tx, inbound.at))
             # The message, its chat's changes and its event in one statement; the event's id is the stored one's.
-            received = WebhookEvent(events.MESSAGE_RECEIVED, "customer",
+            received = OutboxEvent(events.MESSAGE_RECEIVED, "customer",
                                     data.message_data(self.phone, message_queries.as_inserted(values), {}))
             message = await chat.commit_message(tx, values, changes, [received], now)
             if message is None:
@@ -241,7 +241,7 @@ class Conversation(Actor):
             # Locked: the status writer (status_writer.py) may judge another status of this message meanwhile.
             message = await message_queries.lock_by_platform_id(tx, self.workspace_id, update.message_id)
             changes: dict[str, Any] = {}
-            reported: list[WebhookEvent] = []
+            reported: list[OutboxEvent] = []
             settled = False
             if message is None and update.callback_data is not None:
                 # A send whose answer a crash lost: its callback data names it (send_records.py).
@@ -260,7 +260,7 @@ class Conversation(Actor):
             if moved is not None:
                 message = moved
                 if update.status != delivery_status.SENT:
-                    reported.append(WebhookEvent(events.MESSAGE_STATUS, "platform", data.status_data(
+                    reported.append(OutboxEvent(events.MESSAGE_STATUS, "platform", data.status_data(
                         self.phone, message, update.status, update.at, update.error_code,
                         storable(update.error_title), now)))
                 if delivery_status.reached_phone(update.status):
@@ -299,7 +299,7 @@ class Conversation(Actor):
             policy = await workspace_queries.find_deadline_policy(tx, self.workspace_id)
             await conversation_queries.record_sla_breach(tx, self.workspace_id, row["id"], deadline,
                                                          row["assigned_to"], now)
-            breached = WebhookEvent(events.SLA_BREACHED, "system", data.sla_breach_data(
+            breached = OutboxEvent(events.SLA_BREACHED, "system", data.sla_breach_data(
                 self.phone, row, policy["sla_seconds"], names, now))
             await self.chat.commit(tx, {"sla_breach_announced_for": deadline}, [breached], now)
         return Recorded(None)
@@ -364,7 +364,7 @@ class Conversation(Actor):
                                    "handover_at": now}
         if chat.row["waiting_since"] is not None and chat.row["waiting_for_person_since"] is None:
             changes.update(await chat.waiting_for_person(chat.db, now))
-        handed_off = WebhookEvent(events.HANDOFF, "bot", data.handoff_data(self.phone, reason, now))
+        handed_off = OutboxEvent(events.HANDOFF, "bot", data.handoff_data(self.phone, reason, now))
         async with chat.transaction() as tx:
             await bot_settings_queries.record_handoff(tx, self.workspace_id, chat.row["id"], reason, now)
             await chat.commit(tx, changes, [handed_off], now)

@@ -29,7 +29,7 @@ import trio
 
 from inbox_actors.conversations import events as data
 from inbox_actors.conversations import idempotency_keys
-from inbox_actors.conversations.chat_state import ChatState, NewChat, WebhookEvent
+from inbox_actors.conversations.chat_state import ChatState, NewChat, OutboxEvent
 from inbox_actors.conversations.conversation_protocol import Recorded, Send, SendOutcome
 from inbox_actors.conversations.send_answers import SendVerdict, send_answer
 from inbox_actors.conversations.send_callback import message_id_of
@@ -137,13 +137,13 @@ class SendRecords:
                 new_chat=NewChat(profile_name="", author=order.author))
         return outcome
 
-    async def _credit_alerts(self, tx: UnitOfWork, credits: Charge, now: datetime) -> list[WebhookEvent]:
+    async def _credit_alerts(self, tx: UnitOfWork, credits: Charge, now: datetime) -> list[OutboxEvent]:
         """credits_threshold for each alert level the charge took the balance below, highest first: the balance
         only moves under a row lock, so each fall past a level is one charge's and is told once."""
         after, before = credits.balance_after, credits.balance_after + credits.amount
         crossed = sorted((level for level in await credit_queries.alert_levels(tx, self._chat.workspace_id)
                           if after < level <= before), reverse=True)
-        return [WebhookEvent(events.CREDITS_THRESHOLD, "system", events.credits_threshold_data(
+        return [OutboxEvent(events.CREDITS_THRESHOLD, "system", events.credits_threshold_data(
             level=level, balance=after, previous_balance=before, at=now)) for level in crossed]
 
     async def _write_failure(self, order: Send, failure: SendRefused, channel: str,
@@ -185,7 +185,7 @@ class SendRecords:
     # -- after a crash ----------------------------------------------------------------------------------------
 
     async def settle(self, tx: UnitOfWork, update: StatusUpdate) -> tuple[Record | None, dict[str, Any],
-                                                                            list[WebhookEvent]]:
+                                                                            list[OutboxEvent]]:
         """A status whose platform id nobody stored, for this chat's send its callback data names: record the
         send as accepted, as `record_sent` would have. Answers (the message now carrying the platform's id, the
         chat's changes, the events), or (None, {}, []) when the callback names no unsettled send of this chat.
@@ -240,10 +240,10 @@ class SendRecords:
 
     # -- shared -----------------------------------------------------------------------------------------------
 
-    async def _sent_event(self, tx: UnitOfWork, author: str, message: Record) -> WebhookEvent:
+    async def _sent_event(self, tx: UnitOfWork, author: str, message: Record) -> OutboxEvent:
         actor = message["actor_id"]
         names = await conversation_queries.member_names(tx, [actor]) if actor else {}
-        return WebhookEvent(events.MESSAGE_SENT, author, data.message_data(self._chat.phone, message, names))
+        return OutboxEvent(events.MESSAGE_SENT, author, data.message_data(self._chat.phone, message, names))
 
     def _columns(self, order: Send, request: SendRequest, channel: str) -> dict[str, Any]:
         return dict(

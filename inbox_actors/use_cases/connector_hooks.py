@@ -21,7 +21,7 @@ from inbox_actors.use_cases.deps import UseCaseDeps
 from inbox_actors.use_cases.fields import BIGINT_MAX
 from inbox_actors.use_cases.outcomes import Done, Outcome, Reason, Refused, reason_of_status
 from inbox_actors.use_cases.use_case import Kind, UseCase, rule
-from inbox_actors.webhooks.endpoint import wake_endpoint
+from inbox_actors.use_cases.webhook_settings import woken
 
 # An id no hook can have (0: the URL's digits beyond any row, `IdConverter`) names no hook.
 HookId = Annotated[int, msgspec.Meta(ge=1, le=BIGINT_MAX, extra=rule("not_found", "No such hook in this "
@@ -63,25 +63,18 @@ async def _subscribe(deps: UseCaseDeps, caller: Caller, a: SubscribeHook) -> Out
                        "made it.", 409, "api_key_required")
     issued = await hooks.subscribe(deps.db, deps.webhook_guard, platform=a.platform,
                                    workspace_id=caller.workspace_id, plan=caller.plan, key_id=key_id, request=a)
-    return _changed(deps, caller, issued)
+    return woken(deps, caller, _outcome(issued))
 
 
 async def _unsubscribe(deps: UseCaseDeps, caller: Caller, a: OneHook) -> Outcome:
     removed = await hooks.unsubscribe(deps.db, platform=a.platform, workspace_id=caller.workspace_id,
                                       hook_id=a.hook_id)
-    return _changed(deps, caller, removed)
+    return woken(deps, caller, _outcome(removed))
 
 
 async def _deliveries(deps: UseCaseDeps, caller: Caller, a: HookDeliveries) -> Outcome:
     return _outcome(await hooks.hook_deliveries(deps.db, platform=a.platform, workspace_id=caller.workspace_id,
                                                 hook_id=a.hook_id, args=a.args))
-
-
-def _changed(deps: UseCaseDeps, caller: Caller, reply: object) -> Outcome:
-    outcome = _outcome(reply)
-    if isinstance(outcome, Done):
-        wake_endpoint(deps.actors, caller.workspace_id, settings_changed=True)
-    return outcome
 
 
 def _outcome(reply: object) -> Outcome:

@@ -52,15 +52,15 @@ async def _read(deps: UseCaseDeps, caller: Caller, a: NoArguments) -> Outcome:
 
 async def _save(deps: UseCaseDeps, caller: Caller, a: settings.SaveSettings) -> Outcome:
     """Store `{endpoint_url, events, enabled, credit_alert_levels}`; the first save shows the signing secret."""
-    return _changed(deps, caller, await settings.save_settings(
+    return woken(deps, caller, _outcome(await settings.save_settings(
         deps.db, deps.webhook_guard, workspace_id=caller.workspace_id, plan=caller.plan,
-        member_id=caller.member_id, request=a))
+        member_id=caller.member_id, request=a)))
 
 
 async def _rotate_secret(deps: UseCaseDeps, caller: Caller, a: NoArguments) -> Outcome:
     """A new signing secret, shown in this answer only; every event from now on is signed with it."""
-    return _changed(deps, caller, await settings.rotate_secret(
-        deps.db, workspace_id=caller.workspace_id, plan=caller.plan, member_id=caller.member_id))
+    return woken(deps, caller, _outcome(await settings.rotate_secret(
+        deps.db, workspace_id=caller.workspace_id, plan=caller.plan, member_id=caller.member_id)))
 
 
 async def _send_test(deps: UseCaseDeps, caller: Caller, a: NoArguments) -> Outcome:
@@ -76,8 +76,9 @@ async def _deliveries(deps: UseCaseDeps, caller: Caller, a: DeliveryLogQuery) ->
         event=a.event, outcome=a.outcome, limit=a.limit, cursor=a.cursor)))
 
 
-def _changed(deps: UseCaseDeps, caller: Caller, reply: object) -> Outcome:
-    outcome = _outcome(reply)
+def woken(deps: UseCaseDeps, caller: Caller, outcome: Outcome) -> Outcome:
+    """The outcome of a change to what the workspace's webhook endpoint delivers (its settings, a connector's
+    hooks), the endpoint woken when it was stored: the endpoint reads them only when it looks at its outbox."""
     if isinstance(outcome, Done):
         wake_endpoint(deps.actors, caller.workspace_id, settings_changed=True)
     return outcome

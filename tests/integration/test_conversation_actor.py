@@ -12,7 +12,7 @@ import trio
 
 from inbox_actors.conversations import conversation, send_pacer
 from inbox_actors.contacts.events import contact_event_data
-from inbox_actors.conversations.chat_state import ChatState, NewChat, WebhookEvent
+from inbox_actors.conversations.chat_state import ChatState, NewChat, OutboxEvent
 from inbox_actors.conversations.conversation import (
     ConversationDeps,
     CustomerWrote,
@@ -203,7 +203,7 @@ async def test_a_chat_change_that_rolls_back_leaves_the_chat_as_committed(db):
     # commit() commits the block: a failure after it keeps the change, and the chat knows the row it wrote.
     with pytest.raises(RuntimeError, match="crash after commit"):
         async with chat.transaction() as tx:
-            await chat.commit(tx, {"unread_count": 3}, [WebhookEvent("conversation_seen", "test", {})], now)
+            await chat.commit(tx, {"unread_count": 3}, [OutboxEvent("conversation_seen", "test", {})], now)
             raise RuntimeError("crash after commit")
     assert (chat.row["unread_count"], chat.row["version"]) == (3, created["version"] + 1)
     assert await db.fetchval("SELECT count(*) FROM webhook_outbox WHERE workspace_id = $1 AND event = $2",
@@ -241,7 +241,7 @@ async def test_a_message_is_stored_with_its_chat_s_changes_and_event_in_one_stat
 
     async with chat.transaction() as tx:
         stored = await chat.commit_message(tx, message("wamid.one"), counted(1),
-                                           [WebhookEvent("message_received", "customer", {"id": None})], now)
+                                           [OutboxEvent("message_received", "customer", {"id": None})], now)
     assert chat.row["last_message_id"] == stored["id"] and chat.row["version"] == created["version"] + 1
     assert await db.fetchval("SELECT (data ->> 'id')::bigint FROM webhook_outbox WHERE workspace_id = $1 AND"
                              " event = 'message_received'", workspace_id) == stored["id"]
@@ -256,7 +256,7 @@ async def test_a_message_is_stored_with_its_chat_s_changes_and_event_in_one_stat
     with pytest.raises(VersionConflict):
         async with chat.transaction() as tx:
             await chat.commit_message(tx, message("wamid.two"), counted(2),
-                                      [WebhookEvent("message_received", "customer", {"id": None})], now)
+                                      [OutboxEvent("message_received", "customer", {"id": None})], now)
     assert await db.fetchval("SELECT count(*) FROM messages WHERE workspace_id = $1", workspace_id) == 1
     assert await db.fetchval("SELECT count(*) FROM webhook_outbox WHERE workspace_id = $1 AND"
                              " event = 'message_received'", workspace_id) == 1
@@ -312,7 +312,7 @@ async def test_a_chat_s_first_commit_makes_its_contact_and_conversation_in_the_s
     async with chat.transaction() as tx:
         tx._connection.add_query_logger(lambda record: statements.append(record.query))
         changes = {"count_messages": chat.row_or_new["count_messages"] + 1, "unread_count": 2}
-        await chat.commit(tx, changes, [WebhookEvent("conversation_seen", "test", {"n": 1})], now,
+        await chat.commit(tx, changes, [OutboxEvent("conversation_seen", "test", {"n": 1})], now,
                           new_chat=NewChat(profile_name="Asha", author="customer"))
     # (asyncpg's own reads of the types, the first time a connection meets them, aside)
     assert [sql for sql in statements if sql.startswith(("BEGIN", "COMMIT", "WITH made", "INSERT"))] == [
@@ -340,7 +340,7 @@ async def test_a_first_commit_for_a_number_with_a_contact_queues_no_contact_crea
     chat = ChatState(f"{workspace_id}:919800000023", db, WallClock())
     await chat.load()
     async with chat.transaction() as tx:
-        await chat.commit(tx, {"count_messages": 1}, [WebhookEvent("conversation_seen", "test", {})],
+        await chat.commit(tx, {"count_messages": 1}, [OutboxEvent("conversation_seen", "test", {})],
                           datetime.now(timezone.utc), new_chat=NewChat(profile_name="Asha", author="customer"))
     assert chat.row["contact_id"] == contact_id
     assert await outbox_names(db, workspace_id) == ["conversation_seen"]
@@ -357,7 +357,7 @@ async def test_a_first_commit_that_cannot_see_a_contact_made_meanwhile_makes_the
 
     async def first_commit():
         async with chat.transaction() as tx:
-            await chat.commit(tx, {"count_messages": 1}, [WebhookEvent("conversation_seen", "test", {})],
+            await chat.commit(tx, {"count_messages": 1}, [OutboxEvent("conversation_seen", "test", {})],
                               datetime.now(timezone.utc), new_chat=NewChat(profile_name="Asha", author="customer"))
 
     async def waiting_on_the_contact():
