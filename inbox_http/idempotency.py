@@ -1,5 +1,5 @@
 """`Idempotency-Key` over HTTP: the header read, and the answer of a keyed send written as the use case hands it
-(`actions/keyed_sends.py` owns the key's round, from the reservation to the stored answer; the key's record and
+(`use_cases/keyed_sends.py` owns the key's round, from the reservation to the stored answer; the key's record and
 rules are `conversations/idempotency_keys.py`'s)."""
 
 from __future__ import annotations

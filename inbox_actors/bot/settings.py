@@ -3,7 +3,7 @@ matching and the answer rules), its persona and hand-off words, on or off, and t
 to a person. A per-workspace setting written in one transaction each and recorded in the team audit log (the
 operator's command line as no member: `member_id` None); the bot reads it through its cache, so a change reaches
 it within that cache's time (10 s). Who may change what, and the arguments' rules, are the use cases'
-(`actions/bot.py`).
+(`use_cases/bot.py`).
 """
 
 from __future__ import annotations

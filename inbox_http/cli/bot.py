@@ -1,5 +1,5 @@
 """`inbox-actors bot`: the answers the bot gives customers, added, listed and removed through the bot's use cases
-(`actions/bot.py`) as the operator: the API's rules, and the same audit records."""
+(`use_cases/bot.py`) as the operator: the API's rules, and the same audit records."""
 
 from __future__ import annotations
 

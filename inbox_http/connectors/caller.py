@@ -1,4 +1,4 @@
-"""Who a connector's action runs as: the API key's caller (`actions/caller.py`: its creator, with the key's
+"""Who a connector's action runs as: the API key's caller (`use_cases/caller.py`: its creator, with the key's
 effective permissions), named `api_key:<id>` in events and the audit log, and labelled `Zapier: <key name>` /
 `Make: <key name>` on the messages it sends."""
 

@@ -1,6 +1,6 @@
 """The bot's settings, `/api/bot/*` (full API; ours: the spec's scope table names `ai_agent`, `ai_kb_edit`,
 `ai_behavior_edit`, `ai_provision` and `ai_audit_view` without the calls). Each call binds one of the bot's use
-cases (`actions/bot.py`: their permissions and rules): reading the settings and answers, the answers added and
+cases (`use_cases/bot.py`: their permissions and rules): reading the settings and answers, the answers added and
 removed, the persona and hand-off words set, the bot switched on or off, and the hand-off trail. A member's
 dashboard session may call these with the same permissions. Stable-code errors.
 """

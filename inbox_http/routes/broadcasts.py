@@ -3,7 +3,7 @@
 Core API (Growth and Scale), scope `campaigns` (reads also `campaigns:read`); approving or rejecting needs
 `campaign_approve`. bulk-send is a send: not held to the default per-key limit and exempt from the per-IP ceiling (a
 limit set on the key counts it). A member's dashboard session may call these with the same permissions. Stable-code
-errors. Each call binds a broadcasts use case (`actions/broadcasts.py`, their permissions and rules: the cloud API,
+errors. Each call binds a broadcasts use case (`use_cases/broadcasts.py`, their permissions and rules: the cloud API,
 who may skip approval); the request's rules are `broadcasts/creation.py`'s, the statuses and sending
 `broadcasts/broadcast.py`'s.
 """

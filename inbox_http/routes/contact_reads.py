@@ -1,7 +1,7 @@
 """Reading contacts: the list (`GET /api/contacts/paginated`, the spec's) and one contact (ours).
 
 Full API (Scale), the spec's sentence errors like the contact writes. Each binds a contacts use case
-(`actions/contacts.py`: `LIST`, `SHOW`, which state the permission, contacts or contacts:read); a member limited to
+(`use_cases/contacts.py`: `LIST`, `SHOW`, which state the permission, contacts or contacts:read); a member limited to
 assigned chats sees only the contacts whose chat is assigned to them.
 """
 

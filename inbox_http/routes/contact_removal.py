@@ -2,7 +2,7 @@
 `GET /api/contacts/export`.
 
 Full API (Scale), the contact routes' sentence errors. Each binds a contact removal use case
-(`actions/contact_removal.py`: deleting needs `contacts_delete`, exporting `contacts_export`, neither with a read
+(`use_cases/contact_removal.py`: deleting needs `contacts_delete`, exporting `contacts_export`, neither with a read
 variant). A deletion erases the customer's chat and the contact (inbox_actors/conversations/contact_erasure.py);
 an export streams every contact as CSV or JSON lines.
 """

@@ -1,6 +1,6 @@
 """Contact writes, `/api/contacts` (core API, scope `contacts`, sentence errors).
 
-Each write is the contacts use case `change_contact` (`actions/contacts.py`: its permission, and a key limited to
+Each write is the contacts use case `change_contact` (`use_cases/contacts.py`: its permission, and a key limited to
 assigned chats writes only the contacts of those chats) and goes to the contact's card actor
 (`contacts/contact_card.py`), which commits it before the reply. The phone in the path is normalised, so `+91 98765
 43210` and `919876543210` are one contact.

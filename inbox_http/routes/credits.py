@@ -1,6 +1,6 @@
 """Credits, `/api/credits/*`: the balance and prices, the ledger, top-ups.
 
-Full API (Scale), stable-code errors. Each binds a credits use case (`actions/credits.py`: reads need
+Full API (Scale), stable-code errors. Each binds a credits use case (`use_cases/credits.py`: reads need
 `billing_view`, a top-up `billing_manage`, neither with a read variant), which a member's dashboard session may
 call too, holding the same. Rules live in `inbox_actors.credits.ledger`; sends are charged on the send path.
 """

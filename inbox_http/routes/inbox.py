@@ -1,7 +1,7 @@
 """Team actions on a chat, `/api/inbox/conversations/{phone}/...` (full API, scope inbox).
 
 The spec says these exist without giving paths; these are ours. Each binds one of the chat use cases
-(`actions/chats.py`, where their permissions, field rules and refusals are declared) to a path, and answers with
+(`use_cases/chats.py`, where their permissions, field rules and refusals are declared) to a path, and answers with
 the chat as it now is (the ConversationDetail; a reply also with its message id, a note with the note). The acting
 member is the key's creator. An action the chat's state does not allow is 409 invalid_transition with the current
 state, and changes nothing.

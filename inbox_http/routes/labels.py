@@ -1,6 +1,6 @@
 """The workspace's labels, `/api/labels` (full API; ours: the spec's scope table has `inbox` "label
 conversations" and every Conversation its `labels`, without the calls). Each call binds one of the label set's use
-cases (`actions/labels.py`: reading the set needs what reading chats does, `inbox` or `contacts` or their `:read`;
+cases (`use_cases/labels.py`: reading the set needs what reading chats does, `inbox` or `contacts` or their `:read`;
 changing it, `settings`). A member's dashboard session may call these with the same permissions. Stable-code
 errors; the rules are `inbox_actors/labels/label_set.py`'s.
 """

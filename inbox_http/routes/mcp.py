@@ -9,7 +9,7 @@ answered is `inbox_http.mcp.protocol`'s; the tools are the workspace's exposed c
 member's permissions. `GET` and `DELETE` on the path are 405: there is no SSE stream and no session to end.
 
 The settings calls are the full API's, for keys and members' dashboard sessions alike; each binds one of MCP's
-settings use cases (`actions/mcp_settings.py`: scope `settings`, reads also `settings:read`; a session on a plan
+settings use cases (`use_cases/mcp_settings.py`: scope `settings`, reads also `settings:read`; a session on a plan
 without MCP gets the endpoint's plan refusal). Tokens are made for the caller's own member (the operator's CLI
 makes them for any member): `inbox-actors mcp token create`.
 """

@@ -1,6 +1,6 @@
 """`POST /api/send-message`: one message to one contact, exactly as the spec has it.
 
-Scope whatsapp_api. The send is the chats use case `send_message` (`actions/chats.py`: the cloud API switched on, a
+Scope whatsapp_api. The send is the chats use case `send_message` (`use_cases/chats.py`: the cloud API switched on, a
 key limited to assigned chats sending only to chats assigned to its creator) and the conversation actor's (consent,
 channel, the 24-hour window, the pending message, the platform, the outcome); this route reads the body, keeps the
 `Idempotency-Key` promise (`inbox_http/idempotency.py`: the first answer replayed, 409 while another request holds

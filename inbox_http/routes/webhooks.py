@@ -4,7 +4,7 @@ event, the delivery log.
 With a key: Full API (Scale), scope `settings` (reads also `settings:read`). With a member's dashboard session
 (the web app's credential): on any plan, for admins and members with the settings permission; so a Growth
 workspace sets up its 5 core events there, and a Starter one is told 403 webhooks_not_in_plan. Stable-code
-errors. Each call binds one of the webhook settings' use cases (`actions/webhook_settings.py`, which wakes the
+errors. Each call binds one of the webhook settings' use cases (`use_cases/webhook_settings.py`, which wakes the
 workspace's endpoint actor after a change); checks and storage live in `inbox_actors.webhooks`.
 """
 

@@ -1,5 +1,5 @@
 """The bot for admins: `/app/bot`, its switch, its behaviour (persona, hand-off words), its FAQ answers and the
-trail of the chats it handed to a person. Each form is one of the bot's use cases (`actions/bot.py`), run as the
+trail of the chats it handed to a person. Each form is one of the bot's use cases (`use_cases/bot.py`), run as the
 member: the runner checks the member's permission and the arguments, the bot's rules (an answer's keywords, the
 lengths) refuse with a sentence the page shows. Each part is offered only to a member its declaration allows, and
 the page opens for those who may read the bot's settings (`bot.SETTINGS`).

@@ -3,7 +3,7 @@
 forms a member acts with (claim, release, transfer, resolve, mark read, reply, template, a note, labels, snooze,
 the contact's card).
 
-Each form binds one of the declared use cases every front door calls (`actions/chats.py`, `actions/contacts.py`):
+Each form binds one of the declared use cases every front door calls (`use_cases/chats.py`, `use_cases/contacts.py`):
 the runner checks the member's permission and the fields by the declaration's rules. Success answers a redirect
 back to the chat (so a reload repeats nothing); a refusal shows the chat with its sentence and the refusal's
 status.

@@ -1,6 +1,6 @@
 """The inbox: `/app/inbox?view=…&q=…&cursor=…`, and its list alone (`/app/inbox/list`, what the page's script
 reads again when the workspace's events say a chat changed). The views and their rules are
-`actions/inbox_views.py`'s."""
+`use_cases/inbox_views.py`'s."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The workspace's labels for admins: `/app/labels` (the set, and a form to create one), `/app/labels/<id>` (rename
 or recolour) and `/app/labels/<id>/delete` (a page that asks before deleting, so a keyboard user confirms as
-anyone else does, without a script). Each form runs one of the label set's use cases (`actions/labels.py`), whose
+anyone else does, without a script). Each form runs one of the label set's use cases (`use_cases/labels.py`), whose
 permission and rules (unique names, the limits) answer with a refusal the page shows; the page opens for whoever
 may read the set (`labels.LIST`) and offers the changes to whoever the declarations allow them.
 """

@@ -1,6 +1,6 @@
 """The roster for admins: `/app/team` (who is on the team, adding a member and inviting them, suspending and
 reactivating) and `/app/team/members/<id>` (role, permissions, assigned-only). Each form runs one of the team use
-cases (`actions/team.py`), which checks the member's permission and the form's fields, and whose rules (only an
+cases (`use_cases/team.py`), which checks the member's permission and the form's fields, and whose rules (only an
 admin makes an admin, permissions within the caller's own, one active admin kept) answer with a refusal the page
 shows; a page offers an action only to a member its declaration allows. An invite link is shown once, on the page
 that made it.

@@ -2,7 +2,7 @@
 settings (endpoint, subscribed events, enabled) and the delivery log, and its forms save the settings, rotate the
 signing secret and send a test event.
 
-Each form runs one of the webhook settings' use cases (`actions/webhook_settings.py`), the ones the REST routes
+Each form runs one of the webhook settings' use cases (`use_cases/webhook_settings.py`), the ones the REST routes
 bind; their permission and rules (the plan's events, which addresses may receive, the credit alert levels) answer
 a refusal the page shows, and the page opens for whoever may read the settings (`webhook_settings.READ`). The log
 is the delivery log's use case, keyset-paged and filtered as the REST route's. A signing secret is shown once, on

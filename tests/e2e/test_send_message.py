@@ -213,7 +213,7 @@ async def test_control_characters_are_refused_before_anything_is_sent(service, b
 
 
 async def test_with_the_cloud_api_off_a_reply_is_refused_as_a_send_is_and_nothing_goes_out(service):
-    # One rule for every send (actions/chats.py): a member's reply is a send through the platform too.
+    # One rule for every send (use_cases/chats.py): a member's reply is a send through the platform too.
     workspace_id, number, _, key = await scale_workspace(service.db)
     await customer_writes(service, number, PHONE, "hello")
     await service.db.execute("UPDATE workspaces SET cloud_api_enabled = false WHERE id = $1", workspace_id)

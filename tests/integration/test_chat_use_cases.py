@@ -1,5 +1,5 @@
 """The chat use cases at their own level: the runner's permission and argument checks, then each rule
-`actions/chats.py` states, with real conversation actors on a real PostgreSQL and no HTTP. The doors' tests
+`use_cases/chats.py` states, with real conversation actors on a real PostgreSQL and no HTTP. The doors' tests
 (e2e) check only how each maps the outcome."""
 
 from __future__ import annotations

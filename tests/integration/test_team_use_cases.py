@@ -1,5 +1,5 @@
 """The team's use cases at their own level: the runner's permission and argument checks, then the roster's and
-the SLA policy's rules as each declaration in `actions/team.py` answers them, on a real PostgreSQL with no HTTP.
+the SLA policy's rules as each declaration in `use_cases/team.py` answers them, on a real PostgreSQL with no HTTP.
 The doors' tests (e2e) check only how each maps the outcome. The `use_cases` fixture is the integration conftest's."""
 
 from __future__ import annotations
