@@ -26,9 +26,10 @@ T = TypeVar("T")
 # A broken rule below keeps the code the API has always answered for a body it cannot take (REST's
 # `invalid_body`); the sentence says what the field needs. The bot's own rules (a keyword naming a hand-off
 # phrase, an answer blank once trimmed) answer `invalid_answer` from `conversations/bot.py`.
-_KEYWORDS = (f"keywords must be a list of 1 to {bot.MAX_KEYWORDS} keywords, words or phrases, any one of which asks "
-             "for the answer.")
-_ANSWER = f"The answer must be 1 to {bot.MAX_ANSWER_LENGTH:,} characters."
+_KEYWORDS = (f"keywords must be a list of 1 to {bot.MAX_KEYWORDS} keywords, words or phrases on one line, any one of "
+             "which asks for the answer.")
+_ANSWER = (f"The answer must be 1 to {bot.MAX_ANSWER_LENGTH:,} characters, with no control characters but line "
+           "breaks and tabs.")
 
 
 # -- arguments -----------------------------------------------------------------------------------------------
@@ -57,9 +58,9 @@ class SwitchBot(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class NewAnswer(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    keywords: Annotated[list[str], msgspec.Meta(min_length=1, max_length=bot.MAX_KEYWORDS,
-                                                extra=rule("invalid_arguments", _KEYWORDS))]
-    answer: Annotated[str, msgspec.Meta(min_length=1, max_length=bot.MAX_ANSWER_LENGTH,
+    keywords: Annotated[list[Annotated[str, msgspec.Meta(pattern=ONE_LINE)]], msgspec.Meta(
+        min_length=1, max_length=bot.MAX_KEYWORDS, extra=rule("invalid_arguments", _KEYWORDS))]
+    answer: Annotated[str, msgspec.Meta(min_length=1, max_length=bot.MAX_ANSWER_LENGTH, pattern=MULTI_LINE,
                                         extra=rule("invalid_arguments", _ANSWER))]
 
 

@@ -86,6 +86,10 @@ async def test_answers_are_added_with_ai_kb_edit_by_the_bot_s_rules(use_cases):
     assert refused(handoff, 400, "invalid_answer") and "contains a hand-off phrase" in handoff.message
     blank = await use_cases.run(editor, bot.ADD_ANSWER, {"keywords": ["price"], "answer": "   "})
     assert refused(blank, 400, "invalid_answer")
+    # A NUL (which PostgreSQL's text refuses) or another control character is the caller's mistake, never a 500.
+    for keywords, answer in ((["pri\x00ce"], "10"), (["price"], "10\x00"), (["price\nlist"], "10")):
+        control = await use_cases.run(editor, bot.ADD_ANSWER, {"keywords": keywords, "answer": answer})
+        assert refused(control, 400, "invalid_arguments"), (keywords, answer)
 
     added = await use_cases.run(editor, bot.ADD_ANSWER, {"keywords": ["Price", "how much?"], "answer": " 10 "})
     assert isinstance(added, Done) and (added.data.keywords, added.data.answer) == (["price", "how much"], "10")
