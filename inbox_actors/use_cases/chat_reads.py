@@ -17,7 +17,7 @@ from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.deps import UseCaseDeps
 from inbox_actors.use_cases.fields import BIGINT_MAX, ONE_LINE, ChatPhone, Cursor
 from inbox_actors.use_cases.outcomes import Done, Outcome
-from inbox_actors.use_cases.use_case import Kind, UseCase
+from inbox_actors.use_cases.use_case import Kind, UseCase, rule
 
 PAGE_LIMIT = 50
 THREAD_LIMIT = 100
@@ -54,12 +54,16 @@ class NoArguments(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class ListTemplates(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    name: Annotated[str, msgspec.Meta(min_length=1, max_length=512, pattern=ONE_LINE,
-                                      description="Only templates of this name.")] | None = None
-    language: Annotated[str, msgspec.Meta(min_length=2, max_length=15, pattern=ONE_LINE,
-                                          description="Only templates in this language (en, en_US...).")] | None = None
+    """Filters: text no template has finds none; text no template can have (a control character) is refused."""
+
+    name: Annotated[str, msgspec.Meta(pattern=ONE_LINE, description="Only templates of this name.", extra=rule(
+        "invalid_name", "name may not contain control characters."))] | None = None
+    language: Annotated[str, msgspec.Meta(
+        pattern=ONE_LINE, description="Only templates in this language (en, en_US...).",
+        extra=rule("invalid_language", "language may not contain control characters."))] | None = None
     status: Annotated[Literal[TEMPLATE_STATUSES], msgspec.Meta(  # type: ignore[valid-type]
-        description="Only templates in this status; only APPROVED ones can be sent.")] | None = None
+        description="Only templates in this status; only APPROVED ones can be sent.",
+        extra=rule("invalid_status", f"status must be one of {', '.join(TEMPLATE_STATUSES)}."))] | None = None
 
 
 def query(**values: object) -> dict[str, str]:

@@ -9,10 +9,8 @@ from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging.parameter_catalog import QueryParameter
 from inbox_actors.platform import templates
 from inbox_actors.use_cases import chat_reads
-from inbox_http.dependencies import dependencies
-from inbox_http.encoding import json_response
-from inbox_http.errors import ApiError
-from inbox_http.guard import accepts, current_caller, guarded, responds
+from inbox_http.guard import accepts, guarded, responds
+from inbox_http.outcome_answers import run_route
 
 blueprint = Blueprint("templates", __name__, url_prefix="/api/templates")
 
@@ -37,11 +35,7 @@ class TemplateList(msgspec.Struct, frozen=True):
 async def list_templates():
     """The workspace's message templates by name and language (?status=, ?name=, ?language= filter)."""
     status = request.args.get("status")
-    if status is not None:
-        if status.upper() not in templates.STATUSES:
-            raise ApiError(400, "invalid_status", f"status must be one of {', '.join(templates.STATUSES)}.")
-        status = status.upper()
-    found = await templates.workspace_templates(
-        dependencies().db, current_caller().workspace_id, status_name=status, name=request.args.get("name"),
-        language=request.args.get("language"))
-    return json_response(TemplateList(data=found))
+    filters = {"status": None if status is None else status.upper(),  # the API takes a status in any case
+               "name": request.args.get("name"), "language": request.args.get("language")}
+    return await run_route(chat_reads.LIST_TEMPLATES, **{name: value for name, value in filters.items()
+                                                          if value is not None})
