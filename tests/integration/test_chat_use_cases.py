@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 import msgspec
 
 from inbox_actors.reporting.conversation_detail import ConversationDetail
-from inbox_actors.use_cases import chats
+from inbox_actors.use_cases import chat_reads, chats
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.fields import MAX_REASON
 from inbox_actors.use_cases.outcomes import Done, Reason, Refused
@@ -119,3 +119,12 @@ async def test_the_operator_is_stopped_by_no_permission(use_cases):
     operator = Caller.operator(use_cases.workspace_id)
     assert all(use_case.allows(operator) for use_case in (chats.CLAIM, chats.SEND_TEXT, chats.SHOW))
     assert operator.is_operator and operator.who == "the caller"
+
+
+async def test_a_template_filter_no_template_can_match_is_refused_in_its_own_words(use_cases):
+    agent = await use_cases.member(permissions=["templates"])
+    for field, code in (("name", "invalid_name"), ("language", "invalid_language"), ("status", "invalid_status")):
+        outcome = await use_cases.run(agent, chat_reads.LIST_TEMPLATES, {field: "x\x00"})
+        assert isinstance(outcome, Refused) and (outcome.status, outcome.code) == (400, code), field
+    none = await use_cases.run(agent, chat_reads.LIST_TEMPLATES, {"name": "no such template", "language": "x"})
+    assert isinstance(none, Done) and none.data == {"data": []}
