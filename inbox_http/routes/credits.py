@@ -46,9 +46,10 @@ async def read_ledger():
 @responds(ledger.ToppedUp, 201)
 @guarded(tier=ApiTier.FULL, use_case=credits.TOP_UP, dashboard=True)
 @takes(ledger.TopUp)
-@answers(409)
+@answers(200, 409)
 async def top_up():
-    """Add credits (1 to 10,000,000); a `reference` used before credits nothing and answers the first top-up."""
+    """Add credits (1 to 10,000,000): 201. A `reference` used before credits nothing and answers the first top-up
+    again: 200."""
     body = await read_json_body(ledger.TopUp)
     topped = await run(dependencies().use_case_deps, current_caller(), credits.TOP_UP, msgspec.structs.asdict(body))
     return answer(topped, 200 if isinstance(topped, Done) and topped.data.replayed else 201)
