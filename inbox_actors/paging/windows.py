@@ -72,7 +72,14 @@ def window(args: dict[str, str | None], now: datetime, limits: tuple[int, int]) 
     since_raw = _first(args, "since", "from")
     to_raw = _first(args, "to", "until")
     end = instant(to_raw[1], to_raw[0]) if to_raw else now
-    start = instant(since_raw[1], since_raw[0]) if since_raw else end - timedelta(days=default_days)
+    if since_raw:
+        start = instant(since_raw[1], since_raw[0])
+    elif end - datetime.min.replace(tzinfo=end.tzinfo) < timedelta(days=default_days):
+        # The default window would begin before the calendar does (`to` in year 1).
+        raise InvalidParameter(f"invalid_{to_raw[0]}" if to_raw else "invalid_to",
+                               f"{to_raw[0] if to_raw else 'to'} is too early to end a window; give since too.")
+    else:
+        start = end - timedelta(days=default_days)
     if start > end:
         raise InvalidParameter("since_after_to", "since must not be later than to.")
     if end - start > timedelta(days=longest_days):

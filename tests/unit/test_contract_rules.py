@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from datetime import datetime, timezone
 
 import pytest
 
 from inbox_actors.domain import key_rules
 from inbox_actors.domain.phones import PHONE_PATTERN, phone_or_none
 from inbox_actors.paging.parameters import InvalidParameter
+from inbox_actors.paging import windows
 from inbox_actors.paging.windows import OLDER_THAN_PATTERN, older_than
 from inbox_http.app import create_app
 from inbox_http.openapi import build_document
@@ -35,6 +37,19 @@ def test_the_older_than_pattern_matches_what_the_window_accepts():
         except InvalidParameter:
             accepted = False
         assert bool(re.fullmatch(OLDER_THAN_PATTERN, raw)) == accepted, raw
+
+
+@pytest.mark.parametrize("bounds", [{"to": "0001-01-01"}, {"until": "0001-01-05T00:00:00+00:00"},
+                                    {"since": "0001-01-01", "to": "0001-01-02"}, {"to": "9999-12-31"}])
+def test_a_window_at_the_calendar_s_edges_is_a_window_or_a_refusal_never_an_overflow(bounds):
+    now = datetime(2026, 11, 27, tzinfo=timezone.utc)
+    for limits in (windows.CHAT_LISTS, windows.REPLIES_AND_MESSAGES):
+        try:
+            found = windows.window(bounds, now, limits)
+        except InvalidParameter as err:
+            assert err.code in ("invalid_to", "invalid_until"), err.code
+        else:
+            assert found.start <= found.end
 
 
 @pytest.mark.parametrize("name", ["zapier", " padded ", "naïve", "\u00a0nbsp", "zero\u200bwidth", "rtl\u202eflip",
