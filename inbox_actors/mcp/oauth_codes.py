@@ -122,6 +122,15 @@ async def issue_code(db: Database, request: ConnectionRequest, *, workspace_id: 
     return code
 
 
+async def burn_code(db: Database, code: str) -> bool:
+    """A code a token request failed with (a wrong `code_verifier`, another redirect URI, another client) is used
+    up: whoever holds it may have guessed at it, so it opens nothing, and the client starts again. Whether an
+    unused code was burnt."""
+    if not code.startswith(f"{CODE_PREFIX}_") or len(code) > 100:
+        return False
+    return await queries.burn_code(db, hash_token(code))
+
+
 async def find_code(db: Database, code: str) -> CodeGrant | UsedCode | None:
     """The code if unused (expired or not: the exchange says which), `UsedCode` if used already, None if unknown."""
     if not code.startswith(f"{CODE_PREFIX}_") or len(code) > 100:

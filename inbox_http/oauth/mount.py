@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from typing import Any
+from urllib.parse import parse_qs
 
 from quart_trio import QuartTrio
 
+from inbox_actors.mcp import oauth_codes
 from inbox_http.dependencies import Dependencies
 from inbox_http.guard import ip_limit_body, ip_limit_headers, rate_bucket_address
 from inbox_http.oauth import addresses
@@ -23,6 +25,8 @@ from inbox_http.request_metrics import ROUTE_KEY
 # Host headers only makes its own routes be built again.
 KEPT_ORIGINS = 16
 _PREFIXES = ("/oauth/", "/.well-known/oauth-")
+# A token request's form holds a code, a verifier, a client's id and a redirect URI: a few hundred bytes.
+_MAX_TOKEN_FORM = 64 * 1024
 
 
 class OAuthMount:
@@ -49,7 +53,41 @@ class OAuthMount:
                                    "(plain HTTP on a loopback address)."}, 404)
         else:
             answer = self._router(origin)
+            if scope["path"] == addresses.TOKEN_PATH and scope["method"] == "POST":
+                return await self._exchange(answer, scope, receive, send)
         return await answer(scope, receive, send)
+
+    async def _exchange(self, router: Any, scope: dict, receive, send) -> None:
+        """The token endpoint, with one rule the SDK's handler lacks: an authorization code a request failed with
+        is burnt (a wrong verifier must not leave it usable for the next guess). The form is read here to know
+        the code, and handed on unchanged."""
+        body = await _read_body(receive, _MAX_TOKEN_FORM)
+        if body is None:
+            from starlette.responses import JSONResponse
+
+            return await JSONResponse({"error": "invalid_request", "error_description": "The token request's "
+                                       "form is too large."}, 413)(scope, _empty_receive, send)
+        status: list[int] = []
+
+        async def watched_send(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+            await send(message)
+
+        sent = False
+
+        async def replay() -> dict:
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await router(scope, replay, watched_send)
+        form = parse_qs(body.decode("latin-1"))
+        code = form.get("code", [""])[0]
+        if status and status[0] >= 400 and form.get("grant_type") == ["authorization_code"] and code:
+            await oauth_codes.burn_code(self._state.db, code)
 
     async def _refusal(self, scope: dict) -> Any:
         """The per-IP ceiling, as `guard.ip_limited` answers it."""
@@ -80,6 +118,26 @@ class OAuthMount:
         else:
             self._routers.move_to_end(origin)
         return router
+
+
+async def _read_body(receive, limit: int) -> bytes | None:
+    """The request's whole body, or None past `limit` bytes."""
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _empty_receive() -> dict:
+    return {"type": "http.request", "body": b"", "more_body": False}
 
 
 def _host(scope: dict) -> str | None:

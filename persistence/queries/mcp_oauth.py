@@ -74,6 +74,13 @@ async def use_code(tx: UnitOfWork, code_id: int, at: datetime) -> bool:
     return used is not None
 
 
+async def burn_code(db: Database | UnitOfWork, code_hash: bytes) -> bool:
+    """Marks an unused code used, opening nothing; whether this call did. PostgreSQL's clock stamps it."""
+    burnt = await db.fetchval(
+        "UPDATE mcp_oauth_codes SET used_at = now() WHERE code_hash = $1 AND used_at IS NULL RETURNING id", code_hash)
+    return burnt is not None
+
+
 async def code_opened(tx: UnitOfWork, code_id: int, token_id: int) -> None:
     await tx.execute("UPDATE mcp_oauth_codes SET token_id = $2 WHERE id = $1", code_id, token_id)
 

@@ -321,20 +321,29 @@ async def test_codes_are_bound_to_their_verifier_and_redirect_uri_and_work_once(
             client["client_id"], redirect_uri, challenge, "https://elsewhere.example/mcp"))
         assert other.status_code == 302 and "error=invalid_target" in other.headers["Location"]
 
-        answer = await approve_over_http(browser, authorize_params(client["client_id"], redirect_uri, challenge,
-                                                                   resource), ("list_templates",))
-    assert answer["state"] == "s1" and answer["iss"] == service.url
-    code = answer["code"]
-    exchange = {"grant_type": "authorization_code", "code": code, "client_id": client["client_id"],
+        codes = []
+        for _ in range(3):
+            answer = await approve_over_http(browser, authorize_params(client["client_id"], redirect_uri,
+                                                                       challenge, resource), ("list_templates",))
+            assert answer["state"] == "s1" and answer["iss"] == service.url
+            codes.append(answer["code"])
+
+    def exchange_of(code: str) -> dict:
+        return {"grant_type": "authorization_code", "code": code, "client_id": client["client_id"],
                 "redirect_uri": redirect_uri}
 
-    wrong = await token(service, **exchange, code_verifier=pkce()[0])
+    # A failed exchange uses the code up: the right verifier or redirect URI after a wrong one comes too late.
+    wrong = await token(service, **exchange_of(codes[0]), code_verifier=pkce()[0])
     assert wrong.status_code == 400 and wrong.json() == {"error": "invalid_grant",
                                                         "error_description": "incorrect code_verifier"}
-    moved = await token(service, **{**exchange, "redirect_uri": "http://127.0.0.1:9/elsewhere"},
+    moved = await token(service, **{**exchange_of(codes[1]), "redirect_uri": "http://127.0.0.1:9/elsewhere"},
                         code_verifier=verifier)
     assert moved.status_code == 400 and moved.json()["error"] == "invalid_request"
+    for burnt in codes[:2]:
+        late = await token(service, **exchange_of(burnt), code_verifier=verifier)
+        assert late.status_code == 400 and late.json()["error"] == "invalid_grant", late.text
 
+    exchange = exchange_of(codes[2])
     issued = await token(service, **exchange, code_verifier=verifier)
     assert issued.status_code == 200, issued.text
     access = issued.json()["access_token"]
