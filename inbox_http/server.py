@@ -85,7 +85,7 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
                                  concurrency=settings.webhook_concurrency)
     service_deps = ServiceDeps(db=db, clock=clock, credentials=credentials, conversations=conversations,
                                webhooks=endpoint_deps, idle_seconds=settings.actor_idle_seconds,
-                               extra_jobs=_front_jobs(db, clock), metrics=metrics)
+                               extra_jobs=_front_jobs(db), metrics=metrics)
     # Unless INBOX_NODE_URL names it, the node is named by the address it serves on, once listening (serve_app).
     # A node of a cluster (it shares a secret with others) fences its writes in PostgreSQL too, says it is alive
     # (for rebalancing, and the choice of an address's owner), and counts a client address on its owner.
@@ -115,10 +115,10 @@ def _where_addresses_count(db: Database, settings: Settings, placement: Workspac
     return membership, ClusterAddresses(actors, membership, secret=settings.cluster_secret.encode(), metrics=metrics)
 
 
-def _front_jobs(db: Database, clock: Clock) -> dict[str, Job]:
+def _front_jobs(db: Database) -> dict[str, Job]:
     """Timers of the HTTP front's own data: Idempotency-Keys are forgotten after their 24-hour life."""
     def prune(_actors: object) -> Awaitable[int]:
-        return idempotency_keys.prune(db, clock.now() - idempotency_keys.KEY_LIFETIME)
+        return idempotency_keys.prune(db)  # by PostgreSQL's clock, whatever this node's says
 
     return {"idempotency key retention": Job(IDEMPOTENCY_PRUNE_SECONDS, prune)}
 

@@ -42,7 +42,7 @@ The rules (the sentences are the send route's error convention):
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -140,12 +140,11 @@ def request_hash(method: str, path: str, body: bytes) -> bytes:
 async def replay_or_reserve(db: Database | UnitOfWork, workspace_id: int, key: str, request_hash: bytes, *,
                             now: datetime | None = None) -> Outcome:
     """Reserve the key for this request, or say why not. Exactly one of concurrent callers gets the
-    Reservation."""
-    now = now or datetime.now(timezone.utc)
+    Reservation. The key's ages are PostgreSQL's clock's (`now` only for a test that moves time)."""
     for _ in range(3):
         reserved_at = await queries.reserve(
-            db, workspace_id=workspace_id, key=key, request_hash=request_hash, now=now,
-            expired_before=now - KEY_LIFETIME, abandoned_before=now - ABANDONED_AFTER)
+            db, workspace_id=workspace_id, key=key, request_hash=request_hash, now=now, lifetime=KEY_LIFETIME,
+            abandoned_after=ABANDONED_AFTER)
         if reserved_at is not None:
             return Reservation(workspace_id=workspace_id, key=key, request_hash=request_hash,
                                reserved_at=reserved_at)
@@ -180,9 +179,10 @@ async def release(db: Database | UnitOfWork, reservation: Reservation) -> bool:
                                  reserved_at=reservation.reserved_at)
 
 
-async def prune(db: Database | UnitOfWork, older_than: datetime) -> int:
-    """Delete keys first used before `older_than` (pass now - KEY_LIFETIME); how many went."""
-    return await queries.delete_older_than(db, older_than)
+async def prune(db: Database | UnitOfWork, *, now: datetime | None = None) -> int:
+    """Delete keys past their KEY_LIFETIME by PostgreSQL's clock (or `now`, a test's); how many went. A node whose
+    own clock runs ahead forgets no workspace's key early."""
+    return await queries.delete_older_than(db, KEY_LIFETIME, now)
 
 
 async def link_answer(q: Database | UnitOfWork, workspace_id: int, reservation: KeyReservation,

@@ -43,7 +43,8 @@ async def send_once(deps: UseCaseDeps, workspace_id: int, key: str | None, reque
     if key is None:
         return await send(None)
     assert request_hash is not None, "a key's request is known by its fingerprint"
-    held = await keys.replay_or_reserve(deps.db, workspace_id, key, request_hash, now=deps.clock.now())
+    # The key's ages are PostgreSQL's clock's, never this node's (`idempotency_keys.replay_or_reserve`).
+    held = await keys.replay_or_reserve(deps.db, workspace_id, key, request_hash)
     if not isinstance(held, keys.Reservation):
         return _without_sending(held)
     try:

@@ -13,7 +13,7 @@ jsonb crosses asyncpg as text: bodies are passed encoded and returned as text.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from persistence.database import Database, Record, UnitOfWork
 
@@ -21,30 +21,31 @@ IN_PROGRESS = 0
 
 
 async def reserve(
-    db: Database | UnitOfWork, *, workspace_id: int, key: str, request_hash: bytes, now: datetime,
-    expired_before: datetime, abandoned_before: datetime,
+    db: Database | UnitOfWork, *, workspace_id: int, key: str, request_hash: bytes, now: datetime | None,
+    lifetime: timedelta, abandoned_after: timedelta,
 ) -> datetime | None:
     """Reserve the key for this request; the reservation's time, or None when a live row holds the key.
 
     One statement, so two callers racing for the same key cannot both win: the loser waits on the winner's
-    row and then sees it. An existing row is taken over only when it has expired (`created_at` before
-    `expired_before`) or is an abandoned reservation of the very same request (in progress since before
-    `abandoned_before`) that never committed a message.
+    row and then sees it. An existing row is taken over only when it has expired (reserved more than `lifetime`
+    ago) or is an abandoned reservation of the very same request (in progress for more than `abandoned_after`)
+    that never committed a message. "Now" is PostgreSQL's clock unless a test names it (`now`): no node's clock
+    shortens or stretches a key's life.
     """
     return await db.fetchval(
         """
         INSERT INTO idempotent_requests AS r
             (workspace_id, idempotency_key, request_hash, response_status, response_body, created_at)
-        VALUES ($1, $2, $3, 0, '{}', $4)
+        VALUES ($1, $2, $3, 0, '{}', coalesce($4::timestamptz, now()))
         ON CONFLICT (workspace_id, idempotency_key) DO UPDATE
             SET request_hash = EXCLUDED.request_hash, response_status = 0, response_body = '{}',
                 created_at = EXCLUDED.created_at, message_id = NULL
-            WHERE r.created_at < $5
-               OR (r.response_status = 0 AND r.created_at < $6 AND r.request_hash = EXCLUDED.request_hash
-                   AND r.message_id IS NULL)
+            WHERE r.created_at < EXCLUDED.created_at - $5::interval
+               OR (r.response_status = 0 AND r.created_at < EXCLUDED.created_at - $6::interval
+                   AND r.request_hash = EXCLUDED.request_hash AND r.message_id IS NULL)
         RETURNING created_at
         """,
-        workspace_id, key, request_hash, now, expired_before, abandoned_before,
+        workspace_id, key, request_hash, now, lifetime, abandoned_after,
     )
 
 
@@ -93,6 +94,9 @@ async def release(db: Database | UnitOfWork, *, workspace_id: int, key: str, res
     return result == "DELETE 1"
 
 
-async def delete_older_than(db: Database | UnitOfWork, older_than: datetime) -> int:
-    result = await db.execute("DELETE FROM idempotent_requests WHERE created_at < $1", older_than)
+async def delete_older_than(db: Database | UnitOfWork, lifetime: timedelta, now: datetime | None = None) -> int:
+    """Keys reserved more than `lifetime` before now: PostgreSQL's clock unless a test names it."""
+    result = await db.execute(
+        "DELETE FROM idempotent_requests WHERE created_at < coalesce($2::timestamptz, now()) - $1::interval",
+        lifetime, now)
     return int(result.split()[-1])

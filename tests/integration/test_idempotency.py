@@ -9,6 +9,7 @@ import trio
 from inbox_actors.conversations import idempotency_keys
 from inbox_actors.conversations.idempotency_keys import Conflict, InProgress, Replay, Reservation
 from inbox_actors.conversations.send_answers import SendVerdict
+from inbox_actors.runtime.clock import WallClock
 from inbox_actors.use_cases import keyed_sends
 from inbox_actors.use_cases.deps import UseCaseDeps
 from inbox_actors.use_cases.outcomes import Done, Reason, Refused
@@ -102,9 +103,26 @@ async def test_prune_deletes_only_expired_keys(db):
     ws = await builders.workspace(db)
     for key, at in (("old", NOW - timedelta(hours=25)), ("older", NOW - timedelta(days=3)), ("new", NOW)):
         await idempotency_keys.replay_or_reserve(db, ws, key, HASH, now=at)
-    assert await idempotency_keys.prune(db, NOW - idempotency_keys.KEY_LIFETIME) == 2
+    assert await idempotency_keys.prune(db, now=NOW) == 2
     assert [r["idempotency_key"] for r in await db.fetch("SELECT idempotency_key FROM idempotent_requests")] == [
         "new"]
+
+
+async def test_a_key_s_life_is_told_by_postgresql_s_clock_whatever_the_node_s_says(db):
+    """A node whose clock ran 25 h ahead deleted every workspace's keys and replayed nothing (issue 40, item 2):
+    reserving and pruning read PostgreSQL's clock, which every node shares."""
+    ws = await builders.workspace(db)
+    database_now = await db.fetchval("SELECT now()")
+    for key, age in (("day-old", timedelta(hours=25)), ("fresh", timedelta(hours=23)), ("new", timedelta(0))):
+        await idempotency_keys.replay_or_reserve(db, ws, key, HASH, now=database_now - age)
+    assert await idempotency_keys.prune(db) == 1
+    kept = {r["idempotency_key"] for r in await db.fetch("SELECT idempotency_key FROM idempotent_requests")}
+    assert kept == {"fresh", "new"}
+    # Reserved without a time named: stamped by PostgreSQL, so a retry finds it in progress, not expired.
+    held = await idempotency_keys.replay_or_reserve(db, ws, "unnamed", HASH)
+    assert isinstance(held, Reservation) and abs(held.reserved_at - await db.fetchval("SELECT now()")) < \
+        timedelta(seconds=5)
+    assert await idempotency_keys.replay_or_reserve(db, ws, "unnamed", HASH) == InProgress()
 
 
 async def test_concurrent_identical_requests_reserve_exactly_once(db):
@@ -131,18 +149,8 @@ async def test_remember_refuses_a_status_that_is_not_http(db):
 # -- send_once: the key's round, owned by the use case --------------------------------------------------------
 
 
-class _At:
-    """A clock stopped at one moment: the key's rules read the service's clock."""
-
-    def __init__(self, moment: datetime) -> None:
-        self.moment = moment
-
-    def now(self) -> datetime:
-        return self.moment
-
-
 def _deps(db) -> UseCaseDeps:
-    return UseCaseDeps(db, None, _At(NOW), None, None)  # type: ignore[arg-type] (the round needs db and clock)
+    return UseCaseDeps(db, None, WallClock(), None, None)  # type: ignore[arg-type] (the round needs the db alone)
 
 
 def _verdict(status: int, body: dict) -> Done:
@@ -232,9 +240,10 @@ async def test_a_cancelled_send_keeps_its_reservation_until_abandoned(db):
 
     with trio.move_on_after(0.2):
         await keyed_sends.send_once(_deps(db), ws, "k", HASH, endless_send)
-    just_before = NOW + idempotency_keys.ABANDONED_AFTER - timedelta(seconds=1)
+    reserved_at = await db.fetchval("SELECT created_at FROM idempotent_requests")  # PostgreSQL's clock
+    just_before = reserved_at + idempotency_keys.ABANDONED_AFTER - timedelta(seconds=1)
     assert await idempotency_keys.replay_or_reserve(db, ws, "k", HASH, now=just_before) == InProgress()
-    later = NOW + idempotency_keys.ABANDONED_AFTER + timedelta(seconds=1)
+    later = reserved_at + idempotency_keys.ABANDONED_AFTER + timedelta(seconds=1)
     assert isinstance(await idempotency_keys.replay_or_reserve(db, ws, "k", HASH, now=later), Reservation)
 
 
