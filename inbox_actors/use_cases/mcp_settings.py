@@ -126,16 +126,13 @@ class ApproveConnection(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
     actions: list[str]
 
 
-async def offered_actions(deps: UseCaseDeps, workspace_id: int) -> list[exposure.ActionSetting]:
-    """What a connection may be given: the actions the workspace exposes over MCP, in catalog order."""
-    return [setting for setting in (await exposure.read_settings(deps.db, workspace_id)).data if setting.exposed]
-
-
 async def _approve_connection(deps: UseCaseDeps, caller: Caller, a: ApproveConnection) -> Outcome:
     """The code the client exchanges for a token acting as the caller, with the chosen actions."""
     if (refusal := tokens.plan_refusal(caller.plan)) is not None:
         return Refused(Reason.REFUSED, refusal.message or "This plan has no MCP.", refusal.status, refusal.error)
-    offered = {setting.name for setting in await offered_actions(deps, caller.workspace_id)}
+    # What a connection may be given: the actions the workspace exposes over MCP.
+    offered = {setting.name for setting in (await exposure.read_settings(deps.db, caller.workspace_id)).data
+               if setting.exposed}
     try:
         return Done(await oauth_codes.issue_code(
             deps.db, a.request, workspace_id=caller.workspace_id, member_id=caller.member_id,

@@ -41,7 +41,6 @@ Arguments = TypeVar("Arguments", bound=msgspec.Struct)
 
 # A field's rule broken, as msgspec names the field: "... - at `$.reason`" or "... - at `$.tags[3]`".
 _FIELD = re.compile(r" - at `\$\.([A-Za-z_][A-Za-z0-9_]*)")
-_UNKNOWN = re.compile(r"unknown field `([^`]*)`")
 
 
 class Kind(str, enum.Enum):
@@ -166,12 +165,6 @@ def _rule_in(hint: Any) -> Rule | None:
         if (found := _rule_in(inner)) is not None:
             return found
     return None
-
-
-def unknown_field(error: str) -> str | None:
-    """The field msgspec found unknown in a refusal's account of it (a door may word that itself)."""
-    found = _UNKNOWN.search(error)
-    return found.group(1) if found else None
 
 
 def done(value: Any, summary: str | None = None) -> Outcome:

@@ -25,8 +25,7 @@ from inbox_actors.mcp.oauth_clients import RegisteredClient
 from inbox_actors.mcp.oauth_codes import ConnectionRequest
 from inbox_actors.mcp.tokens import plan_refusal
 from inbox_actors.use_cases import mcp_settings
-from inbox_actors.use_cases import tool_exposure as exposure
-from inbox_actors.use_cases.outcomes import Refused
+from inbox_actors.use_cases.outcomes import Done, Refused
 from inbox_actors.use_cases.use_case import run
 from inbox_http.dependencies import dependencies
 from inbox_http.guard import current_caller
@@ -89,7 +88,8 @@ async def _consent(client: RegisteredClient, connection: ConnectionRequest, *, c
     elif not mcp_settings.APPROVE_CONNECTION.allows(caller):
         why_not = ("Connecting an assistant needs the settings permission, which you do not have: ask an admin of "
                    "your workspace to connect it.")
-    settings = (await exposure.read_settings(state.db, caller.workspace_id)).data if why_not is None else []
+    listed = None if why_not is not None else await run(state.use_case_deps, caller, mcp_settings.LIST_ACTIONS, {})
+    settings = listed.data.data if isinstance(listed, Done) else []
     offered = [setting for setting in settings if setting.exposed]
     if why_not is None and not offered:
         why_not = ("This workspace exposes no actions over MCP: an admin chooses them in MCP's settings "
