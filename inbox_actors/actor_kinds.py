@@ -15,6 +15,7 @@ from inbox_actors.access.activity_log import activity_log_kind, prune_expired_ac
 from inbox_actors.access.credentials import CredentialCache
 from inbox_actors.access.key_ring import key_ring_kind
 from inbox_actors.access.rate_bucket import rate_bucket_kinds
+from inbox_actors.ai_agent.model_gate import model_gate_kind
 from inbox_actors.broadcasts.broadcast import BroadcastDeps, broadcast_kind
 from inbox_actors.broadcasts.schedule import ScheduleDeps, broadcast_schedule_kind, start_broadcast_schedule
 from inbox_actors.contacts.contact_card import contact_card_kind
@@ -24,15 +25,21 @@ from inbox_actors.conversations.send_pacer import send_pacer_kind
 from inbox_actors.conversations.sla_clock import SlaClockDeps, sla_clock_kind, start_sla_clock
 from inbox_actors.conversations.snooze_clock import SnoozeClockDeps, snooze_clock_kind, start_snooze_clock
 from inbox_actors.conversations.status_writer import status_writer_kind
+from inbox_actors.monitoring.clock_skew import clock_skew_job
 from inbox_actors.monitoring.metrics import ServiceMetrics
 from inbox_actors.runtime import ActorKind, Directory, Job, start_timers, timer_kind
 from inbox_actors.runtime.clock import Clock
 from inbox_actors.team.audit_log import prune_expired as prune_audit
 from inbox_actors.webhooks.endpoint import EndpointDeps, webhook_endpoint_kind
 from inbox_actors.webhooks.retention import prune_delivered_events
-from persistence.database import Database
+from persistence.database import Database, DatabaseUnavailable
 
 HOUR = timedelta(hours=1).total_seconds()
+
+OUTAGES: tuple[type[BaseException], ...] = (DatabaseUnavailable,)
+"""What the service's actors raise when the database every one of them shares is out: the actor system is told
+(`ActorSystem(outages=OUTAGES)`), so a crash so caused spends no actor's restart intensity and opens no kind's
+circuit, and the actors start again within a second of the database's return (runtime/supervision.py)."""
 
 
 @dataclass(frozen=True)
@@ -52,17 +59,19 @@ class ServiceDeps:
     """Where the actors count what operators watch (GET /metrics)."""
 
     def timer_jobs(self) -> dict[str, Job]:
-        return {**actor_jobs(self.db, self.clock), **self.extra_jobs}
+        return {**actor_jobs(self.db), "node clock skew": clock_skew_job(self.db, self.clock, self.metrics),
+                **self.extra_jobs}
 
 
-def actor_jobs(db: Database, clock: Clock) -> dict[str, Job]:
+def actor_jobs(db: Database) -> dict[str, Job]:
     """The timers of the actors' own data: hourly retention (activity, delivery log, team audit log), and giving up
     sends left in doubt."""
     return {
-        "activity retention": Job(HOUR, lambda _actors: prune_expired_activity(db, clock)),
-        "webhook delivery log retention": Job(HOUR, lambda _actors: prune_delivered_events(db, clock)),
-        "team audit retention": Job(HOUR, lambda _actors: prune_audit(db, clock)),
-        "in-doubt sends": in_doubt_job(db, clock),
+        # Node-wide sweeps: each reads PostgreSQL's clock in its statement, never this node's.
+        "activity retention": Job(HOUR, lambda _actors: prune_expired_activity(db)),
+        "webhook delivery log retention": Job(HOUR, lambda _actors: prune_delivered_events(db)),
+        "team audit retention": Job(HOUR, lambda _actors: prune_audit(db)),
+        "in-doubt sends": in_doubt_job(db),
     }
 
 
@@ -77,14 +86,15 @@ def actor_kinds(deps: ServiceDeps) -> list[ActorKind]:
         *rate_bucket_kinds(),
         key_ring_kind(deps.db, deps.clock, deps.credentials, idle_timeout=idle),
         send_pacer_kind(),
+        model_gate_kind(),
         contact_card_kind(deps.db, deps.clock, idle_timeout=idle),
         conversation_kind(deps.conversations, idle_timeout=idle),
         status_writer_kind(deps.db, deps.clock),
-        sla_clock_kind(SlaClockDeps(db=deps.db, clock=deps.clock)),
-        snooze_clock_kind(SnoozeClockDeps(db=deps.db, clock=deps.clock)),
+        sla_clock_kind(SlaClockDeps(db=deps.db)),
+        snooze_clock_kind(SnoozeClockDeps(db=deps.db)),
         broadcast_kind(BroadcastDeps(db=deps.db, clock=deps.clock, sends_per_second=deps.conversations.sends_per_second,
                                      concurrency=deps.broadcast_concurrency), idle_timeout=idle),
-        broadcast_schedule_kind(ScheduleDeps(db=deps.db, clock=deps.clock)),
+        broadcast_schedule_kind(ScheduleDeps(db=deps.db)),
         webhook_endpoint_kind(deps.webhooks, idle_timeout=idle),
         timer_kind(deps.timer_jobs()),
     ]

@@ -44,13 +44,16 @@ def rule(**json_schema: Any) -> msgspec.Meta:
     return msgspec.Meta(extra_json_schema={_camel(name): value for name, value in json_schema.items()})
 
 
-def takes(body: type | dict, *, optional: bool = False) -> Callable[[Handler], Handler]:
+def takes(body: type | dict, *, optional: bool = False, media: str = "application/json"
+          ) -> Callable[[Handler], Handler]:
     """Declare the JSON body a handler reads: a msgspec struct, or a JSON Schema for a body read by hand.
-    `optional`: no body at all is accepted too (the struct's defaults)."""
+    `optional`: no body at all is accepted too (the struct's defaults). `media`: the content type of a body that is
+    not JSON (a CSV file, read by hand and described as a JSON Schema string)."""
 
     def decorate(view: Handler) -> Handler:
         view.request_body = body  # type: ignore[attr-defined]
         view.request_body_optional = optional  # type: ignore[attr-defined]
+        view.request_body_media = media  # type: ignore[attr-defined]
         return view
 
     return decorate

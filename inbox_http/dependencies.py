@@ -15,6 +15,8 @@ from quart import current_app
 from inbox_actors.access.credentials import CredentialCache
 from inbox_actors.access.rate_bucket import AddressAdmission
 from inbox_actors.actor_kinds import ServiceDeps
+from inbox_actors.ai_agent.agent import AiAgent
+from inbox_actors.ai_agent.openai_compatible import OpenAICompatibleModel
 from inbox_actors.cluster.membership import ClusterMembership
 from inbox_actors.cluster.placement import WorkspacePlacement
 from inbox_actors.live.wakeups import WorkspaceWakeups
@@ -71,13 +73,19 @@ class Dependencies:
     """In a cluster: the nodes seen alive, which the address's owner is chosen among."""
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
     live: WorkspaceWakeups = field(default_factory=WorkspaceWakeups)
+    model: OpenAICompatibleModel | None = None
+    """The AI agent's model endpoint; None: no model (the keyword FAQ bot answers)."""
+    model_simulator_key: str = ""
+    """The key the built-in model simulator expects, made for this process."""
 
     @cached_property
     def use_case_deps(self) -> UseCaseDeps:
         responder = self.actor_deps.conversations.responder
         forget = getattr(responder, "forget", None)  # a bot of a test's own may keep no cache
         return UseCaseDeps(self.db, self.actors, self.clock, self.webhooks.guard, self.webhooks.transport,
-                          **({"forget_bot": forget} if forget is not None else {}))
+                           **({"forget_bot": forget} if forget is not None else {}),
+                           agent=responder if isinstance(responder, AiAgent) else None,
+                           media=lambda: self.platform.media)
 
 
 def dependencies() -> Dependencies:

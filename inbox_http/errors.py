@@ -11,7 +11,9 @@ from inbox_actors.domain.auth_ladder import ErrorStyle, Refusal
 from inbox_actors.paging.parameters import InvalidParameter
 from inbox_actors.reporting.chat_lookup import ChatNotFound
 from inbox_actors.runtime import ActorError, AskTimeout, KindUnavailable
+from inbox_http import database_outage
 from inbox_http.encoding import json_response
+from persistence.database import DatabaseUnavailable
 
 log = logging.getLogger("inbox_http.errors")
 
@@ -25,6 +27,13 @@ def refusal_response(refusal: Refusal, headers: dict[str, str] | None = None):
 def stable_error(status: int, code: str, message: str, headers: dict[str, str] | None = None, **extra: object):
     """`{error: snake_code, message: Sentence.}` (Reporting API, key management, webhook settings, key checks)."""
     return json_response({"error": code, "message": message, **extra}, status, headers)
+
+
+def payload_too_large(limit: int | None):
+    """413 `payload_too_large`. The connection closes after it: the rest of the body stays unread (body_limit.py),
+    and a connection with part of a request unread cannot carry the next one."""
+    message = f"The request body is larger than {limit:,} bytes." if limit else "The request body is too large."
+    return stable_error(413, "payload_too_large", message, headers={"Connection": "close"})
 
 
 def sentence_error(status: int, sentence: str):
@@ -73,8 +82,14 @@ def install_error_handlers(app: Quart) -> None:
     async def chat_not_found(err: ChatNotFound):
         return stable_error(404, "not_found", "No such chat in this workspace.")
 
+    @app.errorhandler(DatabaseUnavailable)
+    async def database_unavailable(err: DatabaseUnavailable):
+        return _database_out(err)
+
     @app.errorhandler(ActorError)
     async def actor_unavailable(err: ActorError):
+        if database_outage.during_outage(err):
+            return _database_out(err)   # the actor crashed of the outage, or could not start for it
         # Expected under load or while a dependency is down: a 500 the client may retry, not a bug's traceback.
         log.warning("%s %s: %s", request.method, request.path, err)
         headers = {"Retry-After": "1"}
@@ -98,13 +113,24 @@ def install_error_handlers(app: Quart) -> None:
             allowed = ", ".join(sorted(err.valid_methods or [])) if hasattr(err, "valid_methods") else ""
             return stable_error(405, "method_not_allowed", f"{request.method} is not allowed here.",
                                 headers={"Allow": allowed} if allowed else None)
-        if status == 413:
-            return stable_error(413, "payload_too_large", "The request body is too large.")
+        if status == 413:       # a body without Content-Length that passed its path's limit as it arrived
+            return payload_too_large(request.max_content_length)
         return stable_error(status, f"http_{status}", err.description or err.name)
 
     @app.errorhandler(Exception)
     async def unexpected(err: Exception):
+        if database_outage.during_outage(err):
+            return _database_out(err)   # a group of them, from a nursery
         log.exception("unhandled error on %s %s", request.method, request.path)
         if _route_style() is ErrorStyle.SENTENCE:
             return sentence_error(500, INTERNAL_ERROR_SENTENCE)
         return stable_error(500, "internal_error", "The service failed to answer; retry with backoff.")
+
+
+def _database_out(err: BaseException):
+    """503 with Retry-After in the route's convention: the request met the database out (database_outage.py)."""
+    log.debug("%s %s: 503 while the database is out (%s)", request.method, request.path, err)
+    headers = {"Retry-After": database_outage.RETRY_AFTER}
+    if _route_style() is ErrorStyle.SENTENCE:
+        return json_response({"error": database_outage.SENTENCE}, 503, headers)
+    return stable_error(503, database_outage.CODE, database_outage.MESSAGE, headers=headers)

@@ -109,7 +109,7 @@ async def _guard(policy: RoutePolicy, handler, args, kwargs):
     if token is None:
         return refusal_response(NO_TOKEN)
     if by_session:
-        session = await find_session(state.db, token, now)
+        session = await find_session(state.db, token)
         if session is None:
             return refusal_response(auth_ladder.INVALID_SESSION)
         if policy.admin is not None:

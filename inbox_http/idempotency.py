@@ -16,8 +16,9 @@ from inbox_http.errors import ApiError, SentenceError
 
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
-# The refusals of a keyed request that must not send, answered as the spec answers them: a sentence.
-_KEY_REFUSALS = (keyed_sends.IN_PROGRESS, keyed_sends.IN_DOUBT, keyed_sends.DIFFERENT_REQUEST)
+# The refusals of a request that must not send, answered as the spec answers them: a sentence.
+_KEY_REFUSALS = (keyed_sends.IN_PROGRESS, keyed_sends.IN_DOUBT, keyed_sends.DIFFERENT_REQUEST,
+                 keyed_sends.SEND_IN_DOUBT)
 
 
 def parse_key(value: str | None) -> str | None:

@@ -23,7 +23,7 @@ from quart import Quart
 from inbox_http.contract import path_schema
 from inbox_http.route_table import route_table
 
-API_VERSION = "1.0.0"
+API_VERSION = "1.1.0"
 
 _STABLE_ERROR = {
     "type": "object", "required": ["error", "message"],
@@ -97,7 +97,7 @@ _ERROR_ANSWERS = {
     429: "Over the per-IP ceiling (sentence) or the key's limit (rate_limited)",
     500: "Service side (internal_error, or the sentence of the sentence convention); retry with backoff",
     502: "The platform refused the send (send_failed with its errorCode)",
-    503: "Unavailable: a dependency is down; retry",
+    503: "Unavailable: a dependency is down (the database, for a moment); retry after Retry-After",
 }
 
 
@@ -125,7 +125,8 @@ def _operation(row: dict, view, schema_of: dict, converters: dict[str, str]) -> 
     if body is not None:
         operation["requestBody"] = {
             "required": not view.request_body_optional,
-            "content": {"application/json": {"schema": schema_of[body] if isinstance(body, type) else body}}}
+            "content": {getattr(view, "request_body_media", "application/json"): {
+                "schema": schema_of[body] if isinstance(body, type) else body}}}
 
     convention = _SENTENCE if row["errors"] == "sentence" else _STABLE
     statuses: dict[int, dict] = {}
@@ -148,6 +149,8 @@ def _operation(row: dict, view, schema_of: dict, converters: dict[str, str]) -> 
     if body is not None:
         statuses[413] = _STABLE  # answered before the handler, in the stable convention
     statuses.setdefault(500, convention)
+    # Any route answers 503 with Retry-After while PostgreSQL is away (docs/operating.md).
+    statuses.setdefault(503, convention)
     for status in sorted(statuses):
         responses[str(status)] = answer(_ERROR_ANSWERS[status], statuses[status])
     # A route that answers in a protocol of its own (MCP's JSON-RPC) declares those answers itself.

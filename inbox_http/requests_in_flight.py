@@ -11,7 +11,9 @@ the server is about to drop. Once HTTP stops (`refuse_new()`: no new connection 
 under way finish) a request arriving on a connection kept alive from before is answered 503 `shutting_down` without
 reaching the app, rather than being taken and then cut off when the server closes the connection. It also counts
 what shutdown must account for: requests answered while draining, requests refused so, and requests the app took
-but never finished answering (`unanswered`, which a clean drain leaves at 0).
+but never finished answering (`unanswered`, which a clean drain leaves at 0). A HEAD request is answered once its
+answer's head is sent: the server sends no body to it, and a client (`curl -I`) may close the connection at once,
+which cancels the app still handing over a body nobody reads.
 """
 
 from __future__ import annotations
@@ -60,29 +62,39 @@ class RequestsInFlight:
         body_sent = 0
         # An event stream has no last part: the client leaving is how it ends, not a request left unanswered.
         event_stream = False
+        closes = False              # the answer says Connection: close
+        head_only = scope.get("method") == "HEAD"
 
         async def answer(message: dict) -> None:
-            nonlocal answered, status, length, body_sent, event_stream
+            nonlocal answered, status, length, body_sent, event_stream, closes
             if message["type"] == "http.response.start":
                 status = message["status"]
                 length = _content_length(message.get("headers", ()))
                 event_stream = _header(message.get("headers", ()), b"content-type").startswith(b"text/event-stream")
                 if self._closing():
                     message = {**message, "headers": [*message.get("headers", ()), (b"connection", b"close")]}
+                closes = _header(message.get("headers", ()), b"connection").lower() == b"close"
             # Answered once the client has every byte: the last body part, or as many bytes as Content-Length
             # said. Quart sends the body with more_body and then an empty last part; a client told to close reads
             # the body, closes, and quart-trio cancels the request on that disconnect, sometimes before the empty
             # last part is sent. Counting that as unanswered would report a loss the client never saw.
             final = message["type"] == "http.response.body" and not message.get("more_body", False)
             try:
-                await send(message)
+                if final and closes:
+                    # Hypercorn closes the connection inside this send, once it has handed the app the client's
+                    # leaving, which makes quart-trio cancel the request: unshielded, the close could be cut off
+                    # and the connection left open, its next request never read (a body refused 413 half read).
+                    with trio.CancelScope(shield=True):
+                        await send(message)
+                else:
+                    await send(message)
             except trio.Cancelled:
                 # quart-trio cancels the request's nursery as soon as the last body part is handed over.
                 answered = answered or final
                 raise
             if message["type"] == "http.response.body":
                 body_sent += len(message.get("body", b""))
-            answered = answered or final or (length is not None and body_sent >= length)
+            answered = answered or final or head_only or (length is not None and body_sent >= length)
 
         try:
             return await self.app(scope, receive, answer)

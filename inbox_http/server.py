@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import secrets
 import socket
 from functools import partial
 from typing import Awaitable, Callable, Sequence
@@ -16,8 +17,13 @@ from quart_trio import QuartTrio
 from inbox_actors.access.credentials import CredentialCache
 from inbox_actors.access.demo_workspace import DemoAccess, seed_demo
 from inbox_actors.access.rate_bucket import AddressAdmission, NodeAddresses
-from inbox_actors.actor_kinds import ServiceDeps, actor_kinds, start_standing_actors
+from inbox_actors.actor_kinds import OUTAGES, ServiceDeps, actor_kinds, start_standing_actors
+from inbox_actors.ai_agent.agent import AgentConfig, AiAgent
+from inbox_actors.ai_agent.openai_compatible import OpenAICompatibleModel
+from inbox_actors.broadcasts.schedule import workspace_taken
+from inbox_actors.cluster.crash_watch import CrashWatch
 from inbox_actors.cluster.leases import LeaseKeeper
+from inbox_actors.cluster.liveness import NodeLiveness
 from inbox_actors.cluster.membership import ClusterMembership
 from inbox_actors.cluster.placement import WorkspacePlacement
 from inbox_actors.cluster.rebalancing import Rebalancer
@@ -25,6 +31,7 @@ from inbox_actors.conversations import idempotency_keys
 from inbox_actors.conversations.bot import FaqBot, Responder
 from inbox_actors.conversations.conversation import ConversationDeps
 from inbox_actors.conversations.sla_clock import deadline_set
+from inbox_actors.model_simulator.simulated_model import ModelSettings, ModelSimulator
 from inbox_actors.monitoring.collectors import ActorKindCollector, DatabasePoolCollector
 from inbox_actors.monitoring.gc_pauses import GcPauses, freeze_start_up
 from inbox_actors.monitoring.metrics import ServiceMetrics
@@ -43,12 +50,14 @@ from inbox_actors.webhooks.transport import WebhookTransport
 from inbox_http.app import create_app
 from inbox_http.cluster.address_admission import ClusterAddresses
 from inbox_http.cluster.routing import WorkspaceRouting
+from inbox_http.database_outage import AnsweringOutages
 from inbox_http.dependencies import Dependencies, WebhookServices
 from inbox_http.oauth.mount import OAuthMount
 from inbox_http.request_metrics import RequestMetrics
 from inbox_http.requests_in_flight import RequestsInFlight
 from inbox_http.settings import Settings
 from persistence.database import Database, DatabaseUnavailable, open_database_loop
+from persistence.session_lock import SessionLock
 from persistence.startup import open_database
 
 log = logging.getLogger("inbox_http.server")
@@ -73,10 +82,17 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
         app_secret=settings.whatsapp_app_secret, verify_token=settings.whatsapp_verify_token,
         access_token=settings.whatsapp_access_token, api_url=settings.whatsapp_api_url)
     platform.metrics = metrics
-    conversations = ConversationDeps(db=db, clock=clock, platform=platform,
-                                     responder=responder if responder is not None else FaqBot(db),
+    # The built-in model simulator checks a key as a provider does: one made for this process.
+    simulator_key = secrets.token_urlsafe(24)
+    model = _model_for(settings, simulator_key)
+    if responder is None:
+        # The AI agent when the service has a model (its built-in simulator by default), else the keyword FAQ bot.
+        faq = FaqBot(db)
+        responder = AiAgent(db, model, agent_config(settings), faq) if model is not None else faq
+    conversations = ConversationDeps(db=db, clock=clock, platform=platform, responder=responder,
                                      sends_per_second=settings.platform_sends_per_second,
-                                     template_prices=settings.template_prices)
+                                     template_prices=settings.template_prices,
+                                     ai_reply_credits=settings.ai_reply_credits)
     guard = address_guard or AddressGuard(settings.webhook_allowed_networks)
     # As many kept-alive connections as requests in flight: fewer would close and reopen one per event.
     webhooks = WebhookServices(guard=guard, transport=WebhookTransport(
@@ -89,10 +105,13 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
     # Unless INBOX_NODE_URL names it, the node is named by the address it serves on, once listening (serve_app).
     # A node of a cluster (it shares a secret with others) fences its writes in PostgreSQL too, says it is alive
     # (for rebalancing, and the choice of an address's owner), and counts a client address on its owner.
+    # A node of a cluster also holds its liveness lock, which tells the others at once when it dies (crash_watch.py).
+    liveness = NodeLiveness(partial(_liveness_lock, db, settings), lambda: placement.keeper.node_id or None) \
+        if settings.clustered else None
     placement = WorkspacePlacement(LeaseKeeper(db, settings.node_url, on_lost=lambda workspace: None,
-                                               announce=settings.clustered),
+                                               announce=settings.clustered, liveness=liveness),
                                    fence_in_database=settings.clustered)
-    actors = ActorSystem(placement=placement)
+    actors = ActorSystem(placement=placement, outages=OUTAGES)
     membership, addresses = _where_addresses_count(db, settings, placement, actors, metrics)
     placement.keeper.on_lost = actors.evict_workspace
     metrics.workspaces_held.set_function(lambda: len(placement.keeper.held()))
@@ -103,7 +122,28 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
     metrics.watch(DatabasePoolCollector(db))
     return create_app(Dependencies(settings=settings, db=db, actors=actors, credentials=credentials, clock=clock,
                                platform=platform, webhooks=webhooks, actor_deps=service_deps, placement=placement,
-                               addresses=addresses, membership=membership, metrics=metrics))
+                               addresses=addresses, membership=membership, metrics=metrics, model=model,
+                               model_simulator_key=simulator_key))
+
+
+def _liveness_lock(db: Database, settings: Settings, name: str) -> SessionLock:
+    return SessionLock(db.url, name, application_name=f"{settings.connection_name} liveness")
+
+
+def _model_for(settings: Settings, simulator_key: str) -> OpenAICompatibleModel | None:
+    """The AI agent's model endpoint: INBOX_MODEL_URL's, or the built-in simulator's once it listens
+    (`_connect_platform`); None: no model, the keyword FAQ bot answers."""
+    if not settings.has_model:
+        return None
+    url = None if settings.uses_model_simulator else settings.model_url
+    key = settings.model_key if url is not None else simulator_key
+    return OpenAICompatibleModel(key, timeout=settings.model_timeout_seconds, base_url=url)
+
+
+def agent_config(settings: Settings) -> AgentConfig:
+    return AgentConfig(default_model=settings.model, timeout_seconds=settings.model_timeout_seconds,
+                       context_tokens=settings.model_context_tokens, concurrent_calls=settings.model_concurrency,
+                       prices=settings.model_prices, reply_credits=settings.ai_reply_credits)
 
 
 def _where_addresses_count(db: Database, settings: Settings, placement: WorkspacePlacement, actors: ActorSystem,
@@ -144,13 +184,21 @@ async def serve_app(
     # The OAuth connection flow's endpoints are the MCP SDK's Starlette handlers, mounted in front of the app.
     secret = settings.cluster_secret.encode() if settings.clustered else None
     routing = WorkspaceRouting(RequestMetrics(OAuthMount(app), state.metrics), state, secret=secret)
-    counted = RequestsInFlight(routing, closing=lambda: state.lifecycle.draining)
+    # A request that meets the database out, in the routing's look-ups or in the app, is answered 503.
+    counted = RequestsInFlight(AnsweringOutages(routing), closing=lambda: state.lifecycle.draining)
     served = counted if settings.trusted_proxy_hops == 0 else ProxyFixMiddleware(
         counted, mode="legacy", trusted_hops=settings.trusted_proxy_hops)
     stopping = trio.Event()
+    keeper = state.placement.keeper
+    outbox = OutboxListener(state.db, state.actors, on_outbox=state.live.ring)
+    # A workspace this node takes (another node died, stopped or handed it over) goes on with what was under way.
+    keeper.on_taken = partial(_resume_taken, state.actors, outbox)
     async with trio.open_nursery() as nursery:
         await nursery.start(state.credentials.keep_listening)
-        await nursery.start(state.placement.keeper.run)
+        if keeper.liveness is not None:
+            nursery.start_soon(keeper.liveness.run, keeper.wait_named)
+            nursery.start_soon(CrashWatch(keeper).run)
+        await nursery.start(keeper.run)
         if state.membership is not None:
             await nursery.start(state.membership.run)
         # A node of a cluster asked to (INBOX_REBALANCE_SECONDS) hands workspaces to the nodes holding fewer, until
@@ -162,7 +210,7 @@ async def serve_app(
         await nursery.start(state.actors.run)
         await start_standing_actors(state.actors, state.actor_deps)
         # After the actors run: on connecting it wakes every workspace with events a crash left pending.
-        await nursery.start(OutboxListener(state.db, state.actors, on_outbox=state.live.ring).keep_listening)
+        await nursery.start(outbox.keep_listening)
         simulator_scope = trio.CancelScope()
         simulator = await _connect_platform(nursery, state, simulator_scope)
 
@@ -205,6 +253,8 @@ async def serve_app(
                 if isinstance(state.addresses, ClusterAddresses):
                     await state.addresses.aclose()
                 await state.webhooks.transport.aclose()
+                if state.model is not None:
+                    await state.model.close()
             nursery.cancel_scope.cancel()
 
 
@@ -223,6 +273,11 @@ def _binds(settings: Settings) -> list[str]:
     if settings.node_port is not None:
         binds.append(f"{settings.host}:{settings.node_port}")
     return binds
+
+
+def _resume_taken(actors: ActorSystem, outbox: OutboxListener, workspace_id: int) -> None:
+    workspace_taken(actors, workspace_id)
+    outbox.taken(workspace_id)
 
 
 async def _rebalance(rebalancer: Rebalancer, scope: trio.CancelScope) -> None:
@@ -254,10 +309,10 @@ async def _end_when_answered(stopping: trio.Event, counted: RequestsInFlight, gr
     http.cancel()
 
 
-async def _serve_simulator(simulator: Simulator, port: int, scope: trio.CancelScope, *,
-                           task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
+async def _serve_simulator(simulator: Simulator, port: int, scope: trio.CancelScope, model: ModelSimulator | None,
+                           *, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
     with scope:
-        await serve_simulator(simulator, "127.0.0.1", port, task_status=task_status)
+        await serve_simulator(simulator, "127.0.0.1", port, model=model, task_status=task_status)
 
 
 async def _connect_platform(nursery: trio.Nursery, state: Dependencies, scope: trio.CancelScope) -> Simulator | None:
@@ -274,10 +329,18 @@ async def _connect_platform(nursery: trio.Nursery, state: Dependencies, scope: t
                                           delays=StatusDelays(sent=sent, delivered=delivered, read=read),
                                           throughput_per_second=settings.simulator_throughput),
                           catalog=StoredTemplateCatalog(state.db), clock=state.clock)
-    url = await nursery.start(partial(_serve_simulator, simulator, settings.simulator_port, scope))
+    # The AI agent's model is played by the same server unless INBOX_MODEL_URL names one (or "none").
+    model = None
+    if settings.uses_model_simulator and state.model is not None:
+        model = ModelSimulator(state.model_simulator_key,
+                               settings=ModelSettings(latency_seconds=settings.model_simulator_latency))
+    url = await nursery.start(partial(_serve_simulator, simulator, settings.simulator_port, scope, model))
     link.attach(url)
     link.simulator_url = url
     log.info("built-in WhatsApp simulator listening on %s", url)
+    if model is not None:
+        state.model.attach(f"{url}/model/v1")
+        log.info("built-in model simulator listening on %s/model/v1 (model %s)", url, settings.model)
     return simulator
 
 

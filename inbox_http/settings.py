@@ -8,9 +8,15 @@ from pathlib import Path
 
 import msgspec
 
+from inbox_actors.ai_agent.usage import ModelPrices
+from inbox_actors.ai_agent.usage import parse_prices as parse_model_prices
 from inbox_actors.cluster.rebalancing import REBALANCE_SECONDS
 from inbox_actors.domain.credit_prices import TemplatePrices, parse_prices
 from inbox_actors.webhooks.address_guard import Network, parse_networks
+
+# The built-in model simulator's one model, and INBOX_MODEL_URL's word for no model at all.
+SIMULATED_MODEL = "simulated-grounded"
+NO_MODEL = "none"
 
 
 class SettingsError(ValueError):
@@ -76,6 +82,22 @@ class Settings(msgspec.Struct, frozen=True):
     # How often a node of a cluster compares its share of the workspaces and hands the excess over
     # (inbox_actors/cluster/rebalancing.py); 0: never.
     rebalance_seconds: float = REBALANCE_SECONDS
+    # The AI agent's model (docs/ai-agent.md#the-model): an OpenAI-compatible Chat Completions endpoint. Unset: the
+    # built-in model simulator, served with the built-in platform simulator (none runs beside a real platform,
+    # and then the keyword FAQ bot answers); "none": no model, the FAQ bot answers.
+    model_url: str | None = None
+    model_key: str | None = None
+    # The model a workspace's agent asks unless its settings name another.
+    model: str = SIMULATED_MODEL
+    model_timeout_seconds: float = 20.0
+    model_context_tokens: int = 8000
+    # Model calls of one workspace in flight at once (the model gate).
+    model_concurrency: int = 32
+    model_prices: ModelPrices = ModelPrices({SIMULATED_MODEL: (0.15, 0.60)})
+    # Credits an AI reply costs the workspace (0: not metered).
+    ai_reply_credits: int = 0
+    # The built-in model simulator's answer latency (seconds).
+    model_simulator_latency: float = 0.0
 
     def node_name(self, served_at: str) -> str:
         """The node's name in the workspace leases, given the URL it serves on. One process at a time can listen
@@ -111,6 +133,15 @@ class Settings(msgspec.Struct, frozen=True):
     def uses_simulator(self) -> bool:
         return self.whatsapp_api_url is None
 
+    @property
+    def uses_model_simulator(self) -> bool:
+        """The AI agent asks the built-in model simulator (no model endpoint set, the built-in platform runs)."""
+        return self.model_url is None and self.uses_simulator
+
+    @property
+    def has_model(self) -> bool:
+        return self.model_url not in (None, NO_MODEL) or self.uses_model_simulator
+
     @classmethod
     def from_environment(cls, env: dict[str, str] | None = None) -> "Settings":
         env = dict(os.environ if env is None else env)
@@ -140,6 +171,7 @@ class Settings(msgspec.Struct, frozen=True):
             reuse_port=_flag(env, "INBOX_REUSE_PORT"),
             nodes=_int(env, "INBOX_NODES", 1, 1, 64),
             **_whatsapp(env),
+            **_model(env),
         )
 
 
@@ -170,6 +202,32 @@ def _whatsapp(env: dict[str, str]) -> dict[str, object]:
         if len(parsed) != 3 or any(not value >= 0 for value in parsed):
             raise SettingsError("INBOX_SIMULATOR_STATUS_DELAYS must be three seconds values: sent,delivered,read")
         values["simulator_status_delays"] = parsed
+    return values
+
+
+def _model(env: dict[str, str]) -> dict[str, object]:
+    url = (env.get("INBOX_MODEL_URL") or "").strip().rstrip("/") or None
+    if url is not None and url != NO_MODEL and not url.startswith(("http://", "https://")):
+        raise SettingsError(f"INBOX_MODEL_URL must be an http(s) URL or {NO_MODEL!r}, not {url!r}")
+    model = (env.get("INBOX_MODEL") or "").strip()
+    if url not in (None, NO_MODEL) and not model:
+        raise SettingsError("with INBOX_MODEL_URL set, INBOX_MODEL must name the model to ask (e.g. gpt-4o-mini)")
+    values: dict[str, object] = {
+        "model_url": url,
+        "model_key": env.get("INBOX_MODEL_KEY") or None,
+        "model": model or SIMULATED_MODEL,
+        "model_timeout_seconds": _float(env, "INBOX_MODEL_TIMEOUT", 20.0),
+        "model_context_tokens": _int(env, "INBOX_MODEL_CONTEXT_TOKENS", 8000, 1000, 2_000_000),
+        "model_concurrency": _int(env, "INBOX_MODEL_CONCURRENCY", 32, 1, 1000),
+        "ai_reply_credits": _int(env, "INBOX_AI_REPLY_CREDITS", 0, 0, 1_000_000),
+        "model_simulator_latency": _float(env, "INBOX_MODEL_SIMULATOR_LATENCY", 0.0, zero=True),
+    }
+    prices = env.get("INBOX_MODEL_PRICES")
+    if prices is not None:
+        try:
+            values["model_prices"] = parse_model_prices(prices)
+        except ValueError as err:
+            raise SettingsError(f"INBOX_MODEL_PRICES: {err}") from None
     return values
 
 

@@ -8,9 +8,10 @@ one). Here a lend is a Trio semaphore and a list pop; only the statement itself 
 What a connection carries between users: nothing the service relies on. The service sets no session state
 (no SET, no session advisory locks: migrations take transaction-scoped ones, no cursors, no LISTEN: listeners
 have connections of their own), so nothing is reset when a connection comes back. A connection that comes
-back closed, or still inside a transaction (a ROLLBACK that failed), is terminated and a new one is made on a
-later lend; a statement cancelled mid-flight leaves asyncpg to finish the cancel before the connection's next
-statement, as it does on its own pool.
+back closed, still inside a transaction (a ROLLBACK that failed), or from a statement that failed of the
+connection, is terminated and a new one is made on a later lend (an idle one the server closed meanwhile is
+dropped there too); a statement cancelled mid-flight leaves asyncpg to finish the cancel before the connection's
+next statement, as it does on its own pool.
 """
 
 from __future__ import annotations
@@ -80,6 +81,10 @@ class ConnectionPool:
         await self._slots.acquire()
         connection = None
         try:
+            # An idle connection the server closed meanwhile (it restarted) would only fail its next statement:
+            # dropped here, so the first statements after a database's return do not meet the ones it left.
+            while self._idle and self._idle[-1].is_closed():
+                self._idle.pop()
             connection = self._idle.pop() if self._idle else await _connect(self._url, self._options)
         finally:
             if connection is None:      # connecting failed or was cancelled: the slot is free again
@@ -87,12 +92,13 @@ class ConnectionPool:
         self._lent.add(connection)
         return connection
 
-    def give_back(self, connection: asyncpg.Connection) -> None:
-        """The connection's user is done with it. One closed, or left inside a transaction, is not lent again."""
+    def give_back(self, connection: asyncpg.Connection, *, broken: bool = False) -> None:
+        """The connection's user is done with it. One closed, left inside a transaction, or `broken` (a statement
+        failed of the connection: asyncpg's state on it may be anything) is not lent again."""
         self._lent.discard(connection)
         if connection.is_closed():
             pass
-        elif connection.is_in_transaction() or self._closed:
+        elif broken or connection.is_in_transaction() or self._closed:
             connection.terminate()
         else:
             self._idle.append(connection)

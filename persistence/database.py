@@ -24,10 +24,31 @@ log = logging.getLogger("persistence.database")
 
 Record = asyncpg.Record
 
-def open_database_loop():
+@asynccontextmanager
+async def open_database_loop() -> AsyncIterator[trio_asyncio.TrioEventLoop]:
     """The asyncio loop asyncpg runs on, inside trio: open it once around everything that uses a Database
-    (`async with open_database_loop(): ...`)."""
-    return trio_asyncio.open_loop()
+    (`async with open_database_loop(): ...`). A failure of a database connection that nothing awaited is logged
+    there, not raised: see `_unawaited_failure`."""
+    async with trio_asyncio.open_loop() as loop:
+        loop.set_exception_handler(_unawaited_failure)
+        yield loop
+
+
+# What asyncpg may leave in a future nobody awaits while the server goes away: the connection's failure, never a
+# fault of the process.
+_DATABASE_FAILURES = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError)
+
+
+def _unawaited_failure(loop: trio_asyncio.TrioEventLoop, context: dict[str, Any]) -> None:
+    """asyncio's report of an error no one awaited. asyncpg leaves one when the server closes a connection it was
+    opening or cancelling (a restart: "unexpected connection_lost() call"), and trio-asyncio's own handler raises
+    it in the loop's nursery, which ends the process: the node died of a database restart. A database failure is
+    logged, whoever awaits the connection has heard of it already; anything else is raised as trio-asyncio does."""
+    if isinstance(context.get("exception"), _DATABASE_FAILURES):
+        log.warning("%s: %r (a database connection's failure, which nothing awaited; the service goes on)",
+                    context.get("message", "asyncio reported an error"), context["exception"])
+        return
+    loop.default_exception_handler(context)
 
 
 _ACQUIRE_TIMEOUT_SECONDS = 30.0
@@ -42,10 +63,12 @@ class DatabaseUnavailable(RuntimeError):
     """PostgreSQL could not be reached."""
 
 
-# Failures of the connection rather than of the statement: the same statement may well succeed later.
+# Failures of the connection rather than of the statement: the same statement may well succeed later, on another
+# connection (the one that failed is not lent again). InternalClientError is asyncpg's protocol caught in a state it
+# cannot leave ("cannot switch to state 15; another operation (2) is in progress"), as a server's restart leaves it.
 _CONNECTION_FAILURES = (
     OSError, asyncpg.InterfaceError, asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError,
-    asyncpg.AdminShutdownError,
+    asyncpg.AdminShutdownError, asyncpg.InternalClientError,
 )
 
 
@@ -135,6 +158,7 @@ class _Queries:
         try:
             return await self._run(method, sql, args, fence.begin if fence is not None else None)
         except _CONNECTION_FAILURES as err:
+            self._connection_failed()
             raise DatabaseUnavailable(f"{type(err).__name__}: {err}") from err
         except asyncpg.PostgresError as err:
             if err.sqlstate == LEASE_LOST_SQLSTATE:
@@ -147,6 +171,9 @@ class _Queries:
     async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...], fenced_begin: str | None) -> Any:
         """`fenced_begin`: the BEGIN that carries the task's fence in PostgreSQL (None: not fenced there)."""
         raise NotImplementedError
+
+    def _connection_failed(self) -> None:
+        """A statement failed of its connection (a unit of work's connection is then not lent again)."""
 
 
 class UnitOfWork(_Queries):
@@ -163,6 +190,11 @@ class UnitOfWork(_Queries):
         self._faults = faults
         self.begun = False
         self.committed = False
+        self.broken = False
+        """A statement failed of the connection: it goes back to be closed, not lent again."""
+
+    def _connection_failed(self) -> None:
+        self.broken = True
 
     async def fetchrow_then_commit(self, sql: str, *args: Any,
                                    commits: Callable[[Record], bool] | None = None) -> Record | None:
@@ -316,12 +348,14 @@ class Database(_Queries):
                     raise planned
         started = time.perf_counter()
         connection = await self._lend()
+        broken = False
         try:
             return await aio_as_trio(_fetchrow_each)(connection, statements)
         except _CONNECTION_FAILURES as err:
+            broken = True
             raise DatabaseUnavailable(f"{type(err).__name__}: {err}") from err
         finally:
-            self._pool.give_back(connection)
+            self._pool.give_back(connection, broken=broken)
             if self._observer is not None:
                 self._observer(time.perf_counter() - started)
 
@@ -337,12 +371,16 @@ class Database(_Queries):
 
     async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...], fenced_begin: str | None) -> Any:
         connection = await self._lend()
+        broken = False
         try:
             if fenced_begin is not None and writes(sql):
                 return await aio_as_trio(_fenced_alone)(connection, fenced_begin, method, sql, args)
             return await aio_as_trio(method)(connection, sql, *args)
+        except _CONNECTION_FAILURES:
+            broken = True       # wrapped as DatabaseUnavailable by _call
+            raise
         finally:
-            self._pool.give_back(connection)
+            self._pool.give_back(connection, broken=broken)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[UnitOfWork]:
@@ -363,8 +401,11 @@ class Database(_Queries):
                 try:
                     if unit.begun and not unit.committed:
                         await _end(connection, commit)
+                except DatabaseUnavailable:
+                    unit.broken = True          # its COMMIT failed of the connection
+                    raise
                 finally:
-                    self._pool.give_back(connection)
+                    self._pool.give_back(connection, broken=unit.broken)
 
     async def listen(self, handlers: Mapping[str, Callable[[str], None]], on_lost: Callable[[], None], *,
                      name: str) -> None:
@@ -384,7 +425,9 @@ class Database(_Queries):
             for channel, on_notify in handlers.items():
                 await aio_as_trio(connection.add_listener)(
                     channel, lambda _conn, _pid, _channel, payload, call=on_notify: call(payload))
-        except _CONNECTION_FAILURES as err:
+        except (asyncpg.PostgresError, *_CONNECTION_FAILURES) as err:
+            # A server that refuses the connection (starting up, too many clients just after a restart) is as
+            # unavailable to a listener as one that does not answer: its caller tries again.
             raise DatabaseUnavailable(f"{type(err).__name__}: {err}") from err
         self._listeners[name] = connection
 

@@ -27,6 +27,7 @@ import socket
 import stat
 import subprocess
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,6 +127,19 @@ class EmbeddedPostgres:
         with self._lock():
             self._unregister_user()
             self._stop_if_running()
+
+    def restart(self, down_for: float = 0.0) -> None:
+        """Stop the running server (fast: every session is ended) and start it again on the same port `down_for`
+        seconds later, whoever uses it: a database restart, for the fault checks (scripts/cluster_check.py
+        --postgres-restart). Returns once it accepts connections again."""
+        with self._lock():
+            port = self._running_port()
+            if port is None:
+                raise EmbeddedPostgresError(f"no server runs on {self.pgdata} to restart")
+            self._pg_ctl("stop", "-w", "-t", "60", "-m", "fast")
+            time.sleep(down_for)
+            self._pg_ctl("start", "-w", "-t", "60", "-l", str(self.log_file), "-o", self._server_options(port))
+        log.info("restarted PostgreSQL on 127.0.0.1:%d after %g s down", port, down_for)
 
     def _stop_if_running(self) -> None:
         if self._running_port() is None:

@@ -42,19 +42,27 @@ class StatementFence:
     """The lease a task's statements are written under: `workspace_id` at `epoch`. `current_epoch(workspace_id)`
     is the node's view of its own hold (None once it may no longer count on it)."""
 
-    __slots__ = ("workspace_id", "epoch", "begin", "_current_epoch")
+    __slots__ = ("workspace_id", "epoch", "begin", "in_database", "_current_epoch")
 
     def __init__(self, workspace_id: int, epoch: int, current_epoch: Callable[[int], int | None], *,
                  in_database: bool = True) -> None:
         self.workspace_id, self.epoch = workspace_id, epoch
         self._current_epoch = current_epoch
+        # Whether another node may take the workspace over (a node of a cluster): what leaves the database is
+        # fenced then too (inbox_actors/cluster/effect_fence.py).
+        self.in_database = in_database
         # The BEGIN of a fenced write: the transaction and its fence in one simple-protocol round trip (both values
         # are integers). None: checked in memory only.
         self.begin = f"BEGIN; SELECT inbox_lease_fence({int(workspace_id)}, {int(epoch)})" if in_database else None
 
+    def holds(self) -> bool:
+        """Whether the node still holds the workspace under this epoch, by its own deadline (which ends before
+        another node may take the lease: inbox_actors/cluster/leases.py)."""
+        return self._current_epoch(self.workspace_id) == self.epoch
+
     def check(self) -> None:
         """Raise LeaseLost unless the node still holds the workspace under this epoch."""
-        if self._current_epoch(self.workspace_id) != self.epoch:
+        if not self.holds():
             raise LeaseLost(f"this node no longer holds workspace {self.workspace_id} at epoch {self.epoch}")
 
 

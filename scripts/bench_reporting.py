@@ -466,13 +466,15 @@ CONVERSATION_COLUMNS = (
     "assigned_to", "claimed_by", "claimed_at", "resolved_at", "last_customer_message_at", "waiting_since",
     "waiting_for_person_since", "sla_deadline_at", "unread_count", "unread_since", "labels", "count_messages",
     "count_from_customer", "count_from_bot", "last_message_id", "last_activity_at", "version", "created_at",
-    "updated_at")
+    "updated_at", "last_customer_message_id")
 MESSAGE_COLUMNS = (
     "id", "workspace_id", "conversation_id", "platform_message_id", "direction", "sender_type", "actor_id",
     "sender_label", "type", "text", "template_name", "template_language", "media_url", "status", "source",
     "error_code", "error_text", "answers_message_id", "waited_from", "sent_at", "status_at")
 RECEIPT_COLUMNS = ("message_id", "status", "at")
 VIEW_COLUMNS = ("id", "conversation_id", "member_id", "via", "opened_at", "marked_read", "seen_through_message_id")
+# What each member has read of each chat: as their opens left it (an open reads every message stored by then).
+READ_COLUMNS = ("conversation_id", "member_id", "read_through_message_id", "read_at")
 EVENT_COLUMNS = ("id", "conversation_id", "event", "at", "from_member", "to_member", "by_member", "reason", "source")
 
 
@@ -558,13 +560,18 @@ def table_rows(sim: Simulation, chats: list[Chat]) -> dict[str, tuple[tuple[str,
             rng.sample(LABELS, rng.randint(1, 2)) if rng.random() < 0.2 else [], len(chat.msgs),
             counts[0], counts[1], chat.ids[-1], at(last[0]), len(chat.msgs) * 2 + len(chat.events),
             at(chat.msgs[0][0]),
-            at(max([last[0], *(e[1] for e in chat.events[-1:]), *(v[2] for v in chat.views[-1:])]))))
+            at(max([last[0], *(e[1] for e in chat.events[-1:]), *(v[2] for v in chat.views[-1:])])),
+            chat.ids[chat.last_customer] if chat.last_customer is not None else None))
         times = [m[0] for m in chat.msgs]     # an open has seen every message of the chat stored by then
         views += [(t - shift, conversation_id, member, via, marked, chat.ids[i - 1] if (i := bisect(times, t)) else 0)
                   for member, via, t, marked in chat.views]
         events += [(t - shift, conversation_id, event, src, to, by, reason)
                    for event, t, src, to, by, reason in chat.events]
     views.sort(key=lambda view: view[:2])
+    reads: dict[tuple[int, int], tuple[int, float]] = {}
+    for t, cid, member, _, _, seen in views:   # oldest first: each member's last open of a chat wins
+        if member is not None:
+            reads[(cid, member)] = (seen, t)
     events.sort(key=lambda event: event[:2])
     return {
         "contacts": (CONTACT_COLUMNS, contacts),
@@ -575,12 +582,15 @@ def table_rows(sim: Simulation, chats: list[Chat]) -> dict[str, tuple[tuple[str,
                                               for i, (t, cid, member, via, marked, seen) in enumerate(views, 1)]),
         "assignment_events": (EVENT_COLUMNS, [(i, cid, event, _at(t), src, to, by, reason, "events")
                                               for i, (t, cid, event, src, to, by, reason) in enumerate(events, 1)]),
+        "member_chat_reads": (READ_COLUMNS, [(cid, member, seen, _at(t))
+                                             for (cid, member), (seen, t) in sorted(reads.items())]),
     }
 
 
 # -- the database --------------------------------------------------------------------------------------------
 
-SEEDED_TABLES = ("contacts", "conversations", "messages", "receipts", "conversation_views", "assignment_events")
+SEEDED_TABLES = ("contacts", "conversations", "messages", "receipts", "conversation_views", "assignment_events",
+                 "member_chat_reads")
 SEQUENCED = ("contacts", "conversations", "messages", "conversation_views", "assignment_events")
 FOREIGN_KEYS_CHECK = """
 SELECT (SELECT count(*) FROM conversations c LEFT JOIN contacts k ON k.id = c.contact_id WHERE k.id IS NULL)
@@ -624,7 +634,7 @@ async def make_workspace(db: Database, now: datetime) -> Workspace:
 
 
 async def open_session(db: Database, member_id: int) -> str:
-    token, _ = await sessions.create_session(db, member_id=member_id, hours=2, now=datetime.now(timezone.utc))
+    token, _ = await sessions.create_session(db, member_id=member_id, hours=2)
     return token
 
 

@@ -22,10 +22,11 @@ recipients, how many the platform had got before the kill, how many got the mess
    --deadline s) until the broadcast is completed and every send the platform accepted has its status in the
    database.
 5. The platform's record is compared with the recipients: each got the message once, twice or more (sent twice:
-   must be 0), or never. A recipient that never got it is *left in doubt* when its message was committed as pending
-   and the platform holds no send carrying that message's id: the kill came between the commit and the platform
-   call. Nothing can tell that apart from a send whose status is still on its way, so it is never sent again (the
-   in-doubt sweep gives it up as failed after 6 hours); every other recipient that never got it is *lost*. The
+   must be 0), or never. A recipient whose message was committed as pending when the kill came, and which the
+   platform never got (the kill came between the commit and the platform call), is in flight for the resumed
+   broadcast: no status of it comes, so 30 s after the broadcast resumed it is given up as never sent and sent again
+   (broadcasts/broadcast.py), and the broadcast completes only then. One still so at the end is counted *left in
+   doubt* (the wait ran out first); every other recipient that never got it is *lost*. The
    time to resume runs from the kill to the first send the platform accepted from the new process. Also printed:
    the sends the platform refused. The restarted service's send pacer starts empty while the platform's last second
    still holds the killed process's sends, so with the platform at --rate the resumed broadcast's first burst is
@@ -287,8 +288,8 @@ async def judge(run: Run, db: Database, simulator_url: str, ws: Workspace) -> Ve
           f"{verdict.lost:,})")
     if in_doubt:
         print(f"  left in doubt: position {', '.join(str(row['position']) for row in in_doubt[:10])}: committed as "
-              "pending, then the process died before the platform got the request; never sent again (the in-doubt "
-              "sweep fails it after 6 hours)")
+              "pending, then the process died before the platform got the request; still in flight when the wait "
+              "ended (the broadcast sends it again once it has waited 30 s for a status)")
     print("time to resume: " + (f"{run.resumed_after:.2f} s from the kill to the first send of the new process "
                                 f"(ready after {run.ready_after:.2f} s)" if run.resumed_after is not None else
                                 "no kill" if run.killed_at is None else "never resumed"))

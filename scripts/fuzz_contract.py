@@ -120,7 +120,7 @@ async def seed(db: Database) -> tuple[Access, str]:
     key, management_key = [await accounts.create_key(
         db, workspace_id=created.workspace_id, member_id=admin, name=name, scopes=["all"],
         rate_limit_per_minute=KEY_LIMIT_PER_MINUTE) for name in ("fuzzer", "fuzzer of key management")]
-    session, _ = await create_session(db, member_id=admin, hours=12, now=datetime.now(timezone.utc))
+    session, _ = await create_session(db, member_id=admin, hours=12)
     await templates.add_template(db, workspace_id=created.workspace_id, name="order_update", language="en",
                                  body="Hello {{1}}, your order {{2}} is on its way.")
     await labels.create(db, created.workspace_id, admin, "operator", labels.CreateLabel(name=FUZZ_LABEL),

@@ -14,6 +14,9 @@ what the contract does promise; negative cases are left as generated:
   usable answer when they do not;
 - a snooze's `until` must be in the future: dropped (until the customer writes) when it is not;
 - a label put on a chat must be one of the workspace's: the fuzzing workspace's (FUZZ_LABEL in the environment);
+- a pricing sheet's CSV must be one its rules accept: replaced by a usable file when it is not; an item's
+  valid_until must not come before its valid_from, and a change naming one date alone may not fit the stored other:
+  the date is dropped;
 - ids and addresses that must exist: a transfer goes to the workspace's member (FUZZ_MEMBER_ID), a webhook
   endpoint and a connector's hook target are the local receiver (FUZZ_RECEIVER_URL: host names do not resolve
   while fuzzing).
@@ -30,6 +33,7 @@ own not_a_server_error is told to let 500 and 502 through, for this check to jud
 from __future__ import annotations
 
 import os
+import uuid
 from datetime import datetime, timedelta, timezone
 
 import requests
@@ -41,6 +45,8 @@ from inbox_actors.domain.business_hours import InvalidBusinessHours, parse_busin
 from inbox_actors.domain.phones import phone_or_none
 from inbox_actors.paging import windows
 from inbox_actors.paging.parameters import InvalidParameter
+from inbox_actors.use_cases.outcomes import Refused
+from inbox_actors.use_cases.pricing_sheets import csv_items
 
 # Business hours the schema allows but the service refuses (a time zone nobody knows, a close before its open,
 # overlapping openings) are replaced in positive cases by these.
@@ -53,6 +59,10 @@ BULK_SEND = ("POST", "/api/bulk-send")
 BOT_ANSWERS = ("POST", "/api/bot/answers")
 SNOOZE = ("POST", "/api/inbox/conversations/{phone}/snooze")
 CHAT_LABELS = ("POST", "/api/inbox/conversations/{phone}/labels")
+PRICING_CSV = ("PUT", "/api/bot/pricing-sheets/{sheet_id}/items.csv")
+NEW_PRICING_ITEM = ("POST", "/api/bot/pricing-sheets/{sheet_id}/items")
+PRICING_ITEM_CHANGE = ("PATCH", "/api/bot/pricing-sheets/{sheet_id}/items/{item_id}")
+USABLE_CSV = "name,price,currency\r\nHaircut,19.00,EUR\r\n"
 USABLE_ANSWER = {"keywords": ["shipping"], "answer": "Orders ship within two days."}
 # The fuzzing workspace's template (scripts/fuzz_contract.py), as a broadcast must name it.
 USABLE_TEMPLATE = {"name": "order_update", "language": "en", "parameters": ["Asha", "A-1"]}
@@ -79,7 +89,14 @@ def map_case(context, case):
         case.body.pop("until", None)
     if isinstance(case.body, dict) and route == CHAT_LABELS and os.environ.get("FUZZ_LABEL"):
         case.body["label"] = os.environ["FUZZ_LABEL"]
+    if route == PRICING_CSV and (not isinstance(case.body, str) or isinstance(csv_items(case.body), Refused)):
+        case.body = USABLE_CSV
+    if isinstance(case.body, dict) and route in (NEW_PRICING_ITEM, PRICING_ITEM_CHANGE):
+        _usable_dates(case.body, change=route == PRICING_ITEM_CHANGE)
     if isinstance(case.body, dict):
+        if isinstance(case.body.get("idempotency_key"), str):
+            # A key of its own per case: the same key with other arguments is rightly refused 422.
+            case.body["idempotency_key"] = f"fuzz-{uuid.uuid4().hex}"
         if "to_user_id" in case.body and os.environ.get("FUZZ_MEMBER_ID"):
             case.body["to_user_id"] = int(os.environ["FUZZ_MEMBER_ID"])
         for url_field in ("endpoint_url", "target_url"):  # a webhook endpoint, a connector's REST hook
@@ -98,6 +115,17 @@ def _usable_answer(body: dict) -> bool:
     except BotAnswerError:
         return False
     return bool(str(body.get("answer") or "").strip())
+
+
+def _usable_dates(body: dict, *, change: bool) -> None:
+    """An item's dates in order; a change names both or neither (the stored other may not fit the one named)."""
+    valid_from, valid_until = body.get("valid_from"), body.get("valid_until")
+    out_of_order = valid_from is not None and valid_until is not None and str(valid_until) < str(valid_from)
+    if change and (out_of_order or ("valid_from" in body) != ("valid_until" in body)):
+        body.pop("valid_from", None)
+        body.pop("valid_until", None)
+    elif out_of_order:
+        body.pop("valid_until")
 
 
 def _in_future(raw: object) -> bool:

@@ -1,47 +1,72 @@
-"""Many simulated WhatsApp customers chatting at once: webhook latency, bot round trip, throughput.
+"""Many simulated WhatsApp customers chatting at once: webhook latency, bot round trip, throughput, and what the
+AI agent's model calls cost.
 
 Drives a RUNNING service through its WhatsApp simulator (the built-in one of `serve`), or starts one itself
 (`--spawn`: `inbox-actors serve --demo --port 0` on a fresh embedded PostgreSQL in a temporary directory).
 The built-in simulator shares the service's process, and so its CPU core: `--spawn --separate-simulator` runs
-it as `inbox-actors simulator` in a process of its own instead, as the real platform would be (two free local
-ports, made-up secrets; the service gets WHATSAPP_API_URL and its secrets, and its CPU is then its own). The
+it in a process of its own instead, as the real platform would be (two free local ports, made-up secrets; the
+service gets WHATSAPP_API_URL and its secrets, and its CPU is then its own). The
 report names the mode, and with --spawn shows the CPU time of each process started. With --spawn,
 `--sends-per-second N` (default 80, the platform's default tier) is the business number's send pace: the service's
 WHATSAPP_SENDS_PER_SECOND and the simulator's throughput (`--throughput` of a separate one, INBOX_SIMULATOR_THROUGHPUT
 of the built-in one). With the one business number of the demo every bot answer goes through that pace: at 80/s and
-4 FAQ answers per 5 messages, a run of 200x5 cannot exceed about 100 customer messages per second whatever the
+4 answers per 5 messages, a run of 200x5 cannot exceed about 100 customer messages per second whatever the
 service's speed; `--sends-per-second 1000` (the platform's top tier) takes that bound away. A running service keeps
 its own pace (the option is then an error, unless left at 80).
 
     .venv/bin/python scripts/load_chats.py --spawn [--customers 200] [--messages-per-customer 5]
     .venv/bin/python scripts/load_chats.py --spawn --separate-simulator [--customers 200] ...
     .venv/bin/python scripts/load_chats.py --spawn --separate-simulator --sends-per-second 1000 [--rate 100] ...
+    .venv/bin/python scripts/load_chats.py --spawn --separate-simulator --rate 60 --compare-model-latency 0,1 ...
+    .venv/bin/python scripts/load_chats.py --spawn --responder faq ...        # the keyword FAQ bot, no model
     .venv/bin/python scripts/load_chats.py --spawn --nodes 2 --workspaces 8 [--separate-simulator] ...
     .venv/bin/python scripts/load_chats.py --compare-nodes 1,2 --workspaces 8 --sends-per-second 1000 ...
+    .venv/bin/python scripts/load_chats.py --compare-nodes 1,2 --workspaces 8 --balancer ...   # HAProxy in front
     .venv/bin/python scripts/load_chats.py --ready-file serve.out        # holding the ready line of scripts/serve
     .venv/bin/python scripts/load_chats.py --simulator URL --phone-number-id ID [--service URL --key KEY]
+
+The bot (`--responder`). `agent` (the default, as the service's): the AI agent, which a spawned service has ask
+the model simulator; `--model-latency S` is the seconds each model call takes (INBOX_MODEL_SIMULATOR_LATENCY;
+with the simulator apart, its own setting, since `inbox-actors simulator` serves no model: the script then starts
+harness/simulator_with_model.py, which plays the platform and the model, and points the service at it with
+INBOX_MODEL_URL), `--model-concurrency N` the model calls of a workspace in flight at once (INBOX_MODEL_CONCURRENCY;
+default: the service's). `faq`: the keyword FAQ bot (a spawned service gets INBOX_MODEL_URL=none). The questions
+are the demo workspace's (inbox_actors/access/demo_workspace.py), each answer's exact text read from its data: with
+the agent the price of express shipping (from DEMO_PRICES, as the model states what its quote_price tool
+returned: two model calls), the opening hours and the refund time (DEMO_ANSWERS); with the FAQ bot the hours and
+the refund only, since no FAQ answer holds a price. A running service must run the bot asked for.
 
 Several nodes and workspaces (harness/spawned_service.py). `--spawn --nodes N` starts `inbox-actors serve --nodes N`
 (N node processes behind one port; 1: the service alone) and `--workspaces W` spreads the customers over W
 workspaces, customer i writing to workspace i mod W. Either makes the database itself, as the other benchmarks do:
 a fresh database on harness PostgreSQL (embedded, durability off; `--database-url`: that server's, whose CPU is then
-not measured), holding W Scale workspaces, each with its own business number, a full-access key and the demo's bot
-answers; the service runs on it without `--demo`. Every business number has the `--sends-per-second` pace, and the
-poller reads each number's sent list. The report adds the CPU time of every process started (the parent `serve` and
+not measured), holding W Scale workspaces, each with its own business number, a full-access key and what the
+demo's bot knows (its FAQ answers, article and pricing sheet); the service runs on it without `--demo`. Every
+business number has the `--sends-per-second` pace, and the poller reads each number's sent list. With the AI agent
+and N > 1, `--separate-simulator` is implied: the simulator the nodes' parent runs for them plays no model. The
+report adds the CPU time of every process started (the parent `serve` and
 each node, PostgreSQL with its backends, the simulator), the CPU per message delivered of each, the requests the
 nodes relayed to the workspace's node out of those their apps answered (from each node's /metrics) and the
 workspaces each node holds; beside how busy the machine was, the share of its cores these processes took (on a
-shared machine, what else ran took the rest). `--compare-nodes 1,2` runs the same load (the same customers) against `serve --nodes 1`,
-then `serve --nodes 2`, each on a fresh database, with `--separate-simulator` implied so that the simulator's CPU is
-its own, and prints each run's report, then the runs side by side with each one's throughput over the first's
-(a list such as 1,2,2,1 interleaves the runs, for a machine whose speed drifts).
+shared machine, what else ran took the rest). `--compare-nodes 1,2` runs the same load (the same customers) against
+`serve --nodes 1`, then `serve --nodes 2`, each on a fresh database, with `--separate-simulator` implied so that the
+simulator's CPU is its own, and prints each run's report, then the runs side by side with each one's throughput
+over the first's, and each one's CPU per message (all processes) over the first's (a list such as 1,2,2,1
+interleaves the runs, for a machine whose speed drifts). `--balancer` puts HAProxy in front of two nodes or more,
+sending each workspace's requests to the node holding it as docs/nodes.md sets it up (harness/balancer.py), so few are
+relayed: the platform posts to it, the end-of-run reads go through it, and its CPU counts with the rest; a run of
+one node has none.
+`--compare-model-latency 0,1` does the same with the model's latency (implies --spawn): the same customers against
+a fresh service and database at each latency in turn. Compare paced runs (`--rate`): closed loop, each customer
+waits for its answer, so throughput falls with the model's latency whatever the service does.
 
 Each customer (at most `--concurrency` at once) sends M messages in sequence through the simulator's
 `POST /simulator/customers/{phone}/messages`, which returns once the service has answered the webhook, i.e.
-committed the message: that is the webhook latency. Messages 1..M-1 ask the demo FAQ (price, hours, refund, in
-turn) and the customer waits for the bot's answer before going on; the last of M >= 2 asks something the bot
-cannot answer, which hands the chat to a person, after which the bot must stay quiet (`--no-handoff`: every
-message is an FAQ question). The answer is seen by one poller for all customers, reading the number's sent list
+committed the message: that is the webhook latency. Messages 1..M-1 ask the demo's questions (above, in turn) and
+the customer waits for the bot's answer before going on; the last of M >= 2 asks something nothing in the
+demo's knowledge answers, which hands the chat to a person, after which the bot must stay quiet (`--no-handoff`:
+every message is a question; the AI agent hands over after `max_bot_turns`, 6 by default, replies in a row). The
+answer is seen by one poller for all customers, reading the number's sent list
 (`GET /simulator/numbers/{id}/messages`) every `--poll-interval` while anyone waits: the bot round trip runs
 from the send to that read; "bot answer sent" runs to the simulator's own `accepted_at` (same-machine clocks),
 free of polling granularity. An answer must be the demo's text for the question (`--any-answer`: any send).
@@ -54,20 +79,27 @@ with nobody ready is lost, not made up, and counted as missed (`slots_missed`): 
 (`--customers`, `--concurrency`) cannot carry R with the answers as slow as they are. The report then gives the
 offered rate and the achieved one (messages started per second of the schedule).
 
-With a service URL and a key, a sample of the chats that saw no error (`--verify`) is read back at the end
-(`GET /api/inbox/conversations/{phone}`): state and counts must match what the customers saw.
+With a service URL and a key (each workspace's), at the end every chat (`--verify K`: K of them, spread over the
+run) is read back (`GET /api/reporting/v1/conversations`, 200 a page), once the service has settled (every chat
+as planned, or 15 s), and the exactness figures counted: messages answered or handed over exactly once (a chat
+whose every question got its one expected answer, the platform's sends and the chat's `from_bot` agreeing, whose
+`from_customer` is what the service acknowledged and whose state is as planned: all its messages count), duplicate
+and missing answers, and messages lost (acknowledged, yet not in the chat's `from_customer`). The AI agent's usage
+over the run is read from `GET /api/bot/usage?from=<the run's start>` with each workspace's key (scope
+ai_audit_view): model calls, replies, failures, prompt and completion tokens, cost in USD, average model latency.
 
 Errors by kind: `webhook_no_answer` (the simulator got no answer from the service in its 5 s timeout, or
 could not connect; the service may still store the message), `webhook_http_N` (the service answered N),
 `customer_call_X` / `simulator_http_N` (the call to the simulator failed), `bot_no_answer` (nothing within
 `--bot-timeout`), `bot_unexpected_send` (a send to a customer with no question pending and no earlier error:
-e.g. the bot speaking after the hand-off), `chat_mismatch`, `poll_*`, `verify_*`. Sends that answer no
-pending question after an earlier error are counted as stray answers, not errors.
+e.g. the bot speaking after the hand-off), `chat_mismatch` (a chat with no earlier error not as planned),
+`messages_lost`, `poll_*`, `verify_*`. Sends that answer no pending question after an earlier error are counted as
+stray answers, not errors.
 
 Prints a report, then one JSON line with the same figures (`rate` null and `slots_missed` null when not paced;
-`sends_per_second` null for a running service; with --compare-nodes, `{"runs": [...], "throughput_ratios": [...]}`).
-Exit status 0 without errors, 1 with any (or when the service could not be started, or on Ctrl-C), 2 on bad
-arguments.
+`sends_per_second` null for a running service; `usage` and `exactness` null without a key; with --compare-nodes or
+--compare-model-latency, `{"runs": [...], "throughput_ratios": [...]}`). Exit status 0 without errors, 1 with any
+(or when the service could not be started, or on Ctrl-C), 2 on bad arguments.
 """
 
 from __future__ import annotations
@@ -81,7 +113,7 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -89,22 +121,31 @@ from typing import Any
 import httpx
 import msgspec
 import trio
-
 from harness.figures import percentiles
 from harness.options import add_database_url
 from harness.processes import CannotRun
 from harness.run import run_on_postgres
 from harness.simulator import customer_phones, random_start_phone
-from harness.spawned_service import NodeFigures, NodesPlan, SpawnedService, each_node_count, spawned_demo
+from harness.spawned_service import ModelSetup, NodeFigures, NodesPlan, SpawnedService, each_run, spawned_demo
 
-FAQ_QUESTIONS = (  # the demo workspace's keywords, each matched as a whole word
-    ("price", "Hi! What is the price of the basic plan?"),
-    ("hours", "What are your opening hours on Saturday?"),
-    ("refund", "How long does a refund take?"),
-)
-NO_ANSWER_TEXT = "Thanks. Can you ship to Norway?"   # no keyword, no hand-off phrase: bot_has_no_answer
+from inbox_actors.access.demo_workspace import DEMO_ANSWERS, DEMO_PRICES, seed_demo_knowledge
+from inbox_actors.model_simulator.grounded import price_sentence
+
+RESPONDERS = {"agent": "the AI agent", "faq": "the keyword FAQ bot"}
+QUESTIONS = {   # a question on each topic of the demo's knowledge, as a customer writes it
+    "price": "How much is express shipping?",
+    "hours": "What are your opening hours?",
+    "refund": "How long does a refund take?",
+}
+TOPICS = {"agent": ("price", "hours", "refund"), "faq": ("hours", "refund")}   # no FAQ answer holds a price
+PRICED_ITEM = "Express shipping"        # the demo's pricing sheet item the price question asks about
+# Nothing in the demo's knowledge, no FAQ keyword, no hand-off phrase: the agent calls hand_off (bot_handed_off),
+# the FAQ bot has no answer (bot_has_no_answer).
+NO_ANSWER_TEXT = "Do you sell spaceships?"
 PROGRESS_SECONDS = 5.0
-SETTLE_SECONDS = 1.0                                   # after the last customer, before the last sweep
+SETTLE_SECONDS = 1.0                                   # after the last customer, before the chats are read back
+READ_BACK_SECONDS = 15.0                               # at most, for every chat to be as planned
+READ_BACK_PAGE = 200                                   # chats a page of the list (its largest)
 CLIENT_POOL = 16                                       # connections per HTTP client of the customers
 DEFAULT_SENDS_PER_SECOND = 80                          # the platform's default tier (its top tier: 1,000)
 MODES = {   # how the service and its simulator ran
@@ -147,8 +188,9 @@ class LoadOptions:
     poll_interval: float = 0.1       # between reads of the sent list while anyone waits
     any_answer: bool = False         # any send counts as the answer (a workspace with other answers)
     request_timeout: float = 30.0
-    verify: int = 50                 # chats checked at the end (needs the service URL and a key)
+    verify: int | None = None        # chats read back at the end (needs the service URL and a key); None: all
     rate: float | None = None        # messages started a second in all (open loop); None: closed loop
+    responder: str = "agent"         # a key of RESPONDERS: whose questions are asked
 
 
 @dataclass
@@ -182,13 +224,19 @@ class Report:
     nodes: int | None = None                                 # --nodes: `serve --nodes N`
     process_cpu: dict[str, float | None] = field(default_factory=dict)   # --spawn: each process started, by name
     postgres_cpu_seconds: float | None = None                # --spawn: PostgreSQL and its backends
+    balancer_cpu_seconds: float | None = None                # --balancer: HAProxy in front of the nodes
     node_figures: NodeFigures | None = None                  # --nodes: requests relayed, workspaces held
     measured_seconds: float | None = None                    # --spawn: the wall time the CPU figures cover
+    model_latency: float | None = None                       # --spawn with the agent: seconds a model call takes
+    model_concurrency: int | None = None                     # --model-concurrency (None: the service's default)
+    usage: dict[str, Any] | None = None                      # the agent's model calls over the run (usage_totals)
+    exactness: dict[str, Any] | None = None                  # what the chats read back prove (exactness())
 
     def cpu_per_message(self) -> dict[str, float]:
         """Milliseconds of CPU per customer message delivered, by who spent it; `all`: their sum."""
         spent = {"service": self.service_cpu_seconds, "postgres": self.postgres_cpu_seconds,
-                 "simulator": self.simulator_cpu_seconds, "client": self.client_cpu_seconds}
+                 "simulator": self.simulator_cpu_seconds, "balancer": self.balancer_cpu_seconds,
+                 "client": self.client_cpu_seconds}
         spent = {name: seconds for name, seconds in spent.items() if seconds is not None}
         if not self.messages_delivered or not spent:
             return {}
@@ -242,10 +290,14 @@ class Report:
                                     for name, value in self.process_cpu.items()},
             "postgres_cpu_seconds": None if self.postgres_cpu_seconds is None
             else round(self.postgres_cpu_seconds, 2),
+            "balancer_cpu_seconds": None if self.balancer_cpu_seconds is None
+            else round(self.balancer_cpu_seconds, 2),
             "cpu_ms_per_message": self.cpu_per_message(),
             "requests_relayed": self.node_figures.relayed if self.node_figures else None,
             "requests_answered": self.node_figures.answered if self.node_figures else None,
             "workspaces_held": list(self.node_figures.held) if self.node_figures else None,
+            "responder": o.responder, "model_latency": self.model_latency,
+            "model_concurrency": self.model_concurrency, "usage": self.usage, "exactness": self.exactness,
         }
 
     def text(self) -> str:
@@ -301,11 +353,46 @@ class Report:
             lines.append(f"  nodes              requests relayed to the workspace's node {f.relayed:,} of "
                          f"{f.answered:,} answered ({f.relayed / max(1, f.answered):.0%}); workspaces held "
                          + ", ".join(map(str, f.held)))
+        lines.append(f"  bot                {self.bot_line()}")
+        if self.usage is not None:
+            lines.append(f"  model usage        {usage_line(self.usage)}")
+        if self.exactness is not None:
+            lines.extend(exactness_lines(self.exactness))
         lines.append(f"  chats verified     {s['chats_verified']}")
         lines.extend(f"    mismatch: {m}" for m in self.mismatches)
         if self.simulator:
             lines.append(f"  simulator          {self.simulator}")
         return "\n".join(lines)
+
+    def bot_line(self) -> str:
+        """Who answered, and with the agent of a spawned service, how its model was set."""
+        line = RESPONDERS[self.options.responder]
+        if self.model_latency is not None:
+            line += f", the model simulator taking {self.model_latency:g} s a call"
+            line += (", the service's default model concurrency" if self.model_concurrency is None
+                     else f", {self.model_concurrency} model calls of a workspace at once")
+        return line
+
+
+def usage_line(usage: dict[str, Any]) -> str:
+    latency = usage["average_latency_ms"]
+    return (f"{usage['calls']:,} model calls ({usage['replies']:,} replies, {usage['failures']:,} failures), "
+            f"tokens {usage['prompt_tokens']:,} prompt + {usage['completion_tokens']:,} completion, "
+            f"cost {usage['cost_usd']:.6f} USD, average model latency "
+            + ("-" if latency is None else f"{latency:,} ms"))
+
+
+def exactness_lines(figures: dict[str, Any]) -> list[str]:
+    f = figures
+    return [
+        f"  exactly once       {f['exactly_once']:,} of {f['messages']:,} customer messages answered or handed "
+        f"over exactly once ({f['chats_exact']} of {f['chats']} chats read back as planned)",
+        f"  answers            {f['answered']:,} answered, {f['handed_over']} handed over; duplicate answers "
+        f"{f['duplicate_answers']}, missing {f['missing_answers']}, unexpected hand-overs "
+        f"{f['unexpected_handoffs']}; hand-over reasons {f['handover_reasons']}",
+        f"  read back          from_customer {f['stored_from_customer']:,} of {f['messages']:,} acknowledged, "
+        f"lost {f['lost']}; from_bot {f['stored_from_bot']:,}; chats not found {f['chats'] - f['chats_found']}",
+    ]
 
 
 def p95_ms(seconds: list[float]) -> float | None:
@@ -316,13 +403,17 @@ def p95_ms(seconds: list[float]) -> float | None:
     return round(ordered[max(0, math.ceil(len(ordered) * 0.95) - 1)] * 1e3, 2)
 
 
-def demo_answers() -> dict[str, str] | None:
-    """The demo workspace's answer to each FAQ topic, from `inbox_actors.access.demo_workspace` (None: not importable)."""
-    try:
-        from inbox_actors.access.demo_workspace import DEMO_ANSWERS
-    except ImportError:
-        return None
-    return {keyword: answer for keywords, answer in DEMO_ANSWERS for keyword in keywords}
+def demo_answers(responder: str) -> dict[str, str]:
+    """The exact answer to each topic the responder is asked, from the demo workspace's own data: an FAQ answer by
+    its keyword (the agent states the FAQ answer the question matches), the price as the model simulator states
+    what quote_price returned for the item."""
+    by_keyword = {keyword: answer for keywords, answer in DEMO_ANSWERS for keyword in keywords}
+    answers = {topic: by_keyword[topic] for topic in TOPICS[responder] if topic != "price"}
+    if "price" in TOPICS[responder]:
+        item = next(item for item in DEMO_PRICES if item.name == PRICED_ITEM)
+        answers["price"] = price_sentence([{"name": item.name, "price": str(item.price), "currency": item.currency,
+                                            "unit": item.unit}])
+    return answers
 
 
 @dataclass
@@ -330,9 +421,14 @@ class Customer:
     index: int
     phone: str
     number: Number                  # the workspace's number it writes to
-    delivered: int = 0
-    answered: int = 0
-    handed_off: bool = False
+    delivered: int = 0              # messages the service acknowledged
+    questions: int = 0              # of those, questions (the rest: the hand-off)
+    answered: int = 0               # questions whose expected answer came in time
+    sends_seen: int = 0             # sends to the customer in the simulator's sent list, whatever they said
+    sent: int = 0                   # messages written, acknowledged or not
+    asked: int = 0                  # of those, questions
+    handed_off: bool = False        # the hand-off message was acknowledged
+    handoff_sent: bool = False      # ... was written
     troubled: bool = False          # a message not delivered or not answered: late answers are expected
     waiting: Waiting | None = None
 
@@ -399,7 +495,8 @@ class Pace:
 class LoadRun:
     def __init__(self, target: Target, options: LoadOptions, simulator: httpx.AsyncClient,
                  customer_clients: list[httpx.AsyncClient], answers: dict[str, str] | None) -> None:
-        self.target, self.options, self.answers = target, options, answers
+        self.target, self.options, self.answers = target, options, answers   # answers None: any send counts
+        self.topics = TOPICS[options.responder]
         self.simulator, self.customer_clients = simulator, customer_clients   # control calls; customers' calls
         self.report = Report(options)
         self.customers: dict[str, Customer] = {}
@@ -416,12 +513,14 @@ class LoadRun:
             if self.pace is not None:
                 await self.pace.turn()
             no_answer = o.handoff and o.messages_per_customer >= 2 and n == o.messages_per_customer - 1
-            topic, text = ("handoff", NO_ANSWER_TEXT) if no_answer else \
-                FAQ_QUESTIONS[(customer.index + n) % len(FAQ_QUESTIONS)]
-            if not no_answer:   # waiting from before the send: an answer may come before the call returns
-                self.start_waiting(customer, self.answers.get(topic) if self.answers is not None else None)
+            topic = None if no_answer else self.topics[(customer.index + n) % len(self.topics)]
+            if topic is not None:   # waiting from before the send: an answer may come before the call returns
+                self.start_waiting(customer, self.answers[topic] if self.answers is not None else None)
+            customer.sent += 1
+            customer.asked += topic is not None
+            customer.handoff_sent |= no_answer
             wall_started, started = time.time(), time.perf_counter()
-            if not await self.customer_writes(customer, text, started):
+            if not await self.customer_writes(customer, NO_ANSWER_TEXT if no_answer else QUESTIONS[topic], started):
                 customer.troubled = True
                 self.stop_waiting(customer)
                 continue
@@ -430,6 +529,7 @@ class LoadRun:
                 report.handoffs += 1
                 customer.handed_off = True
                 continue
+            customer.questions += 1
             report.bot_questions += 1
             waiting = customer.waiting
             with trio.move_on_after(max(0.0, started + o.bot_timeout - time.perf_counter())):
@@ -519,6 +619,7 @@ class LoadRun:
         customer = self.customers.get(record.to)
         if customer is None:
             return   # not one of ours
+        customer.sends_seen += 1
         waiting = customer.waiting
         if waiting is not None and waiting.answer is None and waiting.expected in (None, record.text):
             waiting.answer, waiting.seen_at = record, seen_at
@@ -557,47 +658,113 @@ class LoadRun:
         if len(self.report.mismatches) < 5:
             self.report.mismatches.append(text)
 
-    # -- the end-of-run check ------------------------------------------------------------------------------
+    # -- the end of the run: every chat read back, and the agent's usage ---------------------------------------
 
-    async def verify(self) -> None:
-        """The detail of up to `verify` untroubled chats, spread over the run: state and counts as seen."""
-        target, o = self.target, self.options
-        chats = [c for c in self.customers.values() if not c.troubled and c.number.key]
-        if not (target.service_url and chats and o.verify > 0):
+    async def finish(self, since: datetime) -> None:
+        """Once the customers are done: the chats read back as soon as they are as planned, the last sends swept
+        (answers after a timeout, a duplicate, a bot that spoke after the hand-off), then what the chats prove and
+        the agent's usage since `since`. Without a service URL, the sweep alone."""
+        if not self.target.service_url:
+            await self.sweep()
             return
-        step = max(1, len(chats) // o.verify)
-        async with httpx.AsyncClient(base_url=target.service_url, timeout=o.request_timeout) as service:
-            for chat in chats[::step][:o.verify]:
-                if not await self.verify_chat(service, chat):
-                    return
+        async with httpx.AsyncClient(base_url=self.target.service_url, timeout=self.options.request_timeout) as service:
+            chats = self.chats_to_read()
+            listed = await self.settled_chats(service, chats) if chats else None
+            await self.sweep()
+            if listed is not None:
+                self.check_chats(chats, listed)
+            self.report.usage = await self.usage(service, since)
 
-    async def verify_chat(self, service: httpx.AsyncClient, chat: Customer) -> bool:
-        """False when verifying should stop (rate limited)."""
-        expected = {"messages": chat.delivered + chat.answered, "from_customer": chat.delivered,
-                    "from_bot": chat.answered}
-        state = "HANDOFF_PENDING" if chat.handed_off else "AI_ONLY"
-        for _ in range(10):   # the hand-off happens just after the last webhook was answered
+    def chats_to_read(self) -> list[Customer]:
+        """Every chat there is a key to read with, or `verify` of them spread over the run."""
+        o = self.options
+        chats = [c for c in self.customers.values() if c.number.key]
+        if o.verify is None or o.verify >= len(chats):
+            return chats
+        return chats[::max(1, len(chats) // o.verify)][:o.verify] if o.verify > 0 else []
+
+    async def settled_chats(self, service: httpx.AsyncClient, chats: list[Customer]) -> dict[str, dict] | None:
+        """The chats as the service holds them once every one is as planned, or as they are after
+        READ_BACK_SECONDS (a turn of the model may still be under way when the last customer is done); None when a
+        read failed."""
+        deadline = trio.current_time() + READ_BACK_SECONDS
+        while True:
+            listed = await self.list_chats(service, chats)
+            if listed is None or trio.current_time() >= deadline or all(
+                    as_planned(c, listed.get(c.phone)) for c in chats):
+                return listed
+            await trio.sleep(0.5)
+
+    async def list_chats(self, service: httpx.AsyncClient, chats: list[Customer]) -> dict[str, dict] | None:
+        """`chats` by phone, as the Reporting API lists them, each workspace's read with its key; None when a read
+        failed. One request a page, where reading each chat's detail would take the key's whole minute."""
+        phones_by_key: dict[str, set[str]] = {}
+        for chat in chats:
+            phones_by_key.setdefault(chat.number.key, set()).add(chat.phone)
+        listed: dict[str, dict] = {}
+        for key, phones in phones_by_key.items():
+            found = await self.list_workspace(service, key, phones)
+            if found is None:
+                return None
+            listed.update(found)
+        return listed
+
+    async def list_workspace(self, service: httpx.AsyncClient, key: str, phones: set[str]) -> dict[str, dict] | None:
+        """The chats of `phones` among the workspace's (newest first), paging until all are found or none is left."""
+        found: dict[str, dict] = {}
+        cursor = None
+        while True:
+            params = {"limit": READ_BACK_PAGE, **({"cursor": cursor} if cursor else {})}
             try:
-                response = await service.get(f"/api/inbox/conversations/{chat.phone}",
-                                             headers={"Authorization": f"Bearer {chat.number.key}"})
+                response = await service.get("/api/reporting/v1/conversations", params=params, headers=bearer(key))
             except httpx.HTTPError as err:
                 self.report.errors[f"verify_{type(err).__name__}"] += 1
-                return False
-            if response.status_code == 429:
-                self.report.errors["verify_rate_limited"] += 1
-                return False
+                return None
             if response.status_code != 200:
                 self.report.errors[f"verify_http_{response.status_code}"] += 1
-                return True
-            detail = response.json()
-            if detail.get("state") == state and detail.get("counts") == expected:
-                self.report.chats_verified += 1
-                return True
-            await trio.sleep(0.2)
-        self.report.errors["chat_mismatch"] += 1
-        self.example(f"{chat.phone}: expected {state} {expected}, got {detail.get('state')} {detail.get('counts')} "
-                     f"({detail.get('handover_reason')})")
-        return True
+                return None
+            page = response.json()
+            found.update((chat["phone"], chat) for chat in page["data"] if chat["phone"] in phones)
+            cursor = page.get("next_cursor")
+            if cursor is None or len(found) == len(phones):
+                return found
+
+    def check_chats(self, chats: list[Customer], listed: dict[str, dict]) -> None:
+        """The exactness figures, and an error for each chat with no earlier error that is not as planned, and for
+        each message lost."""
+        report = self.report
+        report.exactness = exactness(chats, listed)
+        report.chats_verified = report.exactness["chats_exact"]
+        if report.exactness["lost"]:
+            report.errors["messages_lost"] += report.exactness["lost"]
+        for chat in chats:
+            if chat.troubled or chat_exact(chat, listed.get(chat.phone)):
+                continue
+            report.errors["chat_mismatch"] += 1
+            got = listed.get(chat.phone)
+            self.example(f"{chat.phone}: expected {planned_state(chat)} {planned_counts(chat)}, got "
+                         + (f"{got['state']} {got['counts']} ({got['handover_reason']})" if got else "no chat")
+                         + f"; {chat.sends_seen} sends seen, {chat.answered} expected answers")
+
+    async def usage(self, service: httpx.AsyncClient, since: datetime) -> dict[str, Any] | None:
+        """The AI agent's model calls since `since`, summed over the workspaces (each read with its key); None when
+        one cannot be read (a key without ai_audit_view, say: said on stderr, not an error of the load)."""
+        keys = list(dict.fromkeys(number.key for number in self.target.numbers if number.key))
+        if not keys:
+            return None
+        days: list[dict[str, Any]] = []
+        for key in keys:
+            try:
+                response = await service.get("/api/bot/usage", params={"from": since.isoformat()},
+                                             headers=bearer(key))
+            except httpx.HTTPError as err:
+                print(f"the agent's usage was not read: {type(err).__name__}", file=sys.stderr)
+                return None
+            if response.status_code != 200:
+                print(f"the agent's usage was not read: HTTP {response.status_code}", file=sys.stderr)
+                return None
+            days += response.json()["data"]
+        return usage_totals(days)
 
     async def progress(self, started: float) -> None:
         while True:
@@ -607,6 +774,75 @@ class LoadRun:
                   f"{self.options.customers}, messages {r.messages_sent}, bot answers {r.bot_answers}, "
                   f"errors {r.error_count()}"
                   + (f", slots missed {self.pace.missed}" if self.pace else ""), file=sys.stderr, flush=True)
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+# -- what the chats read back prove --------------------------------------------------------------------------
+
+EXACTNESS = ("chats", "chats_found", "chats_exact", "messages", "exactly_once", "answered", "handed_over",
+             "duplicate_answers", "missing_answers", "unexpected_handoffs", "stored_from_customer", "stored_from_bot",
+             "lost")
+
+
+def planned_state(customer: Customer) -> str:
+    return "HANDOFF_PENDING" if customer.handoff_sent else "AI_ONLY"
+
+
+def planned_counts(customer: Customer) -> dict[str, int]:
+    """The chat's counts had every message written been kept and every question answered once."""
+    return {"messages": customer.sent + customer.asked, "from_customer": customer.sent, "from_bot": customer.asked}
+
+
+def as_planned(customer: Customer, chat: dict | None) -> bool:
+    """The service holds every message written and one answer to each question, and the state they lead to."""
+    return chat is not None and chat["state"] == planned_state(customer) and chat["counts"] == planned_counts(customer)
+
+
+def chat_exact(customer: Customer, chat: dict | None) -> bool:
+    """Every message of the chat answered or handed over exactly once: as planned, every message acknowledged,
+    every question's expected answer seen in time and no other send."""
+    return (as_planned(customer, chat) and customer.delivered == customer.sent
+            and customer.answered == customer.sends_seen == customer.asked)
+
+
+def exactness(chats: list[Customer], listed: dict[str, dict]) -> dict[str, Any]:
+    """What the chats read back prove, counted over `chats` (customer messages are those the service
+    acknowledged): those answered or handed over exactly once (every message of an exact chat), duplicate answers
+    (sends or bot messages beyond one a question), missing ones (a question with no expected answer in time),
+    hand-overs planned and not, and messages lost (acknowledged, not in the chat's from_customer)."""
+    figures: Counter = Counter()
+    reasons: Counter = Counter()
+    for customer in chats:
+        chat = listed.get(customer.phone)
+        counts = chat["counts"] if chat else {"from_customer": 0, "from_bot": 0}
+        handed = chat is not None and chat["state"] == "HANDOFF_PENDING"
+        if handed:
+            reasons[chat["handover_reason"] or "none"] += 1
+        exact = chat_exact(customer, chat)
+        figures.update({
+            "chats": 1, "chats_found": chat is not None, "chats_exact": exact, "messages": customer.delivered,
+            "exactly_once": customer.delivered if exact else 0, "answered": customer.answered,
+            "handed_over": handed and customer.handed_off, "unexpected_handoffs": handed and not customer.handoff_sent,
+            "duplicate_answers": max(0, customer.sends_seen - customer.asked, counts["from_bot"] - customer.asked),
+            "missing_answers": customer.questions - customer.answered,
+            "stored_from_customer": counts["from_customer"], "stored_from_bot": counts["from_bot"],
+            "lost": max(0, customer.delivered - counts["from_customer"]),
+        })
+    return {name: int(figures[name]) for name in EXACTNESS} | {"handover_reasons": dict(sorted(reasons.items()))}
+
+
+def usage_totals(days: list[dict[str, Any]]) -> dict[str, Any]:
+    """GET /api/bot/usage's rows (by day and model) summed; the average latency weighted by each row's calls."""
+    calls = sum(day["calls"] for day in days)
+    totals = {name: sum(day[name] for day in days)
+              for name in ("calls", "replies", "failures", "prompt_tokens", "completion_tokens")}
+    totals["cost_usd"] = round(sum(day["cost_usd"] for day in days), 6)
+    totals["average_latency_ms"] = round(sum(day["average_latency_ms"] * day["calls"] for day in days) / calls) \
+        if calls else None
+    return totals
 
 
 def parse_time(value: str | None) -> float | None:
@@ -655,7 +891,7 @@ async def run_load(target: Target, options: LoadOptions) -> Report:
         customer_clients = [await clients.enter_async_context(simulator_client(target, options, CLIENT_POOL))
                             for _ in range(-(-concurrency // CLIENT_POOL))]
         run = LoadRun(target, options, simulator, customer_clients,
-                      None if options.any_answer else demo_answers())
+                      None if options.any_answer else demo_answers(options.responder))
         numbers = target.numbers
         run.customers = {phone: Customer(index, phone, numbers[index % len(numbers)])
                          for index, phone in enumerate(phones)}
@@ -666,6 +902,7 @@ async def run_load(target: Target, options: LoadOptions) -> Report:
         if not before:
             raise CannotRun(f"the simulator at {target.simulator_url} does not answer GET /simulator/stats")
         cpu_started, machine_started, started = time.process_time(), machine_cpu(), time.perf_counter()
+        since = datetime.now(timezone.utc)   # the agent's usage is read from here
         slots = trio.Semaphore(concurrency)
 
         async def one(customer: Customer) -> None:
@@ -689,11 +926,10 @@ async def run_load(target: Target, options: LoadOptions) -> Report:
         if run.pace is not None:
             run.report.slots_missed, run.report.paced_seconds = run.pace.missed, run.pace.seconds
         await trio.sleep(SETTLE_SECONDS)
-        await run.sweep()   # late sends: answers after a timeout, or a bot that spoke after the hand-off
+        await run.finish(since)
         run.report.machine_cpu_busy = busy_between(machine_started, machine_ended)
         after = await run.stats()
         run.report.simulator = counter_delta(before, after) if before and after else {}
-        await run.verify()
         run.report.client_cpu_seconds = time.process_time() - cpu_started
     return run.report
 
@@ -708,28 +944,35 @@ def simulator_client(target: Target, options: LoadOptions, connections: int) -> 
 
 
 async def spawn_and_run(options: LoadOptions, startup_timeout: float, separate_simulator: bool = False,
-                        sends_per_second: int = DEFAULT_SENDS_PER_SECOND) -> Report:
+                        sends_per_second: int = DEFAULT_SENDS_PER_SECOND, model: ModelSetup = ModelSetup()) -> Report:
     """The load against `serve --demo` on a fresh embedded PostgreSQL of its own, with its built-in simulator or
-    one in a process of its own; everything stopped at the end."""
+    one in a process of its own, and the bot `model` sets; everything stopped at the end."""
     async with spawned_demo(separate_simulator=separate_simulator, sends_per_second=sends_per_second,
-                            startup_timeout=startup_timeout) as spawned:
+                            startup_timeout=startup_timeout, model=model) as spawned:
         print(f"service {spawned.describe()}", file=sys.stderr, flush=True)
         return await measured_load(spawned, options, sends_per_second)
 
 
+async def spawn_each(reports: list[Report], options: LoadOptions, models: tuple[ModelSetup, ...],
+                     startup_timeout: float, separate_simulator: bool, sends_per_second: int) -> None:
+    """spawn_and_run with each of `models` in turn, the same customers each time (each run has a fresh service,
+    database and simulator), each run's report appended to `reports`."""
+    options = replace(options, start_phone=options.start_phone or random_start_phone())
+    for model in models:
+        reports.append(await spawn_and_run(options, startup_timeout, separate_simulator, sends_per_second, model))
+
+
 async def run_on_nodes(reports: list[Report], options: LoadOptions, plan: NodesPlan, server_url: str,
                        postgres: int | None, work_dir: Path) -> int:
-    """The load against `serve --nodes N` for each N of the plan in turn, each on a fresh database; each run's
-    report appended to `reports`."""
-    from inbox_actors.access.demo_workspace import DEMO_ANSWERS
-
+    """The load against `serve --nodes N` for each run of the plan in turn, each on a fresh database whose
+    workspaces know what the demo's does; each run's report appended to `reports`."""
     # The same customers in every run (each has a fresh database and simulator), so that the runs compare.
     options = replace(options, start_phone=options.start_phone or random_start_phone())
 
     async def load(spawned: SpawnedService) -> None:
         reports.append(await measured_load(spawned, options, plan.sends_per_second))
 
-    await each_node_count(plan, DEMO_ANSWERS, server_url, postgres, work_dir, load)
+    await each_run(plan, seed_demo_knowledge, server_url, postgres, work_dir, load)
     return 0
 
 
@@ -745,10 +988,19 @@ async def measured_load(spawned: SpawnedService, options: LoadOptions, sends_per
     report.machine_cpu_busy = busy_between(machine_started, machine_cpu())
     report.process_cpu, report.node_figures, report.measured_seconds = spent.cpu, spent.nodes, spent.seconds
     report.service_cpu_seconds, report.postgres_cpu_seconds = spent.service, spent.postgres
-    report.simulator_cpu_seconds = spent.simulator
+    report.simulator_cpu_seconds, report.balancer_cpu_seconds = spent.simulator, spent.balancer
     report.mode = "spawn-separate-simulator" if spawned.simulator else "spawn"
     report.nodes, report.sends_per_second = spawned.nodes, sends_per_second
+    if spawned.model.agent:
+        report.model_latency, report.model_concurrency = spawned.model.latency, spawned.model.concurrency
     return report
+
+
+def cpu_ratios(summaries: list[dict[str, Any]]) -> list[float | None]:
+    """Each run's CPU per customer message, all processes, over the first's (None where not measured)."""
+    first = summaries[0]["cpu_ms_per_message"].get("all")
+    return [None if not first or s["cpu_ms_per_message"].get("all") is None
+            else round(s["cpu_ms_per_message"]["all"] / first, 2) for s in summaries]
 
 
 def throughput_ratios(summaries: list[dict[str, Any]]) -> list[float]:
@@ -757,39 +1009,86 @@ def throughput_ratios(summaries: list[dict[str, Any]]) -> list[float]:
     return [round(s["messages_per_second"] / first, 2) for s in summaries]
 
 
+Row = tuple[str, Any]   # a label, and the cell of one run's summary
+
+
 def comparison(summaries: list[dict[str, Any]]) -> str:
     """The runs side by side, and each one's throughput as a ratio to the first's."""
-    summaries = [{**s, "ratio": ratio} for s, ratio in zip(summaries, throughput_ratios(summaries))]
+    summaries = [{**s, "ratio": ratio, "cpu_ratio": cpu} for s, ratio, cpu in zip(summaries,
+                                                                                   throughput_ratios(summaries),
+                                                                                   cpu_ratios(summaries))]
+    rows = [*speed_rows(), *machine_rows(), *agent_rows(),
+            ("errors", lambda s: str(s["error_count"])), ("throughput ratio", lambda s: f"{s['ratio']:.2f}"),
+            ("CPU/message ratio (all)", lambda s: figure(s["cpu_ratio"], 2))]
+    width = max(14, *(len(cell(s)) + 2 for _, cell in rows for s in summaries))
+    heads = run_heads(summaries)
+    lines = [f"{'':<26}" + "".join(f"{head:>{width}}" for head in heads)]
+    lines += [f"{label:<26}" + "".join(f"{cell(s):>{width}}" for s in summaries) for label, cell in rows]
+    return "\n".join(lines)
 
-    def ms(value: float | None, digits: int = 1) -> str:
-        return "-" if value is None else f"{value:,.{digits}f}"
 
+def run_heads(summaries: list[dict[str, Any]]) -> list[str]:
+    """Each run named by what the comparison varies: its node count, or its model latency."""
+    if len({s["nodes"] for s in summaries}) > 1:
+        return [f"--nodes {s['nodes']}" for s in summaries]
+    if len({s["model_latency"] for s in summaries}) > 1:
+        return [f"latency {s['model_latency']:g} s" for s in summaries]
+    return [f"run {index}" for index, _ in enumerate(summaries, start=1)]
+
+
+def figure(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def speed_rows() -> list[Row]:
+    return [
+        ("messages/s (delivered)", lambda s: f"{s['messages_per_second']:,.1f}"),
+        ("bot answers/s", lambda s: f"{s['bot_answers_per_second']:,.1f}"),
+        ("pace offered / achieved", lambda s: "-" if s["rate"] is None
+         else f"{s['rate']:g} / {s['achieved_rate']:g}"),
+        ("slots missed", lambda s: "-" if s["slots_missed"] is None else str(s["slots_missed"])),
+        ("bot round trip p50 ms", lambda s: figure(s["bot_round_trip_ms"]["p50"])),
+        ("bot round trip p95 ms", lambda s: figure(s["bot_round_trip_p95_ms"])),
+        ("webhook latency p50 ms", lambda s: figure(s["webhook_latency_ms"]["p50"])),
+        ("webhook latency p95 ms", lambda s: figure(s["webhook_latency_p95_ms"])),
+    ]
+
+
+def machine_rows() -> list[Row]:
     def busy(s: dict[str, Any]) -> str:
         """The whole machine's busy share, and the run's own processes' (what else runs takes the rest)."""
         if s["machine_cpu_busy"] is None or s["own_cpu_share"] is None:
             return "-"
         return f"{s['machine_cpu_busy']:.0%} ({s['own_cpu_share']:.0%})"
 
-    rows = [
-        ("messages/s (delivered)", lambda s: f"{s['messages_per_second']:,.1f}"),
-        ("bot answers/s", lambda s: f"{s['bot_answers_per_second']:,.1f}"),
-        ("bot round trip p50 ms", lambda s: ms(s["bot_round_trip_ms"]["p50"])),
-        ("bot round trip p95 ms", lambda s: ms(s["bot_round_trip_p95_ms"])),
-        ("webhook latency p50 ms", lambda s: ms(s["webhook_latency_ms"]["p50"])),
-        ("webhook latency p95 ms", lambda s: ms(s["webhook_latency_p95_ms"])),
-        *((f"CPU/message {who} ms", lambda s, who=who: ms(s["cpu_ms_per_message"].get(who), 2))
-          for who in ("service", "postgres", "simulator", "client", "all")),
+    return [
+        *((f"CPU/message {who} ms", lambda s, who=who: figure(s["cpu_ms_per_message"].get(who), 2))
+          for who in ("service", "postgres", "simulator", "balancer", "client", "all")),
         ("machine busy (the run's)", busy),
-        ("requests relayed", lambda s: f"{s['requests_relayed']} of {s['requests_answered']}"),
-        ("workspaces held", lambda s: "/".join(map(str, s["workspaces_held"] or []))),
-        ("errors", lambda s: str(s["error_count"])),
-        ("throughput ratio", lambda s: f"{s['ratio']:.2f}"),
+        ("requests relayed", lambda s: "-" if s["requests_relayed"] is None
+         else f"{s['requests_relayed']} of {s['requests_answered']}"),
+        ("workspaces held", lambda s: "/".join(map(str, s["workspaces_held"] or [])) or "-"),
     ]
-    width = max(14, *(len(cell(s)) + 2 for _, cell in rows for s in summaries))
-    heads = [f"--nodes {s['nodes']}" for s in summaries]
-    lines = [f"{'':<24}" + "".join(f"{head:>{width}}" for head in heads)]
-    lines += [f"{label:<24}" + "".join(f"{cell(s):>{width}}" for s in summaries) for label, cell in rows]
-    return "\n".join(lines)
+
+
+def agent_rows() -> list[Row]:
+    """The model's usage and the exactness figures ("-" where not read)."""
+    def usage(name: str, form: str = ",") -> Any:
+        return lambda s: "-" if s["usage"] is None or s["usage"][name] is None else f"{s['usage'][name]:{form}}"
+
+    def exact(cell: Any) -> Any:
+        return lambda s: "-" if s["exactness"] is None else cell(s["exactness"])
+
+    return [
+        ("model calls", usage("calls")),
+        ("model latency avg ms", usage("average_latency_ms")),
+        ("prompt tokens", usage("prompt_tokens")),
+        ("completion tokens", usage("completion_tokens")),
+        ("model cost USD", usage("cost_usd", ".6f")),
+        ("exactly once", exact(lambda f: f"{f['exactly_once']} of {f['messages']}")),
+        ("duplicate / missing", exact(lambda f: f"{f['duplicate_answers']} / {f['missing_answers']}")),
+        ("lost", exact(lambda f: str(f["lost"]))),
+    ]
 
 
 # -- the command line ---------------------------------------------------------------------------------------
@@ -852,8 +1151,22 @@ def positive_float(text: str) -> float:
 
 def seconds(text: str) -> float:
     value = float(text)
-    if not value >= 0:
+    if not 0 <= value < float("inf"):
         raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
+def latencies(text: str) -> tuple[float, ...]:
+    values = tuple(seconds(part) for part in text.split(","))
+    if len(values) < 2:
+        raise argparse.ArgumentTypeError("two or more latencies in seconds: 0,1")
+    return values
+
+
+def model_concurrency(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 1000:
+        raise argparse.ArgumentTypeError("must be 1 to 1000, as INBOX_MODEL_CONCURRENCY")
     return value
 
 
@@ -882,14 +1195,31 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, Target | Non
     nodes.add_argument("--nodes", type=node_count, metavar="N",
                        help="with --spawn: start `inbox-actors serve --nodes N` (N node processes behind one port)")
     nodes.add_argument("--workspaces", type=positive_int, metavar="W",
-                       help="with --spawn: W workspaces, each with its own business number and the demo's bot "
-                            "answers; customer i writes to workspace i mod W")
+                       help="with --spawn: W workspaces, each with its own business number and what the demo's "
+                            "bot knows; customer i writes to workspace i mod W")
     nodes.add_argument("--compare-nodes", type=node_counts, metavar="N,N..",
                        help="the same load against `serve --nodes N` for each N in turn (implies --spawn "
                             "--separate-simulator), each on a fresh database; then the runs side by side")
+    nodes.add_argument("--balancer", action="store_true",
+                       help="with two nodes or more: HAProxy in front of them sending each workspace's requests to "
+                            "its node (docs/nodes.md), the platform posting to it; its CPU is counted")
     add_database_url(nodes, help="with --nodes, --workspaces or --compare-nodes: a PostgreSQL server to use "
                                  "instead of the embedded one (a database of its own is made there for each run "
                                  "and dropped; its CPU is then not measured)")
+    bot = parser.add_argument_group("the bot")
+    bot.add_argument("--responder", choices=tuple(RESPONDERS), default="agent",
+                     help="agent (default): the AI agent, a spawned service asking the model simulator; faq: the "
+                          "keyword FAQ bot (a spawned service gets INBOX_MODEL_URL=none). Sets the questions asked")
+    bot.add_argument("--model-latency", type=seconds, metavar="S",
+                     help="spawned services only: seconds each model call takes (INBOX_MODEL_SIMULATOR_LATENCY; "
+                          "default 0)")
+    bot.add_argument("--model-concurrency", type=model_concurrency, metavar="N",
+                     help="spawned services only: model calls of a workspace in flight at once "
+                          "(INBOX_MODEL_CONCURRENCY; default: the service's)")
+    bot.add_argument("--compare-model-latency", type=latencies, metavar="S,S..",
+                     help="the same load at each model latency in turn (implies --spawn), each against a fresh "
+                          "service and database; then the runs side by side. Pace it (--rate): closed loop, "
+                          "throughput falls with the latency whatever the service does")
     load = parser.add_argument_group("load")
     load.add_argument("--customers", type=positive_int, default=200)
     load.add_argument("--messages-per-customer", type=positive_int, default=5)
@@ -900,23 +1230,26 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, Target | Non
                            "customer that has its previous answer; slots with nobody ready are counted as missed "
                            "(default: closed loop, each customer goes on once answered)")
     load.add_argument("--start-phone", help="first customer number (default: random 1555xxxxxxx)")
-    load.add_argument("--no-handoff", action="store_true", help="every message is an FAQ question")
+    load.add_argument("--no-handoff", action="store_true", help="every message is a question the bot answers")
     load.add_argument("--bot-timeout", type=seconds, default=30.0, help="wait for each bot answer (30 s)")
     load.add_argument("--poll-interval", type=seconds, default=0.1,
                       help="between reads of the simulator's sent list while anyone waits (0.1 s)")
     load.add_argument("--any-answer", action="store_true",
                       help="count any send to the customer as the answer (workspaces whose answers differ from "
                            "the demo's)")
-    load.add_argument("--verify", type=int, default=50, help="chats whose detail is checked at the end (50)")
+    load.add_argument("--verify", type=int, metavar="K",
+                      help="chats read back at the end, spread over the run (default: all; 0: none)")
     args = parser.parse_args(argv)
 
     options = LoadOptions(customers=args.customers, messages_per_customer=args.messages_per_customer,
                           concurrency=args.concurrency, think_time=args.think_time, start_phone=args.start_phone,
                           handoff=not args.no_handoff, bot_timeout=args.bot_timeout,
                           poll_interval=max(0.005, args.poll_interval), any_answer=args.any_answer,
-                          verify=max(0, args.verify), rate=args.rate)
+                          verify=None if args.verify is None else max(0, args.verify), rate=args.rate,
+                          responder=args.responder)
     try:
         customer_phones(options.start_phone or random_start_phone(), options.customers)
+        args.models = model_setups(args)
         args.plan = nodes_plan(args)
         if args.separate_simulator and not args.spawn:
             raise ValueError("--separate-simulator goes with --spawn")
@@ -931,7 +1264,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, Target | Non
             ready = json.loads(args.ready_json)
         elif args.ready_file:
             ready = read_ready_file(args.ready_file)
-        base = target_from_ready(ready) if ready else Target("", "")
+        base = target_from_ready(ready, args.simulator) if ready else Target("", "")
         target = Target(simulator_url=args.simulator or base.simulator_url,
                         phone_number_id=args.phone_number_id or base.phone_number_id,
                         service_url=args.service or base.service_url, key=args.key or base.key)
@@ -942,6 +1275,27 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, Target | Non
     return args, target, options
 
 
+def model_setups(args: argparse.Namespace) -> tuple[ModelSetup, ...]:
+    """The spawned service's bot in each run: one, or one per latency of --compare-model-latency (which implies
+    --spawn). The model's options go with a spawned service and the AI agent."""
+    model_options = (args.model_latency, args.model_concurrency, args.compare_model_latency)
+    if args.compare_model_latency is not None:
+        if args.model_latency is not None:
+            raise ValueError("--model-latency or --compare-model-latency, not both")
+        if args.compare_nodes is not None:
+            raise ValueError("--compare-nodes or --compare-model-latency, not both")
+        args.spawn = True
+    if any(option is not None for option in model_options):
+        if not (args.spawn or args.compare_nodes):
+            raise ValueError("--model-latency, --model-concurrency and --compare-model-latency go with --spawn")
+        if args.responder != "agent":
+            raise ValueError("--model-latency, --model-concurrency and --compare-model-latency go with the AI agent")
+    if args.responder != "agent":
+        return (ModelSetup(agent=False),)
+    return tuple(ModelSetup(latency=latency, concurrency=args.model_concurrency)
+                 for latency in args.compare_model_latency or (args.model_latency or 0.0,))
+
+
 def nodes_plan(args: argparse.Namespace) -> NodesPlan | None:
     """The runs of `serve --nodes N` that --nodes, --workspaces or --compare-nodes ask for (None: none asked)."""
     if args.compare_nodes is not None:
@@ -949,14 +1303,21 @@ def nodes_plan(args: argparse.Namespace) -> NodesPlan | None:
             raise ValueError("--nodes or --compare-nodes, not both")
         args.spawn = args.separate_simulator = True   # the simulator's CPU its own in every run
     elif args.nodes is None and args.workspaces is None:
-        if args.database_url:
-            raise ValueError("--database-url goes with --nodes, --workspaces or --compare-nodes")
+        if args.database_url or args.balancer:
+            raise ValueError("--database-url and --balancer go with --nodes, --workspaces or --compare-nodes")
         return None
     elif not args.spawn:
         raise ValueError("--nodes and --workspaces go with --spawn")
-    return NodesPlan(counts=args.compare_nodes or (args.nodes or 1,), workspaces=args.workspaces or 1,
-                     separate_simulator=args.separate_simulator, sends_per_second=args.sends_per_second,
-                     startup_timeout=args.startup_timeout)
+    counts = args.compare_nodes or (args.nodes or 1,)
+    if args.responder == "agent" and max(counts) > 1:
+        args.separate_simulator = True   # the simulator the nodes' parent runs for them plays no model
+    if args.balancer and max(counts) < 2:
+        raise ValueError("--balancer goes with two nodes or more (--nodes or --compare-nodes)")
+    if args.balancer:
+        args.separate_simulator = True   # the balancer takes the port the simulator posts to
+    return NodesPlan(counts=counts, workspaces=args.workspaces or 1, separate_simulator=args.separate_simulator,
+                     sends_per_second=args.sends_per_second, startup_timeout=args.startup_timeout,
+                     models=args.models, balancer=args.balancer)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -967,15 +1328,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.plan is not None:   # its own Ctrl-C message; its exit status says no more than `reports` does
             run_on_postgres("load", args.database_url, run_on_nodes, reports, options, args.plan)
         elif target is None:
-            reports.append(trio.run(spawn_and_run, options, args.startup_timeout, args.separate_simulator,
-                                    args.sends_per_second))
+            trio.run(spawn_each, reports, options, args.models, args.startup_timeout, args.separate_simulator,
+                     args.sends_per_second)
         else:
             reports.append(trio.run(run_load, target, options))
     except* CannotRun as failed:
         problem = str(failed.exceptions[0])
     except* KeyboardInterrupt:
         problem = "interrupted" + ("; what it started was stopped" if target is None else "")
-    if not reports or (args.plan is not None and len(reports) < len(args.plan.counts)):
+    runs = len(args.plan.runs()) if args.plan is not None else len(args.models) if target is None else 1
+    if len(reports) < runs:
         if problem:
             print(problem, file=sys.stderr)
         return 1
@@ -984,7 +1346,8 @@ def main(argv: list[str] | None = None) -> int:
     summaries = [report.summary() for report in reports]
     if len(reports) > 1:
         print(comparison(summaries))
-        print(json.dumps({"runs": summaries, "throughput_ratios": throughput_ratios(summaries)}), flush=True)
+        print(json.dumps({"runs": summaries, "throughput_ratios": throughput_ratios(summaries),
+                          "cpu_ratios": cpu_ratios(summaries)}), flush=True)
     else:
         print(json.dumps(summaries[0]), flush=True)
     return 1 if any(report.error_count() for report in reports) else 0

@@ -20,7 +20,7 @@ from argon2 import PasswordHasher
 
 from inbox_actors.access import passwords
 
-from persistence.database import Database
+from persistence.database import Database, open_database_loop
 from persistence.embedded import EmbeddedPostgres
 from persistence.migrations import migrate
 from tests.browser import SKIP_SETTING, skipping_on_purpose
@@ -91,8 +91,9 @@ def postgres_server():
 
 @pytest.fixture
 async def asyncio_loop():
-    """The trio-asyncio loop every database call runs on (the service opens the same one)."""
-    async with trio_asyncio.open_loop() as loop:
+    """The trio-asyncio loop every database call runs on, as the service opens it (a connection's failure nothing
+    awaited is logged there, not raised)."""
+    async with open_database_loop() as loop:
         yield loop
 
 

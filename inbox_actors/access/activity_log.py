@@ -19,7 +19,6 @@ import trio
 
 from inbox_actors.monitoring.metrics import ServiceMetrics
 from inbox_actors.runtime import Actor, ActorKind, ActorSystem, MailboxFull
-from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, DatabaseUnavailable
 from persistence.queries import api_keys as key_queries
 
@@ -115,9 +114,10 @@ async def wait_recorded(actors: ActorSystem) -> None:
     await actors.ref(KIND, SINGLE_KEY).ask(Flush())
 
 
-async def prune_expired_activity(db: Database, clock: Clock) -> int:
-    """Delete activity older than the 30-day retention; the service runs this hourly (`repeat_every`)."""
-    deleted = await key_queries.prune_activity(db, clock.now() - RETENTION)
+async def prune_expired_activity(db: Database) -> int:
+    """Delete activity older than the 30-day retention by PostgreSQL's clock (a node-wide sweep: no node's own clock
+    decides what every workspace loses); the service runs this hourly."""
+    deleted = await key_queries.prune_activity(db, RETENTION)
     if deleted:
         log.info("pruned %d activity rows older than %d days", deleted, RETENTION.days)
     return deleted

@@ -21,6 +21,7 @@ import trio
 from inbox_actors.domain.api_keys import has_key_shape, hash_key
 from inbox_actors.domain.auth_ladder import Credential
 from inbox_actors.domain.plans import Plan
+from inbox_actors.runtime.outage_log import OutageLog
 from persistence.database import Database, DatabaseUnavailable, Record
 from persistence.queries import api_keys as key_queries
 
@@ -28,7 +29,8 @@ log = logging.getLogger("inbox_actors.access.credentials")
 
 ACCESS_CHANGED_CHANNEL = "inbox_access_changed"
 _RECONNECT_FIRST_DELAY = 0.5
-_RECONNECT_MAX_DELAY = 10.0
+# Low: nothing is cached until it listens again, so every request reads its key from PostgreSQL meanwhile.
+_RECONNECT_MAX_DELAY = 2.0
 _EXEMPT_READ_SECONDS = 5.0
 
 
@@ -53,14 +55,17 @@ class CredentialCache:
         While it is down the cache is empty and stores nothing, since a change could go unheard.
         """
         delay = _RECONNECT_FIRST_DELAY
+        # Whatever listening meets, it tries again: a database error must never end the node.
+        outage = OutageLog(log, "listening for access changes (nothing is cached meanwhile)", (DatabaseUnavailable,))
         while True:
             lost = trio.Event()
             try:
                 await self._db.listen({ACCESS_CHANGED_CHANNEL: self._on_access_changed}, on_lost=lost.set,
                                       name="credentials")
-            except DatabaseUnavailable as err:
-                log.warning("cannot listen for access changes (%s); retrying in %gs", err, delay)
+            except Exception as err:
+                outage.failed(err)
             else:
+                outage.succeeded()
                 self.forget_all()  # whatever was cached while deaf may be stale
                 self._listening = True
                 async with trio.open_nursery() as nursery:
@@ -105,6 +110,8 @@ class CredentialCache:
     async def _keep_exemptions_fresh(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
                                      ) -> None:
         """Read the exempt keys now and again after every access change (one heard while reading: again)."""
+        outage = OutageLog(log, "reading the keys exempt from the default limits (the last ones stand meanwhile)",
+                           (DatabaseUnavailable,))
         while True:
             changed = self._exempt_changed = trio.Event()
             # Shielded (and bounded): a read cut off by the listener's cancellation would leave its connection
@@ -112,9 +119,10 @@ class CredentialCache:
             with trio.CancelScope(shield=True, deadline=trio.current_time() + _EXEMPT_READ_SECONDS):
                 try:
                     self._exempt = frozenset(await key_queries.exempt_key_hashes(self._db))
-                except DatabaseUnavailable as err:
-                    log.warning("cannot read the keys exempt from the default limits (%s); keeping the last ones",
-                                err)
+                except Exception as err:     # a failing read must not end the listener, nor the node with it
+                    outage.failed(err)
+                else:
+                    outage.succeeded()
             task_status.started()
             task_status = trio.TASK_STATUS_IGNORED
             await changed.wait()

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import secrets
 from datetime import datetime, timezone
+from decimal import Decimal
 
 import msgspec
 
 from inbox_actors.access import accounts
+from inbox_actors.ai_agent import knowledge, pricing
+from inbox_actors.ai_agent.pricing import Item
 from inbox_actors.conversations import bot
 from inbox_actors.platform import templates
 from persistence.database import Database
@@ -21,10 +24,23 @@ DEMO_WORKSPACE = "Demo workspace"
 DEMO_ADMIN = "Demo Admin"
 DEMO_EMAIL = "admin@demo.example"
 DEMO_KEY_NAME = "demo"
+# Amounts live in the pricing sheet (the AI agent states no amount its quote_price tool did not return); the FAQ
+# answers and the article hold the rest of what the demo's agent knows.
 DEMO_ANSWERS = (
-    (["price"], "Our plans start at 10 USD a month."),
-    (["hours"], "We are open 9:00 to 18:00, Monday to Friday."),
+    (["hours", "open"], "We are open 9:00 to 18:00, Monday to Friday."),
     (["refund"], "Refunds are made within 5 working days of the request."),
+)
+DEMO_ARTICLE = ("Plans and shipping", """Every plan includes the shared inbox, the AI agent and the mobile app.
+
+## Shipping
+Orders ship from our warehouse within two working days. Tracking links are sent by WhatsApp.
+
+## Returns
+You can return a device within 30 days of delivery. Keep the original box and the receipt.""")
+DEMO_PRICES = (
+    Item(name="Starter plan", price=Decimal("10.00"), currency="USD", unit="month", notes="Up to 3 members"),
+    Item(name="Pro plan", price=Decimal("25.00"), currency="USD", unit="month", notes="Up to 20 members"),
+    Item(name="Express shipping", price=Decimal("7.50"), currency="USD", unit="order"),
 )
 
 
@@ -76,8 +92,19 @@ async def _give_demo_email(db: Database, admin_id: int) -> None:
 
 
 async def _seed_bot_and_templates(db: Database, workspace_id: int) -> None:
-    """A few FAQ answers and one template, so a demo chat has a bot that answers and a template to send."""
-    for keywords, answer in DEMO_ANSWERS:
-        await bot.add_answer(db, workspace_id=workspace_id, keywords=keywords, answer=answer)
+    """A few FAQ answers, an article, a pricing sheet and one template, so a demo chat has an agent that answers
+    and quotes, and a template to send."""
+    await seed_demo_knowledge(db, workspace_id)
     await templates.add_template(db, workspace_id=workspace_id, name="order_update", language="en",
                                  body="Hello {{1}}, your order {{2}} is on its way.", category_name="UTILITY")
+
+
+async def seed_demo_knowledge(db: Database, workspace_id: int) -> None:
+    """What the demo's bot knows (its FAQ answers, article and pricing sheet), in `workspace_id`: scripts/load_chats.py
+    gives its own workspaces the same. Made by the operator (no member), as the command line does."""
+    for keywords, answer in DEMO_ANSWERS:
+        await bot.add_answer(db, workspace_id=workspace_id, keywords=keywords, answer=answer)
+    now = datetime.now(timezone.utc)
+    await knowledge.add_article(db, workspace_id, None, "cli", *DEMO_ARTICLE, now)
+    sheet = await pricing.add_sheet(db, workspace_id, None, "cli", "Plans", now)
+    await pricing.import_items(db, workspace_id, None, "cli", sheet.id, DEMO_PRICES, now)

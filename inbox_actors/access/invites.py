@@ -67,25 +67,27 @@ async def invite_member(db: Database, *, member_id: int, now: datetime, created_
     if not INVITE_HOURS[0] <= hours <= INVITE_HOURS[1]:
         raise InviteError(f"an invitation lasts {INVITE_HOURS[0]} to {INVITE_HOURS[1]} hours")
     token = f"{INVITE_PREFIX}_{secrets.token_urlsafe(32)}"
-    expires_at = now + timedelta(hours=hours)
     async with db.transaction() as tx:
         member = await member_for_password(tx, member_id)
         if isinstance(member, str):
             raise InviteError(member)
-        await sign_in_queries.insert_invite(tx, member_id=member_id, token_hash=hash_key(token),
-                                            expires_at=expires_at, created_by=created_by, at=now)
+        # `hours` from now by PostgreSQL's clock, which judges the link's expiry too: no node's own clock moves it.
+        expires_at = await sign_in_queries.insert_invite(tx, member_id=member_id, token_hash=hash_key(token),
+                                                         lifetime=timedelta(hours=hours), created_by=created_by,
+                                                         at=now)
     return Invite(token=token, path=f"{INVITE_PATH}{token}", member_id=member_id,
                   workspace_id=member["workspace_id"], email=member["email"], expires_at=expires_at)
 
 
-async def invite_status(db: Database, token: str, now: datetime) -> InviteView | None:
-    """The link's member and whether it can still be used; None for a token that was never a link."""
+async def invite_status(db: Database, token: str) -> InviteView | None:
+    """The link's member and whether it can still be used (expiry by PostgreSQL's clock); None for a token that was
+    never a link."""
     if not has_invite_shape(token):
         return None
     row = await sign_in_queries.find_invite(db, hash_key(token))
     if row is None:
         return None
-    reason = _unusable(row, now)
+    reason = _unusable(row)
     return InviteView(member_name=row["member_name"], email=row["email"], workspace_name=row["workspace_name"],
                       expires_at=row["expires_at"], usable=reason is None, reason=reason)
 
@@ -110,15 +112,15 @@ async def accept_invite(db: Database, *, token: str, password: str, now: datetim
             return INVITE_INVALID  # used, expired or replaced, perhaps a moment ago by a concurrent acceptance
         await sign_in_queries.set_password_hash(tx, invite["member_id"], password_hash, now)
         await session_queries.revoke_member_sessions(tx, invite["member_id"], now)
-    return await open_session(db, member_id=invite["member_id"], workspace_id=invite["workspace_id"], now=now)
+    return await open_session(db, member_id=invite["member_id"], workspace_id=invite["workspace_id"])
 
 
-def _unusable(invite: Record, now: datetime) -> str | None:
+def _unusable(invite: Record) -> str | None:
     if invite["used_at"] is not None:
         return "This link was already used to set a password. Sign in with it, or ask your admin for a new link."
     if invite["member_status"] == "removed":
         return "This member was removed from the workspace."
-    if invite["expires_at"] <= now:
+    if invite["expired"]:
         return "This link expired, or a newer one was sent. Ask your admin for a new link."
     if invite["member_status"] == "suspended":
         return "This account is suspended. Ask your admin to reactivate it."

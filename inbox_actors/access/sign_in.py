@@ -89,7 +89,7 @@ async def sign_in(db: Database, addresses: AddressAdmission, *, email: str, pass
             continue
         if passwords.needs_rehash(member["password_hash"]):
             await sign_in_queries.set_password_hash(db, member["id"], await passwords.hash_in_thread(password), now)
-        return await open_session(db, member_id=member["id"], workspace_id=member["workspace_id"], now=now)
+        return await open_session(db, member_id=member["id"], workspace_id=member["workspace_id"])
     return inactive or WRONG_CREDENTIALS
 
 
@@ -100,11 +100,10 @@ async def sign_out(db: Database, token: str, now: datetime) -> None:
         await session_queries.revoke_session(db, hash_key(token), now)
 
 
-async def open_session(db: Database, *, member_id: int, workspace_id: int,
-                       now: datetime) -> SignedIn | SignInRefusal:
+async def open_session(db: Database, *, member_id: int, workspace_id: int) -> SignedIn | SignInRefusal:
     """A web session for a member whose password was just proven (by signing in or by setting it)."""
     try:
-        token, expires_at = await create_session(db, member_id=member_id, hours=WEB_SESSION_HOURS, now=now)
+        token, expires_at = await create_session(db, member_id=member_id, hours=WEB_SESSION_HOURS)
     except SessionError:  # suspended or removed since the password was checked
         return SUSPENDED
     return SignedIn(token=token, expires_at=expires_at, member_id=member_id, workspace_id=workspace_id)

@@ -25,11 +25,22 @@ from persistence.queries import team_audit as audit_queries
 
 MAX_PERSONA = 60
 MAX_HANDOFF_MESSAGE = 1024
+MAX_SYSTEM_PROMPT = 4000
+MAX_MODEL_NAME = 100
+MAX_BOT_TURNS = 50
+MAX_MONTHLY_BUDGET_USD = 1_000_000
+TONES = ("friendly", "formal", "casual", "professional")
+# PostgreSQL's built-in text search configurations: the languages the knowledge can be stemmed in.
+LANGUAGES = ("simple", "arabic", "armenian", "basque", "catalan", "danish", "dutch", "english", "finnish", "french",
+             "german", "greek", "hindi", "hungarian", "indonesian", "irish", "italian", "lithuanian", "nepali",
+             "norwegian", "portuguese", "romanian", "russian", "serbian", "spanish", "swedish", "tamil", "turkish",
+             "yiddish")
+ANSWER_LENGTHS = ("short", "medium", "long")
 CURSOR_KIND = "bot_handoffs"
 DEFAULT_LIMIT = 50
 
 
-class BotSettings(msgspec.Struct, frozen=True):
+class BotSettings(bot.AgentBehaviour, frozen=True, kw_only=True):
     enabled: bool
     persona: str
     """The name the bot's answers carry (`sender_label`); "" for "bot"."""
@@ -37,6 +48,8 @@ class BotSettings(msgspec.Struct, frozen=True):
     """Sent to the customer as the bot hands a chat to a person; "" for none."""
     updated_at: datetime | None
     updated_by: MemberRef | None
+    monthly_budget_usd: float | None = None
+    """Model cost the agent may spend in a calendar month (UTC); past it chats go to a person. None: no limit."""
 
 
 class AnswerList(msgspec.Struct, frozen=True):
@@ -71,30 +84,40 @@ class BotRefusal(Exception):
 
 async def settings(db: Database, workspace_id: int) -> BotSettings:
     row = await queries.find_settings(db, workspace_id)
-    if row is None:
-        profile = bot.NO_PROFILE
-        return BotSettings(profile.enabled, profile.persona, profile.handoff_message, None, None)
-    by = MemberRef(row["updated_by"], row["updated_by_name"]) if row["updated_by"] else None
-    return BotSettings(row["enabled"], row["persona"], row["handoff_message"], row["updated_at"], by)
+    profile = bot.NO_PROFILE if row is None else bot.profile_of(row)
+    by = MemberRef(row["updated_by"], row["updated_by_name"]) if row is not None and row["updated_by"] else None
+    budget = profile.monthly_budget_micros
+    behaviour = {name: getattr(profile, name) for name in bot.AgentBehaviour.__struct_fields__}
+    return BotSettings(
+        **behaviour | {"temperature": round(profile.temperature, 3)}, enabled=profile.enabled,
+        persona=profile.persona, handoff_message=profile.handoff_message,
+        updated_at=row["updated_at"] if row else None, updated_by=by,
+        monthly_budget_usd=budget / 1_000_000 if budget is not None else None)
 
 
-async def change(db: Database, workspace_id: int, member_id: int | None, via: str, now: datetime, *,
-                 enabled: bool | None = None, persona: str | None = None,
-                 handoff_message: str | None = None) -> BotSettings:
-    """Save what is given (None: kept), in one transaction with its audit entry."""
+async def change(db: Database, workspace_id: int, member_id: int | None, via: str, now: datetime,
+                 **given: object) -> BotSettings:
+    """Save what is given (a BotProfile field's name, or monthly_budget_usd; left out: kept), in one transaction
+    with its audit entry. A language PostgreSQL has no text search configuration for is refused."""
+    if "persona" in given:
+        given["persona"] = " ".join(str(given["persona"]).split())
+    for name in ("handoff_message", "system_prompt", "model"):
+        if name in given:
+            given[name] = str(given[name]).strip()
+    if "monthly_budget_usd" in given:
+        usd = given.pop("monthly_budget_usd")
+        given["monthly_budget_micros"] = round(float(usd) * 1_000_000) if usd is not None else None
     async with db.transaction() as tx:
+        if "language" in given and not await queries.language_known(tx, str(given["language"])):
+            raise BotRefusal(400, "invalid_language", f"PostgreSQL has no text search configuration "
+                                                      f"{given['language']!r}; it knows english, german, french, "
+                                                      "spanish, simple and others (pg_ts_config).")
         row = await queries.find_settings(tx, workspace_id)
-        current = bot.NO_PROFILE if row is None else bot.BotProfile(row["enabled"], row["persona"],
-                                                                    row["handoff_message"])
-        saved = bot.BotProfile(
-            enabled=current.enabled if enabled is None else enabled,
-            persona=current.persona if persona is None else " ".join(persona.split()),
-            handoff_message=current.handoff_message if handoff_message is None else handoff_message.strip())
-        await queries.save_settings(tx, workspace_id, enabled=saved.enabled, persona=saved.persona,
-                                    handoff_message=saved.handoff_message, member_id=member_id, at=now)
+        current = bot.NO_PROFILE if row is None else bot.profile_of(row)
+        saved = msgspec.structs.replace(current, **given)
+        await queries.save_settings(tx, workspace_id, msgspec.structs.asdict(saved), member_id=member_id, at=now)
         await audit_queries.record(tx, workspace_id=workspace_id, at=now, member_id=member_id, via=via,
-                                   action=team_audit.BOT_CHANGED, subject="bot",
-                                   details=msgspec.structs.asdict(saved))
+                                   action=team_audit.BOT_CHANGED, subject="bot", details=given)
     return await settings(db, workspace_id)
 
 

@@ -9,9 +9,17 @@ Sending (the pump, a task of the actor while the broadcast is sending): recipien
 a time; for each the pump takes a bulk slot from the number's send pacer (one-to-one replies go first) and
 asks the recipient's conversation to send the template (`Send.broadcast`), up to `concurrency` at once. The
 conversation commits the message as pending in the same statement that claims the recipient, so a recipient is
-never sent twice: after a crash or `kill -9` a restarted broadcast resumes with the recipients still queued,
-and one whose message was committed but whose outcome was lost is in doubt like any send (settled by its
-status, never sent again). Outcomes:
+never sent twice: after a crash or `kill -9` a restarted broadcast resumes with the recipients still queued.
+
+A recipient whose message was committed but whose outcome was lost (the node died or stopped between the commit and
+the platform's answer, or abandoned the call once its lease was gone) is *in flight*, and the broadcast is not
+completed while any is. The platform's status for a message it accepted comes within seconds (and is delivered
+again while the service does not take it), and settles it. One still pending ORPHANED_SEND_SECONDS after this
+actor first saw it in flight, at the end of a round (nothing of its own is in flight then), never reached the
+platform: the recipient's conversation records it as failed and queues the recipient again in one transaction
+(`GiveUpInDoubt(send_again=True)`), and the next round sends it, once. The window that remains: a message the
+platform accepted whose every status stayed away for that long (the status webhook failing past the platform's
+own retries) is sent twice. Outcomes:
 - accepted: nothing more here (the message's statuses make the delivered and read counts);
 - 130429 (throughput): queued again after RETRY_DELAYS, up to MAX_ATTEMPTS sends; other platform errors
   (131026, 131049, ...) are final and recorded on the message;
@@ -31,7 +39,14 @@ import msgspec
 import trio
 
 from inbox_actors.conversations import send_pacer
-from inbox_actors.conversations.conversation import BroadcastRecipient, Send, SendOutcome, ask_conversation
+from inbox_actors.conversations.conversation import (
+    BroadcastRecipient,
+    GiveUpInDoubt,
+    Recorded,
+    Send,
+    SendOutcome,
+    ask_conversation,
+)
 from inbox_actors.domain import team_audit
 from inbox_actors.platform.payloads import SendRequest
 from inbox_actors.runtime import Actor, ActorError, ActorKind, workspace_in_key
@@ -50,6 +65,13 @@ MAX_ATTEMPTS = 4
 RETRY_DELAYS = (timedelta(seconds=30), timedelta(minutes=2), timedelta(minutes=10))
 # A recipient whose conversation could not be asked waits this long before it is tried again.
 UNREACHABLE_CHAT_DELAY = timedelta(seconds=10)
+# How long a recipient in flight that this actor is not sending waits for its message's status before it is taken
+# as never sent (above). Statuses come within seconds; the platform delivers one the service refused again, for a
+# minute at least (the built-in simulator: 0.5 to 30 s apart).
+ORPHANED_SEND_SECONDS = 30.0
+# While recipients are in flight and nothing else is due, how often a round looks again.
+IN_FLIGHT_POLL_SECONDS = 1.0
+IN_FLIGHT_BATCH = 1_000
 INSUFFICIENT_CREDITS = "insufficient_credits"
 PAUSED_BY_MEMBER = "paused_by_member"
 DATABASE_RETRY_SECONDS = 5.0
@@ -98,6 +120,7 @@ class BroadcastDeps:
     sends_per_second: int = 80          # the number's throughput (the send pacer's limit)
     concurrency: int = 16               # sends of one broadcast in flight at once
     batch: int = 500                    # recipients read at a time
+    orphaned_after: float | None = None     # ORPHANED_SEND_SECONDS unless given
 
 
 class Broadcast(Actor):
@@ -108,6 +131,10 @@ class Broadcast(Actor):
         self.row: Record | None = None
         self._pumping = False
         self._changed = trio.Event()   # set when the status moves, so a sleeping pump looks again
+        # Recipients in flight that this actor is not sending (their node stopped mid-send), by position: since when
+        # it has seen them so (trio time).
+        self._in_flight_since: dict[int, float] = {}
+        self._in_flight_seen = False
 
     async def on_start(self) -> None:
         self.row = await queries.broadcast_by_id(self.deps.db, self.id)
@@ -210,6 +237,12 @@ class Broadcast(Actor):
     async def _send_round(self) -> None:
         """Send every recipient due now, in order; then complete, or sleep until the next retry is due."""
         deps = self.deps
+        if not self._in_flight_seen:
+            # What a node that stopped left in flight waits from this actor's start, not from its first round's end.
+            now = trio.current_time()
+            self._in_flight_since = {row["position"]: now for row in
+                                     await queries.in_flight_recipients(deps.db, self.id, IN_FLIGHT_BATCH)}
+            self._in_flight_seen = True
         # Nothing is in flight between rounds: a throughput refusal still claimed lost its retry to a crash.
         await queries.requeue_refused_for_throughput(deps.db, self.id, code=THROUGHPUT, max_attempts=MAX_ATTEMPTS,
                                                      at=deps.clock.now())
@@ -232,17 +265,50 @@ class Broadcast(Actor):
         if self.row["status"] != SENDING:
             return
         any_queued, next_at = await queries.next_attempt_at(deps.db, self.id)
-        if not any_queued:
+        # Nothing of this actor's own is in flight between rounds: whatever is was left by a node that stopped.
+        in_flight = await queries.in_flight_recipients(deps.db, self.id, IN_FLIGHT_BATCH)
+        if not any_queued and not in_flight:
             now = deps.clock.now()
             self._moved(await queries.change_status(deps.db, self.id, among=(SENDING,), to=COMPLETED,
                                                     finished_at=now))
             log.info("broadcast %s completed", self.id)
             return
-        wait = (next_at - deps.clock.now()).total_seconds() if next_at is not None else 0.0
+        if await self._send_again_if_never_sent(in_flight):
+            return                               # queued again: the next round sends them
+        wait = (next_at - deps.clock.now()).total_seconds() if next_at is not None else 0.0 if any_queued \
+            else IN_FLIGHT_POLL_SECONDS
+        if in_flight:
+            # A status settles one without telling this actor: looked at again soon.
+            wait = min(wait, IN_FLIGHT_POLL_SECONDS)
         if wait > 0:
             changed = self._changed
             with trio.move_on_after(wait):
                 await changed.wait()
+
+    async def _send_again_if_never_sent(self, in_flight: list[Record]) -> bool:
+        """Of the recipients in flight (none of them this actor's own), those it has seen so for ORPHANED_SEND_SECONDS
+        are given up as never sent and queued again by their conversation: whether any was."""
+        now = trio.current_time()
+        since = {row["position"]: self._in_flight_since.get(row["position"], now) for row in in_flight}
+        self._in_flight_since = since
+        after = self.deps.orphaned_after if self.deps.orphaned_after is not None else ORPHANED_SEND_SECONDS
+        overdue = [row for row in in_flight if now - since[row["position"]] >= after]
+        again = 0
+        for row in overdue:
+            try:
+                recorded = await ask_conversation(self.actors, self.row["workspace_id"], row["phone"],
+                                                  GiveUpInDoubt(row["message_id"], send_again=True))
+            except ActorError as err:
+                log.warning("broadcast %s: recipient %s in flight not given up yet (%s)", self.id, row["position"],
+                            err)
+                continue
+            if isinstance(recorded, Recorded) and recorded.id is not None:
+                again += 1
+                del self._in_flight_since[row["position"]]
+        if again:
+            log.warning("broadcast %s: %d recipients whose messages were left in flight by a node that stopped (no "
+                        "status came in %g s) are sent again", self.id, again, after)
+        return again > 0
 
     async def _send_one(self, recipient: Record, slots: trio.Semaphore) -> None:
         try:
@@ -273,8 +339,8 @@ class Broadcast(Actor):
 
     async def _judge(self, recipient: Record, outcome: SendOutcome) -> None:
         deps, position = self.deps, recipient["position"]
-        if outcome.accepted:
-            return
+        if outcome.accepted or outcome.in_doubt:
+            return  # an in-doubt recipient is claimed, its message pending: settled like any send in doubt
         if outcome.failure is not None:
             attempts = recipient["attempts"] + 1
             if outcome.failure.code == THROUGHPUT and attempts < MAX_ATTEMPTS:

@@ -1,10 +1,13 @@
 """The broadcast schedule: one actor per service that starts broadcasts when their time comes, and resumes the
-ones that were sending when the service stopped.
+ones that were sending when the service stopped, or when their workspace's node stopped or died.
 
 Like the SLA clock it is a runtime `Alarm`, keeping nothing in memory that PostgreSQL does not have: each round it
 tells every broadcast that is sending, or scheduled for a time now past, that it is `Due` (a broadcast already
 sending ignores it), then sleeps until the earliest scheduled time, one told by whoever schedules one sooner
 (`scheduled`), or `recheck_seconds` (which also revives a broadcast whose actor had failed).
+
+A node that takes a workspace's lease (another node died, stopped or handed it over; leases.py's `on_taken`) tells
+the schedule at once (`workspace_taken`), which resumes that workspace's broadcasts then, not at its next recheck.
 """
 
 from __future__ import annotations
@@ -13,10 +16,11 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
+import msgspec
+
 from inbox_actors.broadcasts import broadcast
 from inbox_actors.runtime import ActorError, ActorKind, Directory, MailboxFull, ServedElsewhere
 from inbox_actors.runtime.alarm import Alarm, DueAt, Round, Start
-from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, DatabaseUnavailable, Record
 from persistence.queries import broadcasts as queries
 
@@ -28,10 +32,15 @@ DUE_BATCH = 1_000
 RETRY_SECONDS = 5.0
 
 
+class WorkspaceTaken(msgspec.Struct, frozen=True):
+    """This node has just taken the workspace's lease: its broadcasts that should be sending go on here."""
+
+    workspace_id: int
+
+
 @dataclass(frozen=True)
 class ScheduleDeps:
     db: Database
-    clock: Clock
     recheck_seconds: float = 60.0
 
 
@@ -40,11 +49,27 @@ class BroadcastSchedule(Alarm):
     retry_seconds = RETRY_SECONDS
 
     def __init__(self, key: str, deps: ScheduleDeps) -> None:
-        super().__init__(key, deps.clock, deps.recheck_seconds)
+        super().__init__(key, deps.recheck_seconds)
         self.deps = deps
 
-    async def round(self, now: datetime) -> Round:
-        for row in await queries.due_broadcasts(self.deps.db, now, DUE_BATCH):
+    async def receive(self, message: object) -> object:
+        if isinstance(message, WorkspaceTaken):
+            try:
+                await self._tell_due(await queries.due_in_workspace(self.deps.db, message.workspace_id, DUE_BATCH))
+            except DatabaseUnavailable as err:
+                # Left to the next round (at most `recheck_seconds` away).
+                log.warning("broadcasts of workspace %d not resumed at its takeover: %s", message.workspace_id, err)
+            return None
+        return await super().receive(message)
+
+    async def round(self) -> Round:
+        """Tell what is due by PostgreSQL's clock (a node-wide sweep: never by this node's)."""
+        await self._tell_due(await queries.due_broadcasts(self.deps.db, DUE_BATCH))
+        next_due, now = await queries.next_scheduled(self.deps.db)
+        return Round(next_due, now)
+
+    async def _tell_due(self, rows: list[Record]) -> None:
+        for row in rows:
             try:
                 await self.actors.ref(broadcast.KIND, broadcast.broadcast_key(row["workspace_id"], row["id"])).ask(
                     broadcast.Due())
@@ -52,7 +77,6 @@ class BroadcastSchedule(Alarm):
                 pass          # the node holding the workspace sends it
             except ActorError as err:
                 log.warning("broadcast %s not started yet: %s", row["id"], err)
-        return Round(await queries.next_scheduled(self.deps.db, now))
 
 
 def broadcast_schedule_kind(deps: ScheduleDeps) -> ActorKind:
@@ -70,6 +94,15 @@ def scheduled(actors: Directory, at: datetime) -> None:
         actors.ref(KIND, KEY).tell_nowait(DueAt(at))
     except (MailboxFull, ActorError):
         pass
+
+
+def workspace_taken(actors: Directory, workspace_id: int) -> None:
+    """This node has just taken the workspace (leases.py's `on_taken`, which must not block): its broadcasts go on.
+    A full mailbox or a failing schedule leaves them to its next round."""
+    try:
+        actors.ref(KIND, KEY).tell_nowait(WorkspaceTaken(workspace_id))
+    except (MailboxFull, ActorError):
+        log.warning("broadcasts of workspace %d left to the schedule's next round", workspace_id)
 
 
 async def launch(actors: Directory, row: Record) -> Record | broadcast.Refused:

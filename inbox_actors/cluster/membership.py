@@ -21,6 +21,7 @@ from datetime import timedelta
 
 import trio
 
+from inbox_actors.runtime.outage_log import OutageLog
 from persistence.database import Database, DatabaseUnavailable
 from persistence.queries import workspace_leases
 
@@ -41,6 +42,7 @@ class ClusterMembership:
         self.within = timedelta(seconds=within)
         self._seen: tuple[str, ...] = ()
         self._away: dict[str, float] = {}
+        self._outage = OutageLog(log, "reading the live nodes (the last view stands meanwhile)", (DatabaseUnavailable,))
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Read the live nodes now, then every REFRESH_SECONDS, until cancelled."""
@@ -56,12 +58,12 @@ class ClusterMembership:
         with trio.CancelScope(shield=True, deadline=trio.current_time() + READ_BOUND_SECONDS) as bound:
             try:
                 self._seen = tuple(sorted(await workspace_leases.live_nodes(self.db, self.within)))
-            except DatabaseUnavailable as err:
-                log.warning("reading the live nodes failed (%s); the last view stands", err)
-            except Exception:
-                log.exception("reading the live nodes failed; the last view stands")
+            except Exception as err:
+                self._outage.failed(err)
+            else:
+                self._outage.succeeded()
         if bound.cancelled_caught:
-            log.warning("reading the live nodes took more than %g s; the last view stands", READ_BOUND_SECONDS)
+            self._outage.failed(DatabaseUnavailable(f"the read took more than {READ_BOUND_SECONDS:g} s"))
 
     def nodes(self) -> tuple[str, ...]:
         """The nodes this node would choose among now: those seen, less those away, with itself."""

@@ -54,7 +54,7 @@ class WorkspacePlacement:
                 return handing[1]
             await handing[0].wait()
         known = self._owners.recall(workspace_id)
-        if known is not None:
+        if known is not None and known[0] not in self.keeper.dead_nodes:
             return known[0]
         # Twice: a lease that expires between the refused take and the lookup is free for the second take.
         for _ in range(2):

@@ -34,6 +34,7 @@ import trio
 
 from inbox_actors.cluster.placement import WorkspacePlacement
 from inbox_actors.runtime import ActorSystem
+from inbox_actors.runtime.outage_log import OutageLog
 from persistence.database import DatabaseUnavailable
 from persistence.queries import workspace_leases
 
@@ -61,16 +62,17 @@ class Rebalancer:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         task_status.started()
+        # A round is advisory: one that fails (the database out, a statement PostgreSQL cancelled) leaves each
+        # workspace where it is, and must not stop the node; the next round looks again.
+        outage = OutageLog(log, "rebalancing (each workspace stays where it is meanwhile)", (DatabaseUnavailable,))
         while True:
             await trio.sleep(self.period * random.uniform(0.8, 1.2))
             try:
                 await self.rebalance()
-            except DatabaseUnavailable as err:
-                log.warning("rebalancing skipped: %s", err)
-            except Exception:
-                # A round is advisory: one that fails otherwise (a statement PostgreSQL cancelled) leaves each
-                # workspace where it is, and must not stop the node; the next round looks again.
-                log.exception("a rebalancing round failed; the next one looks again")
+            except Exception as err:
+                outage.failed(err)
+            else:
+                outage.succeeded()
 
     async def rebalance(self) -> int:
         """One round: how many workspaces were handed over."""
@@ -80,6 +82,8 @@ class Rebalancer:
         # Shielded and bounded: a read cut off mid-query when the node stops would leave its connection so.
         with trio.CancelScope(shield=True, deadline=trio.current_time() + 5.0):
             shares = await workspace_leases.shares(keeper.db, timedelta(seconds=keeper.ttl))
+        # A node seen dead (crash_watch.py) is still among those seen lately for a lease's length: handed nothing.
+        shares = {node: held for node, held in shares.items() if node not in keeper.dead_nodes}
         mine = list(keeper.held())
         me = keeper.node_id
         shares[me] = len(mine)

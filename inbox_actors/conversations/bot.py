@@ -35,7 +35,8 @@ import trio
 
 from inbox_actors.domain.conversation_states import BOT_HAS_NO_ANSWER, BOT_OFF, CUSTOMER_ASKED_FOR_PERSON
 from inbox_actors.domain.errors import OperatorError
-from persistence.database import Database
+from inbox_actors.runtime import Directory
+from persistence.database import Database, Record
 from persistence.queries import bot_answers as answer_queries
 from persistence.queries import bot_settings as settings_queries
 from persistence.queries import workspaces as workspace_queries
@@ -57,10 +58,13 @@ DEFAULT_LABEL = "bot"
 
 
 class Reply(msgspec.Struct, frozen=True, tag=True):
-    """Send this text to the customer, labelled `label` (the persona)."""
+    """Send this text to the customer, labelled `label` (the persona). The AI agent's reply also names the model
+    call that wrote it (`model_call`, so the sent message is linked to its tokens, cost and grounding) and is
+    charged as one."""
 
     text: str
     label: str = DEFAULT_LABEL
+    model_call: int | None = None
 
 
 class HandOff(msgspec.Struct, frozen=True, tag=True):
@@ -72,12 +76,54 @@ class HandOff(msgspec.Struct, frozen=True, tag=True):
     label: str = DEFAULT_LABEL
 
 
-class BotProfile(msgspec.Struct, frozen=True):
-    """A workspace's bot settings as the bot uses them."""
+class AgentBehaviour(msgspec.Struct, frozen=True, kw_only=True):
+    """How the AI agent answers (docs/ai-agent.md#behaviour); the keyword FAQ bot reads none of it."""
+
+    system_prompt: str = ""
+    """The team's own instructions, added to the agent's (which the customer's words never change)."""
+    tone: str = "friendly"
+    answer_length: str = "short"
+    customer_language: bool = True
+    """Answer in the language the customer writes in; false: in the knowledge's `language`."""
+    language: str = "english"
+    """The knowledge's language: PostgreSQL's text search configuration its words are stemmed with."""
+    model: str = ""
+    """The model the agent asks; "" for the service's default (INBOX_MODEL)."""
+    temperature: float = 0.2
+    max_bot_turns: int = 6
+    """Replies in a row without a person after which the next customer message goes to a person."""
+
+
+class BotProfile(AgentBehaviour, frozen=True, kw_only=True):
+    """A workspace's bot settings as the bot uses them (the AI agent's behaviour: `AgentBehaviour`)."""
 
     enabled: bool = True
     persona: str = ""
     handoff_message: str = ""
+    monthly_budget_micros: int | None = None
+
+
+class Turn(msgspec.Struct, frozen=True):
+    """One message of the chat as the bot sees it: the `customer`'s, or the `business`'s (the bot or a person)."""
+
+    speaker: str
+    text: str
+
+
+class BotQuestion(msgspec.Struct, frozen=True):
+    """What a chat asks its bot: the recent turns, oldest first, of which the last `unanswered` are the customer's
+    words not yet answered (several, when they wrote again while the bot was thinking), and how many replies the
+    bot has given in a row (no person in between)."""
+
+    workspace_id: int
+    conversation_id: int | None
+    turns: tuple[Turn, ...]
+    unanswered: int = 1
+    bot_turns: int = 0
+
+    @property
+    def text(self) -> str:
+        return "\n".join(turn.text for turn in self.turns[len(self.turns) - self.unanswered:])
 
 
 NO_PROFILE = BotProfile()
@@ -87,7 +133,11 @@ BotAnswer = Reply | HandOff
 
 
 class Responder(Protocol):
-    async def answer(self, workspace_id: int, text: str) -> BotAnswer: ...
+    """What a chat's bot is: the keyword FAQ bot below, or the AI agent (inbox_actors/ai_agent/agent.py), which
+    needs the actor system for its workspace's model gate. A respond may take seconds (a model call): the chat runs
+    it beside its mailbox, never in a turn of it."""
+
+    async def respond(self, question: BotQuestion, actors: Directory) -> BotAnswer: ...
 
 
 class StoredAnswer(msgspec.Struct, frozen=True):
@@ -112,9 +162,11 @@ class DatabaseAnswers:
 
     async def load_profile(self, workspace_id: int) -> BotProfile:
         row = await settings_queries.find_settings(self._db, workspace_id)
-        if row is None:
-            return NO_PROFILE
-        return BotProfile(enabled=row["enabled"], persona=row["persona"], handoff_message=row["handoff_message"])
+        return NO_PROFILE if row is None else profile_of(row)
+
+
+def profile_of(row: Record) -> BotProfile:
+    return BotProfile(**{name: row[name] for name in BotProfile.__struct_fields__})
 
 
 class BotStatistics(msgspec.Struct, frozen=True):
@@ -179,6 +231,13 @@ class FaqBot:
         self._cache: dict[int, tuple[float, Sequence[StoredAnswer], BotProfile]] = {}
         self._loading: dict[int, trio.Event] = {}
         self._hits = self._loads = 0
+
+    async def respond(self, question: BotQuestion, actors: Directory) -> BotAnswer:
+        return await self.answer(question.workspace_id, question.text)
+
+    async def profile(self, workspace_id: int) -> BotProfile:
+        """The workspace's bot settings, from the cache while fresh."""
+        return (await self._knowledge(workspace_id))[1]
 
     async def answer(self, workspace_id: int, text: str) -> BotAnswer:
         answers, profile = await self._knowledge(workspace_id)

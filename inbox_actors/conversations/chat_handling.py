@@ -2,7 +2,12 @@
 state machine), a member opening the chat, a key marking it read, a member's internal note, a label put on or
 taken off, a snooze begun or ended. Each writes through the chat's
 `ChatState`: the assignment event (and its team audit entry) or the view, then the row (version-checked) and the
-webhook event, in one transaction committed before the actor replies.
+webhook event, in one transaction committed before the actor replies. A member opening the chat or marking it read
+has also read it themselves (`member_chat_reads`: the agent inbox counts unread messages per member) and seen the
+notes that mention them there (`note_mentions`). A note, a
+label, a snooze and unread cleared have no webhook event; each writes `chat_changed` instead, which only people's
+screens hear, so another member's open chat shows it at once. A note with an Idempotency-Key stores its answer on
+the key in its own transaction, and the members it mentions with it.
 """
 
 from __future__ import annotations
@@ -11,12 +16,15 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from inbox_actors.conversations import events as data
+from inbox_actors.conversations import idempotency_keys
 from inbox_actors.conversations.chat_state import ChatState, OutboxEvent
-from inbox_actors.conversations.conversation_protocol import Changed, NoteAdded, Refused
+from inbox_actors.conversations.conversation_protocol import Changed, KeyReservation, NoteAdded, Refused
 from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain import events, team_audit
 from inbox_actors.domain.conversation_states import State
+from inbox_actors.team.mentions import Found
 from persistence.queries import conversations as conversation_queries
+from persistence.queries import database_clock, member_reads, note_mentions
 from persistence.queries import labels as label_queries
 from persistence.queries import messages as message_queries
 from persistence.queries import team_audit as audit_queries
@@ -26,9 +34,17 @@ from persistence.queries import workspaces as workspace_queries
 VIEW_DEDUP = timedelta(minutes=1)
 
 
+class _KeyTakenOver(Exception):
+    """The note's Idempotency-Key reservation is no longer its request's: the note must not be written."""
+
+
 class ChatHandling:
     def __init__(self, chat: ChatState) -> None:
         self._chat = chat
+
+    def _changed(self, change: str, author: str, now: datetime) -> OutboxEvent:
+        """What other screens hear of a change that has no webhook event."""
+        return OutboxEvent(events.CHAT_CHANGED, author, data.chat_changed_data(self._chat.phone, change, now))
 
     async def transfer(self, to_member: int, *, by: int, reason: str | None, author: str) -> Changed | Refused:
         chat = self._chat
@@ -52,7 +68,7 @@ class ChatHandling:
             if row["state"] == State.AI_ONLY.value:
                 changes.update(handover_reason=states.CLAIMED_FROM_BOT, handover_at=now)
                 if row["waiting_since"] is not None and row["waiting_for_person_since"] is None:
-                    changes.update(await chat.waiting_for_person(chat.db, now))
+                    changes.update(await chat.waiting_for_person(chat.db, None))
         elif assignment.event == "released":
             changes.update(claimed_by=None)
         elif assignment.event == "resolved":
@@ -88,6 +104,8 @@ class ChatHandling:
             elif not repeated:
                 await conversation_queries.insert_view(tx, conversation_id=row["id"], member_id=member_id,
                                                        via=via, at=now, marked_read=unread)
+            await member_reads.mark_read(tx, row["id"], member_id, now)
+            await note_mentions.mark_seen(tx, chat.workspace_id, member_id, row["id"], now)
             seen: list[OutboxEvent] = []
             if not repeated or unread:
                 names = await conversation_queries.member_names(tx, [member_id])
@@ -96,19 +114,40 @@ class ChatHandling:
             await chat.commit(tx, {"unread_count": 0, "unread_since": None} if unread else {}, seen, now)
         return Changed(chat.row["state"], chat.row["version"])
 
-    async def add_note(self, member_id: int, text: str, *, author: str) -> NoteAdded:
-        """A note in the thread, in the team's audit log; the chat's state, counts and waits are untouched."""
+    async def add_note(self, member_id: int, text: str, *, author: str, reservation: KeyReservation | None = None,
+                       mentions: tuple[Found, ...] = ()) -> NoteAdded | Refused:
+        """A note in the thread, in the team's audit log; the chat's state, counts and waits are untouched. With
+        a `reservation`, the note's answer is stored on its key in the same transaction, and only while the key
+        is still the request's: a retry of the same key then gets this note, never a second one. The members it
+        `mentions` are stored with it, and its `chat_changed` names them (all but the writer), whose screens tell
+        them."""
         chat = self._chat
         now = chat.clock.now()
-        async with chat.transaction() as tx:
-            note = await message_queries.insert_message(
-                tx, workspace_id=chat.workspace_id, conversation_id=chat.row["id"], direction="note",
-                sender_type="agent", actor_id=member_id, type="note", text=text, status="internal",
-                source="inbox", sent_at=now, status_at=now)
-            await audit_queries.record(tx, workspace_id=chat.workspace_id, at=now, member_id=member_id,
-                                       via=author, action=team_audit.NOTE_ADDED, subject=chat.phone,
-                                       details={"note": note["id"]})
-            await chat.commit(tx, {}, [], now)
+        told = [found.member_id for found in mentions if found.member_id != member_id]
+        try:
+            async with chat.transaction() as tx:
+                note = await message_queries.insert_message(
+                    tx, workspace_id=chat.workspace_id, conversation_id=chat.row["id"], direction="note",
+                    sender_type="agent", actor_id=member_id, type="note", text=text, status="internal",
+                    source="inbox", sent_at=now, status_at=now)
+                await audit_queries.record(tx, workspace_id=chat.workspace_id, at=now, member_id=member_id,
+                                           via=author, action=team_audit.NOTE_ADDED, subject=chat.phone,
+                                           details={"note": note["id"]})
+                if reservation is not None and not await idempotency_keys.answer(
+                        tx, chat.workspace_id, reservation, 200, {"note": note["id"]}):
+                    raise _KeyTakenOver
+                await note_mentions.add(tx, workspace_id=chat.workspace_id, conversation_id=chat.row["id"],
+                                        message_id=note["id"], writer=member_id, at=now, mentions=[
+                                            (found.member_id, [n for span in found.spans for n in span])
+                                            for found in mentions])
+                changed = self._changed("note", author, now)
+                if told:
+                    names = await conversation_queries.member_names(tx, [member_id])
+                    changed = OutboxEvent(changed.name, author, data.note_mentions_data(
+                        changed.data, note["id"], member_id, names, told))
+                await chat.commit(tx, {}, [changed], now)
+        except _KeyTakenOver:
+            return Refused(409, idempotency_keys.IN_PROGRESS_CODE, idempotency_keys.STILL_IN_PROGRESS)
         return NoteAdded(note["id"])
 
     async def label(self, name: str, add: bool, *, by: int, author: str) -> Changed | Refused:
@@ -130,20 +169,22 @@ class ChatHandling:
                 await audit_queries.record(tx, workspace_id=chat.workspace_id, at=now, member_id=by, via=author,
                                            action=team_audit.LABELED if add else team_audit.UNLABELED,
                                            subject=chat.phone, details={"label": name, "labels": labels})
-                await chat.commit(tx, {"labels": labels}, [], now)
+                await chat.commit(tx, {"labels": labels}, [self._changed("labels", author, now)], now)
         return Changed(chat.row["state"], chat.row["version"])
 
     async def snooze(self, until: datetime | None, *, by: int, author: str) -> Changed | Refused:
         """Snooze until `until` (None: until the customer writes): the chat leaves the open views meanwhile."""
         chat = self._chat
         now = chat.clock.now()
-        if until is not None and until <= now:
+        # In the future by PostgreSQL's clock, which the snooze clock ends it by (never this node's own).
+        if until is not None and until <= await database_clock.now(chat.db):
             return Refused(400, "invalid_until", "until must be in the future.")
         async with chat.transaction() as tx:
             await audit_queries.record(tx, workspace_id=chat.workspace_id, at=now, member_id=by, via=author,
                                        action=team_audit.SNOOZED, subject=chat.phone,
                                        details={"until": until.isoformat() if until else None})
-            await chat.commit(tx, {"snoozed": True, "snoozed_until": until}, [], now)
+            await chat.commit(tx, {"snoozed": True, "snoozed_until": until}, [self._changed("snooze", author, now)],
+                              now)
         return Changed(chat.row["state"], chat.row["version"])
 
     async def unsnooze(self, *, by: int | None, author: str) -> Changed:
@@ -155,12 +196,22 @@ class ChatHandling:
         async with chat.transaction() as tx:
             await audit_queries.record(tx, workspace_id=chat.workspace_id, at=now, member_id=by, via=author,
                                        action=team_audit.UNSNOOZED, subject=chat.phone, details={})
-            await chat.commit(tx, {"snoozed": False, "snoozed_until": None}, [], now)
+            await chat.commit(tx, {"snoozed": False, "snoozed_until": None}, [self._changed("snooze", author, now)],
+                              now)
         return Changed(chat.row["state"], chat.row["version"])
 
-    async def mark_read(self) -> Changed:
+    async def mark_read(self, *, author: str) -> Changed:
+        """Unread cleared; a member marking it read (a session's author) has also read it themselves, as an open
+        would (`member_chat_reads`), while a key marking it read is nobody's reading."""
         chat = self._chat
-        if chat.row["unread_count"]:
-            async with chat.transaction() as tx:
-                await chat.commit(tx, {"unread_count": 0, "unread_since": None}, [], chat.clock.now())
+        member_id = team_audit.member_id_of(author)
+        if not chat.row["unread_count"] and member_id is None:
+            return Changed(chat.row["state"], chat.row["version"])
+        now = chat.clock.now()
+        async with chat.transaction() as tx:
+            if member_id is not None:
+                await member_reads.mark_read(tx, chat.row["id"], member_id, now)
+                await note_mentions.mark_seen(tx, chat.workspace_id, member_id, chat.row["id"], now)
+            changes = {"unread_count": 0, "unread_since": None} if chat.row["unread_count"] else {}
+            await chat.commit(tx, changes, [self._changed("read", author, now)], now)
         return Changed(chat.row["state"], chat.row["version"])

@@ -33,8 +33,8 @@ from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import contacts as contact_queries
 from persistence.queries import conversations as conversation_queries
+from persistence.queries import database_clock, outbox
 from persistence.queries import messages as message_queries
-from persistence.queries import outbox
 from persistence.queries import workspaces as workspace_queries
 
 
@@ -124,9 +124,13 @@ class ChatState:
             return False
         return only_assigned_to is None or self._row["assigned_to"] == only_assigned_to
 
-    async def waiting_for_person(self, q: Database | UnitOfWork, since: datetime) -> dict[str, Any]:
-        """The changes that start the customer's wait for a person, and its SLA deadline, at `since`: by the policy
-        as it is now (read, not cached, so a policy saved a moment ago applies; see team/sla.py)."""
+    async def waiting_for_person(self, q: Database | UnitOfWork, since: datetime | None) -> dict[str, Any]:
+        """The changes that start the customer's wait for a person, and its SLA deadline, at `since` (a customer's
+        message: the platform's time), None: now by PostgreSQL's clock (a hand-off, a claim from the bot), which
+        the SLA clock judges the deadline by, so no node's own clock moves it. By the policy as it is now (read,
+        not cached, so a policy saved a moment ago applies; see team/sla.py)."""
+        if since is None:
+            since = await database_clock.now(q)
         policy = await workspace_queries.find_deadline_policy(q, self.workspace_id)
         sla = policy["sla_seconds"]
         hours = parse_business_hours(msgspec.json.decode(policy["sla_business_hours"])) \

@@ -14,7 +14,9 @@ outcome; a status for a send whose answer a crash lost settles it there, and the
 `GiveUpInDoubt` gives up one that nothing settled.
 
 The bot speaks after the customer's message is committed and acknowledged: the actor queues a `BotTurn` to
-itself, so the platform's webhook is answered without waiting for the bot's send.
+itself, so the platform's webhook is answered without waiting for the bot, and its `BotTurns` (bot_turns.py) lets
+the bot think beside the mailbox and takes its answer only if nothing made it stale. A chat activated while its
+customer's last word is still unanswered asks its bot again, so a crash loses no turn.
 """
 
 from __future__ import annotations
@@ -25,13 +27,15 @@ from datetime import datetime
 from typing import Any, Callable
 
 from inbox_actors.conversations import events as data
-from inbox_actors.conversations.bot import HandOff, Reply, Responder
+from inbox_actors.conversations.bot import Responder
+from inbox_actors.conversations.bot_turns import BotTurns
 from inbox_actors.conversations.chat_handling import ChatHandling
 from inbox_actors.conversations.chat_state import ChatState, OutboxEvent
 from inbox_actors.conversations.conversation_protocol import (
     SNOOZE_CLOCK,
     SNOOZE_CLOCK_KEY,
     AddNote,
+    BotAnswered,
     BotTurn,
     BroadcastRecipient,
     Changed,
@@ -67,13 +71,13 @@ from inbox_actors.domain.conversation_states import IllegalTransition, State
 from inbox_actors.domain.credit_prices import TemplatePrices
 from inbox_actors.domain.text import storable
 from inbox_actors.platform.client import PlatformClient
-from inbox_actors.platform.payloads import InboundMessage, SendRequest, StatusUpdate
+from inbox_actors.platform.payloads import InboundMessage, StatusUpdate
 from inbox_actors.runtime import Actor, ActorError, ActorKind, Directory, MailboxFull, workspace_in_key
 from inbox_actors.runtime.alarm import DueAt
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
-from persistence.queries import bot_settings as bot_settings_queries
 from persistence.queries import conversations as conversation_queries
+from persistence.queries import database_clock
 from persistence.queries import erasure as erasure_queries
 from persistence.queries import messages as message_queries
 from persistence.queries import workspaces as workspace_queries
@@ -93,6 +97,9 @@ KIND = "conversation"
 # How long a chat a broadcast's message was the last thing for stays in memory once idle (a broadcast to 100,000
 # would otherwise keep every chat it reached for the whole idle timeout).
 BROADCAST_IDLE_SECONDS = 10.0
+# A chat activated with its customer's last word unanswered asks its bot again only if the word is this fresh: an
+# answer hours late would be worse than the person the chat's wait brings.
+UNANSWERED_WORD_SECONDS = 600.0
 
 # -- the actor -----------------------------------------------------------------------------------------------
 
@@ -111,6 +118,8 @@ class ConversationDeps:
     on_new_deadline: Callable[[datetime], None] | None = None
     # Each workspace's business number, shared by its chats (read once per process).
     numbers: WorkspaceNumbers = field(default_factory=WorkspaceNumbers)
+    # Credits one AI reply costs (0: not metered; docs/ai-agent.md#costs-and-credits).
+    ai_reply_credits: int = 0
 
 
 class Conversation(Actor):
@@ -125,9 +134,21 @@ class Conversation(Actor):
     async def on_start(self) -> None:
         # The runtime has given the actor its system (`self.actors`) and its own ref by now.
         self.sender = Sender(self.chat, self.sends, self.team, self.deps, self.actors)
+        self.bot = BotTurns(self.chat, self.deps.responder, self.sender, self)
         await self.chat.load()
+        row = self.chat.row
+        if row is not None and row["waiting_since"] is not None and states.bot_may_answer(self.chat.state) \
+                and self.deps.responder is not None and row["last_customer_message_at"] is not None \
+                and (self.clock.now() - row["last_customer_message_at"]).total_seconds() < UNANSWERED_WORD_SECONDS:
+            self.bot.queue()   # a turn an earlier life of the chat may have lost; a stale one does nothing
 
     async def receive(self, message: object) -> object:
+        try:
+            return await self._receive(message)
+        finally:
+            self.bot.stop_if_taken()
+
+    async def _receive(self, message: object) -> object:
         # A broadcast's message is all most of its chats hear: nothing keeps them in memory afterwards.
         self.leaves_soon = isinstance(message, Send) and message.broadcast is not None
         match message:
@@ -136,7 +157,9 @@ class Conversation(Actor):
             case StatusReported():
                 return await self._status_reported(message.update)
             case BotTurn():
-                return await self._bot_turn()
+                return await self.bot.turn()
+            case BotAnswered():
+                return await self.bot.answered(message)
             case Send():
                 return await self._send(message)
             case SlaDue():
@@ -144,7 +167,7 @@ class Conversation(Actor):
             case SnoozeDue():
                 return await self._snooze_due(message.until)
             case GiveUpInDoubt():
-                return await self.sends.give_up(message.message_id)
+                return await self.sends.give_up(message.message_id, send_again=message.send_again)
             case EraseChat():
                 return await self._erase()
         chat = self.chat
@@ -167,9 +190,10 @@ class Conversation(Actor):
                 case Open():
                     return await self.team.open(message.member_id, via=message.via, author=message.author)
                 case MarkRead():
-                    return await self.team.mark_read()
+                    return await self.team.mark_read(author=message.author)
                 case AddNote():
-                    return await self.team.add_note(message.member_id, message.text, author=message.author)
+                    return await self.team.add_note(message.member_id, message.text, author=message.author,
+                                                    reservation=message.reservation, mentions=message.mentions)
                 case Label():
                     return await self.team.label(message.name, message.add, by=message.by_member,
                                                  author=message.author)
@@ -212,6 +236,8 @@ class Conversation(Actor):
                 "unread_since": min(row["unread_since"] or inbound.at, inbound.at),
                 "count_messages": row["count_messages"] + 1,
                 "count_from_customer": row["count_from_customer"] + 1,
+                # Each customer message stored is newer than any before it: what members' unread is judged by.
+                "last_customer_message_id": NEW_MESSAGE_ID,
             }
             if row["snoozed"]:
                 changes.update(snoozed=False, snoozed_until=None)  # the customer writing ends any snooze
@@ -231,7 +257,7 @@ class Conversation(Actor):
                 existing = await message_queries.find_by_platform_id(tx, self.workspace_id, inbound.message_id)
                 raise _StoredBefore(existing["id"])
         if latest_word and states.bot_may_answer(chat.state) and self.deps.responder is not None:
-            self._queue_bot_turn()
+            self.bot.queue()
         return Recorded(message["id"])
 
     async def _status_reported(self, update: StatusUpdate) -> Recorded:
@@ -289,10 +315,14 @@ class Conversation(Actor):
 
     async def _sla_due(self, deadline: datetime) -> Recorded:
         """Announce the breach of `deadline` once: only while the customer still waits for a person under that
-        very deadline (a reply, a resolve or a new wait replaced it otherwise)."""
-        row, now = self.chat.row, self.clock.now()
+        very deadline (a reply, a resolve or a new wait replaced it otherwise), and once it has passed by
+        PostgreSQL's clock, as the SLA clock judged it (never by this node's own, which may run ahead)."""
+        row = self.chat.row
         if row is None or row["waiting_for_person_since"] is None or row["sla_deadline_at"] != deadline \
-                or row["sla_breach_announced_for"] == deadline or now < deadline:
+                or row["sla_breach_announced_for"] == deadline:
+            return Recorded(None)
+        now = await database_clock.now(self.db)
+        if now < deadline:
             return Recorded(None)
         async with self.chat.transaction() as tx:
             names = await conversation_queries.member_names(tx, [row["assigned_to"]] if row["assigned_to"] else [])
@@ -305,8 +335,11 @@ class Conversation(Actor):
         return Recorded(None)
 
     async def _snooze_due(self, until: datetime) -> Recorded:
+        """End the snooze until `until` if the chat is still snoozed until then and that time has come by
+        PostgreSQL's clock (the snooze clock's; never by this node's own)."""
         row = self.chat.row
-        if row is not None and row["snoozed"] and row["snoozed_until"] == until and self.clock.now() >= until:
+        if row is not None and row["snoozed"] and row["snoozed_until"] == until \
+                and await database_clock.now(self.db) >= until:
             await self.team.unsnooze(by=None, author="system")
         return Recorded(None)
 
@@ -323,52 +356,6 @@ class Conversation(Actor):
             messages = await erasure_queries.erase_chat(tx, self.workspace_id, self.phone)
         self.chat.forget()
         return Erased(messages)
-
-    # -- the bot -------------------------------------------------------------------------------------------
-
-    def _queue_bot_turn(self) -> None:
-        try:
-            self.self_ref.tell_nowait(BotTurn())
-        except MailboxFull:
-            # The chat is flooded; the bot answers the latest message on the customer's next one.
-            log.warning("conversation %s: mailbox full, bot turn skipped", self.key)
-
-    async def _bot_turn(self) -> Recorded | None:
-        row = self.chat.row
-        if row is None or not states.bot_may_answer(self.chat.state) or self.deps.responder is None:
-            return None
-        latest = await message_queries.latest_customer_message(self.db, row["id"])
-        if latest is None or row["last_message_id"] != latest["id"]:
-            return None  # someone already answered, or the customer's message was not the last word
-        answer = await self.deps.responder.answer(self.workspace_id, latest["text"] or "")
-        if isinstance(answer, HandOff):
-            if answer.message:
-                # The customer is told a person is coming; the hand-off happens whatever became of the words.
-                await self.sender.send(Send(request=SendRequest(to=self.phone, text=answer.message),
-                                            sender_type="bot", author="bot", sender_label=answer.label))
-            return await self._hand_off(answer.reason)
-        assert isinstance(answer, Reply)
-        outcome = await self.sender.send(Send(request=SendRequest(to=self.phone, text=answer.text),
-                                              sender_type="bot", author="bot", sender_label=answer.label))
-        if outcome.failure is not None and states.bot_may_answer(self.chat.state):
-            # The answer failed at the platform (its send is recorded as failed): never leave the customer
-            # without one; a person takes the chat, and the failed answer shows them what the bot meant to say.
-            await self._hand_off(states.BOT_REPLY_NOT_DELIVERED)
-        return Recorded(outcome.message_row["id"] if outcome.message_row is not None else None)
-
-    async def _hand_off(self, reason: str) -> Recorded:
-        now = self.clock.now()
-        chat = self.chat
-        states.hand_off(chat.state)
-        changes: dict[str, Any] = {"state": State.HANDOFF_PENDING.value, "handover_reason": reason,
-                                   "handover_at": now}
-        if chat.row["waiting_since"] is not None and chat.row["waiting_for_person_since"] is None:
-            changes.update(await chat.waiting_for_person(chat.db, now))
-        handed_off = OutboxEvent(events.HANDOFF, "bot", data.handoff_data(self.phone, reason, now))
-        async with chat.transaction() as tx:
-            await bot_settings_queries.record_handoff(tx, self.workspace_id, chat.row["id"], reason, now)
-            await chat.commit(tx, changes, [handed_off], now)
-        return Recorded(None)
 
     # -- sending -------------------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from typing import Any, Mapping
 import msgspec
 
 from inbox_actors.platform.payloads import InboundMessage, SendRefused, SendRequest, StatusUpdate
+from inbox_actors.team.mentions import Found
 
 # -- messages ------------------------------------------------------------------------------------------------
 
@@ -23,6 +24,14 @@ class StatusReported(msgspec.Struct, frozen=True):
 
 class BotTurn(msgspec.Struct, frozen=True):
     """Let the bot answer the customer's latest message, if the chat is still the bot's to answer."""
+
+
+class BotAnswered(msgspec.Struct, frozen=True):
+    """The bot's answer to the chat as it stood at the customer's message `for_message`: taken only if the chat is
+    still the bot's and the customer has not written since (`answer` is a conversations/bot.py BotAnswer)."""
+
+    answer: object
+    for_message: int
 
 
 class Snooze(msgspec.Struct, frozen=True):
@@ -85,13 +94,22 @@ class Send(msgspec.Struct, frozen=True):
     only_assigned_to: int | None = None
     reservation: KeyReservation | None = None
     broadcast: BroadcastRecipient | None = None
+    # The AI agent's reply names the model call that wrote it: the call is linked to the message in the statement
+    # that commits it, so the reply is never seen without its tokens, cost and grounding; and it is charged the
+    # service's credits per reply (`ConversationDeps.ai_reply_credits`).
+    model_call: int | None = None
 
 
 class GiveUpInDoubt(msgspec.Struct, frozen=True):
     """The in-doubt sweeper: this pending message of the chat has waited past IN_DOUBT_LIFETIME for its outcome;
-    record it as failed (never send it again)."""
+    record it as failed (never send it again).
+
+    `send_again`: a broadcast's message a node committed and then stopped or died with, before the platform
+    answered, and for which no status came while the broadcast watched it (broadcasts/broadcast.py): recorded as
+    failed for that reason, and its recipient queued again in the same transaction, to be sent once more."""
 
     message_id: int
+    send_again: bool = False
 
 
 class EraseChat(msgspec.Struct, frozen=True):
@@ -136,12 +154,17 @@ class Open(msgspec.Struct, frozen=True):
 
 
 class AddNote(msgspec.Struct, frozen=True):
-    """A member's internal note on the chat (never sent to the customer); answered `NoteAdded`."""
+    """A member's internal note on the chat (never sent to the customer); answered `NoteAdded`. With an
+    Idempotency-Key's `reservation`, the note is written once per key (its answer stored in the note's
+    transaction), or refused if the key is no longer the request's. `mentions`: the members its text names
+    (`team/mentions.py`), stored with it."""
 
     member_id: int
     author: str
     text: str
     only_assigned_to: int | None = None
+    reservation: KeyReservation | None = None
+    mentions: tuple[Found, ...] = ()
 
 
 class Label(msgspec.Struct, frozen=True):
@@ -193,7 +216,10 @@ class Refused(msgspec.Struct, frozen=True):
 
 class SendOutcome(msgspec.Struct, frozen=True):
     """What became of a `Send`. Exactly one of: accepted (`failure` and `refused_status` None), failed at the
-    platform or the window (`failure`: the spec's HTTP 500 body), refused before sending (`refused_*`)."""
+    platform or the window (`failure`: the spec's HTTP 500 body), refused before sending (`refused_*`), or in doubt
+    (`in_doubt`: committed as pending, and its outcome could not be written, or its platform call was abandoned,
+    because the node lost the workspace; it may have gone out, and it is left pending for the node that holds the
+    workspace now: send_records.py)."""
 
     channel: str
     message_row: Mapping[str, Any] | None = None
@@ -202,10 +228,11 @@ class SendOutcome(msgspec.Struct, frozen=True):
     failure: SendRefused | None = None
     refused_status: int | None = None
     refused_sentence: str | None = None
+    in_doubt: bool = False
 
     @property
     def accepted(self) -> bool:
-        return self.failure is None and self.refused_status is None
+        return self.failure is None and self.refused_status is None and not self.in_doubt
 
 
 class Erased(msgspec.Struct, frozen=True):

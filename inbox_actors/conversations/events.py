@@ -88,3 +88,15 @@ def sla_breach_data(phone: str, row: Record, sla_seconds: int | None, names: dic
 def seen_data(phone: str, member_id: int, names: dict[int, str], marked_read: int, at: datetime) -> dict[str, Any]:
     return {"phone": phone, "user": member_ref(member_id, names), "opened_at": iso(at), "marked_read": marked_read,
             "at": iso(at)}
+
+
+def chat_changed_data(phone: str, change: str, at: datetime) -> dict[str, Any]:
+    """chat_changed (screens only, never a webhook): `change` is note, labels, snooze or read."""
+    return {"phone": phone, "change": change, "at": iso(at)}
+
+
+def note_mentions_data(changed: dict[str, Any], note_id: int, writer: int, names: dict[int, str],
+                       mentioned: list[int]) -> dict[str, Any]:
+    """A note's chat_changed that mentions members: also the note, its writer and the members it names (ids), whose
+    screens tell them (`live/event_stream.py` passes each screen only whether it names its member)."""
+    return {**changed, "note": note_id, "by": member_ref(writer, names), "mentioned": mentioned}

@@ -58,6 +58,7 @@ ABANDONED_AFTER = timedelta(seconds=15)
 
 INVALID_KEY = f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} printable ASCII characters."
 STILL_IN_PROGRESS = KEY_IN_PROGRESS
+IN_PROGRESS_CODE = "idempotency_key_in_progress"
 IN_DOUBT = ("The message of this Idempotency-Key was handed to the platform and its outcome is not known yet; it will "
             "not be sent again. Retry later for its answer.")
 IN_DOUBT_RETRY_AFTER = 5
@@ -190,6 +191,15 @@ async def link_answer(q: Database | UnitOfWork, workspace_id: int, reservation: 
     """Store a send's verdict on the reservation it held, in the transaction that records the send's outcome."""
     await queries.complete(q, workspace_id=workspace_id, key=reservation.key, reserved_at=reservation.reserved_at,
                            status=verdict.status, body_json=msgspec.json.encode(verdict.body).decode())
+
+
+async def answer(tx: UnitOfWork, workspace_id: int, reservation: KeyReservation, status: int, body: Any) -> bool:
+    """Store the answer of a keyed write that is no send (a member's note) on the reservation it held, in the
+    transaction that makes the write; False when the reservation is no longer the request's (the write must then
+    roll back: another request owns the key)."""
+    return await queries.complete(tx, workspace_id=workspace_id, key=reservation.key,
+                                  reserved_at=reservation.reserved_at, status=status,
+                                  body_json=msgspec.json.encode(body).decode())
 
 
 async def settle_answer(tx: UnitOfWork, workspace_id: int, key: str, message_id: int, verdict: SendVerdict) -> None:

@@ -4,7 +4,8 @@ A send is committed as a pending message before the platform is called (send_rec
 platform's answer and the commit of its outcome leaves it pending; the message's status webhook, which carries
 its id as callback data, normally settles it within seconds of the restart. One still pending
 IN_DOUBT_LIFETIME after it was committed (the platform never got it, or every status of it was lost) is given
-up: every round (10 minutes) the job reads the oldest such messages from PostgreSQL and asks each one's chat,
+up: every round (10 minutes) the job reads the oldest such messages from PostgreSQL, aged by PostgreSQL's clock (a
+node-wide sweep: no node's own clock decides for the workspaces), and asks each one's chat,
 its single writer, to record it as failed (`GiveUpInDoubt`). Nothing is ever sent again. It keeps nothing in
 memory, so a restart loses nothing; as a timer (runtime/timer.py) a failing round shows in `/health/actors`
 and is retried after a backoff.
@@ -17,7 +18,6 @@ import logging
 from inbox_actors.conversations.conversation import GiveUpInDoubt, ask_conversation
 from inbox_actors.conversations.send_records import IN_DOUBT_LIFETIME
 from inbox_actors.runtime import ActorError, Directory, Job, ServedElsewhere
-from inbox_actors.runtime.clock import Clock
 from persistence.database import Database
 from persistence.queries import messages as message_queries
 
@@ -27,15 +27,15 @@ EVERY = 600.0
 BATCH = 200
 
 
-def in_doubt_job(db: Database, clock: Clock, every: float = EVERY) -> Job:
-    return Job(every, lambda actors: give_up_in_doubt(actors, db, clock))
+def in_doubt_job(db: Database, every: float = EVERY) -> Job:
+    return Job(every, lambda actors: give_up_in_doubt(actors, db))
 
 
-async def give_up_in_doubt(actors: Directory, db: Database, clock: Clock) -> int:
+async def give_up_in_doubt(actors: Directory, db: Database) -> int:
     """Give up every send pending for longer than IN_DOUBT_LIFETIME; how many chats recorded one."""
     given_up = 0
     while True:
-        rows = await message_queries.in_doubt_before(db, clock.now() - IN_DOUBT_LIFETIME, BATCH)
+        rows = await message_queries.in_doubt_for(db, IN_DOUBT_LIFETIME, BATCH)
         done = 0
         for row in rows:
             try:

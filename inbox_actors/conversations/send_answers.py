@@ -5,8 +5,11 @@ A send the conversation actor took to a verdict answers the spec's body: 200 `{s
 or 500 with the platform's reason (`SendVerdict`, which an `Idempotency-Key` replays: the actor stores it on the
 key in the transaction that records the outcome). A send refused before anything went out (chat not visible to
 the key, consent, channel, a refused request, a key no longer the request's) is a `SendRefusal`: a status and
-the sentence, never remembered. `message_verdict` answers from a message row, for a key whose answer was not
-stored (a send settled after a crash).
+the sentence, never remembered. A send committed as pending whose outcome is not known (the node lost the
+workspace mid-send: `SendOutcome.in_doubt`) is `SendInDoubt`: it may have gone out, so its answer must never invite
+a blind retry (409 with IN_DOUBT_SENTENCE without a key; a keyed one answers as a retry of its key would, the key's
+409 in doubt). `message_verdict` answers from a message row, for a key whose answer was not stored (a send settled
+after a crash).
 """
 
 from __future__ import annotations
@@ -19,6 +22,10 @@ from inbox_actors.domain import delivery_status
 CONTACT_NOT_FOUND = "Contact not found"
 NOT_SENT = "The message was not sent"
 KEY_IN_PROGRESS = "A request with this Idempotency-Key is still in progress."
+IN_DOUBT_SENTENCE = ("This message may have been sent: the service lost this workspace in the middle of the send, and "
+                     "its outcome is not known yet. Do not send it again blindly: GET /api/reporting/v1/messages?"
+                     "status=pending lists it until its delivery status settles it. Send with an Idempotency-Key to "
+                     "be able to retry safely.")
 # Meta's generic "Something went wrong", for a failure recorded without the platform's own code.
 UNKNOWN_FAILURE_CODE = 131000
 
@@ -52,7 +59,11 @@ class SendRefusal(msgspec.Struct, frozen=True):
     sentence: str
 
 
-def send_answer(reply: object) -> SendVerdict | SendRefusal:
+class SendInDoubt(msgspec.Struct, frozen=True):
+    """A send committed as pending whose outcome is not known: it may have gone out. Never remembered."""
+
+
+def send_answer(reply: object) -> SendVerdict | SendRefusal | SendInDoubt:
     """The answer to the conversation actor's reply to a `Send` (NotVisible, Refused or a SendOutcome)."""
     if isinstance(reply, NotVisible):
         return SendRefusal(404, CONTACT_NOT_FOUND)
@@ -60,6 +71,8 @@ def send_answer(reply: object) -> SendVerdict | SendRefusal:
         return SendRefusal(reply.status, reply.message)
     if not isinstance(reply, SendOutcome):
         raise TypeError(f"a send cannot be answered from {type(reply).__name__}")
+    if reply.in_doubt:
+        return SendInDoubt()
     if reply.refused_status is not None:
         return SendRefusal(reply.refused_status, reply.refused_sentence or NOT_SENT)
     if reply.failure is not None:

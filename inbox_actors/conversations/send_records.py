@@ -36,6 +36,7 @@ from inbox_actors.conversations.send_callback import message_id_of
 from inbox_actors.domain import delivery_status, events
 from inbox_actors.platform.payloads import SendRefused, SendRequest, StatusUpdate
 from persistence.database import Database, DatabaseUnavailable, Record, UnitOfWork
+from persistence.queries import broadcasts as broadcast_queries
 from persistence.queries import conversations as conversation_queries
 from persistence.queries import credits as credit_queries
 from persistence.queries import messages as message_queries
@@ -56,6 +57,18 @@ GIVEN_UP = SendRefused(
     details="The platform's answer to this send was lost (the service stopped mid-send) and no delivery status "
             f"of it arrived within {int(IN_DOUBT_LIFETIME.total_seconds() // 3600)} hours: it may or may not "
             "have been delivered. It was not sent again.",
+    http_status=0,
+)
+
+
+# A broadcast's message whose node stopped before the platform answered, and for which no status came: the broadcast
+# sends it again (broadcasts/broadcast.py).
+NOT_SENT = SendRefused(
+    message="Send outcome unknown",
+    code=131000,
+    title="Send outcome unknown",
+    details="The node sending this broadcast message stopped before the platform answered, and no delivery status of "
+            "it arrived while the broadcast waited for one: it was taken as never sent, and sent again.",
     http_status=0,
 )
 
@@ -90,7 +103,7 @@ class SendRecords:
         return await message_queries.insert_pending(
             chat.db, answers_latest_of=row["id"] if replies else None,
             claim=(reservation.key, reservation.reserved_at) if reservation is not None else None,
-            unless_opted_out=check_consent, charge=charge,
+            unless_opted_out=check_consent, charge=charge, model_call=order.model_call,
             broadcast_position=broadcast.position if broadcast is not None else None,
             broadcast_id=broadcast.broadcast_id if broadcast is not None else None,
             idempotency_key=reservation.key if reservation is not None else None,
@@ -216,19 +229,26 @@ class SendRecords:
         changes = _counted_late(row, settled) if message["status"] == delivery_status.PENDING else {}
         return settled, changes, [await self._sent_event(tx, PLATFORM, settled)]
 
-    async def give_up(self, message_id: int) -> Recorded:
+    async def give_up(self, message_id: int, *, send_again: bool = False) -> Recorded:
         """The in-doubt sweeper's verdict on a message still pending: failed with GIVEN_UP's sentence (counted on
-        the chat, the key answered 500); never sent again."""
+        the chat, the key answered 500); never sent again. `send_again` (a broadcast's message its node stopped
+        with): failed with NOT_SENT's, and its broadcast recipient queued again in the same transaction."""
         chat = self._chat
         now = chat.clock.now()
+        refusal = NOT_SENT if send_again else GIVEN_UP
         async with chat.transaction() as tx:
             row = chat.row
             message = await message_queries.give_up(tx, chat.workspace_id, message_id, at=now,
                                                     conversation_id=row["id"] if row is not None else None,
-                                                    error_code=GIVEN_UP.code, error_text=GIVEN_UP.details)
+                                                    error_code=refusal.code, error_text=refusal.details)
             if message is None:
                 return Recorded(None)  # settled meanwhile
-            log.warning("chat %s: send %s given up after %s in doubt", chat.key, message_id, IN_DOUBT_LIFETIME)
+            if send_again and message["broadcast_id"] is not None:
+                await broadcast_queries.requeue_given_up(tx, message["broadcast_id"], message_id)
+                log.warning("chat %s: broadcast send %s given up as never sent (its node stopped mid-send); its "
+                            "recipient is queued again", chat.key, message_id)
+            else:
+                log.warning("chat %s: send %s given up after %s in doubt", chat.key, message_id, IN_DOUBT_LIFETIME)
             if message["idempotency_key"] is not None:
                 verdict = send_answer(SendOutcome(message["source"], failure=GIVEN_UP))
                 assert isinstance(verdict, SendVerdict)
@@ -252,7 +272,8 @@ class SendRecords:
             type=request.type, text=request.text, template_name=request.template_name,
             template_language=request.template_language,
             template_parameters=list(request.template_parameters) if request.type == "template" else None,
-            media_url=request.media_url, filename=request.filename, source=channel)
+            media_url=request.media_url, filename=request.filename, source=channel, media_id=request.media_id,
+            mime_type=request.mime_type)
 
 
 def _waited_from(row: Record | None, order: Send) -> datetime | None:

@@ -21,16 +21,23 @@ A throughput refusal (the pacer saturated, or the platform's 130429 all the same
 slot: once for a caller waiting on its answer (an API send or a member's reply, which the caller may retry with
 backoff), and for up to BOT_PATIENCE for the bot, whose customer has nobody else to retry for them (the
 conversation then hands the chat to a person, `bot_reply_not_delivered`).
+
+Nothing goes to the platform for a workspace the node no longer holds (inbox_actors/cluster/effect_fence.py): a node
+paused or cut off past its lease deadline abandons the call, and the send, committed as pending, is answered in
+doubt (`SendOutcome.in_doubt`), as is one whose outcome the statement fence refused to write; the node holding the
+workspace now settles it (send_records.py).
 """
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 from typing import Protocol
 
 import msgspec
 import trio
 
+from inbox_actors.cluster.effect_fence import check_effect
 from inbox_actors.conversations import send_pacer
 from inbox_actors.conversations.chat_handling import ChatHandling
 from inbox_actors.conversations.chat_state import ChatState
@@ -44,8 +51,12 @@ from inbox_actors.domain.credit_prices import TemplatePrices
 from inbox_actors.platform.client import UNREACHABLE_CODE, UNREACHABLE_MESSAGE, PlatformClient
 from inbox_actors.platform.payloads import SendAccepted, SendRefused, SendRequest
 from inbox_actors.runtime import ActorError, Directory
+from persistence.database import DatabaseUnavailable
 from persistence.queries import contacts as contact_queries
 from persistence.queries import templates as template_queries
+from persistence.statement_fence import LeaseLost
+
+log = logging.getLogger("inbox_actors.conversations.conversation")
 
 CUSTOMER_WINDOW = timedelta(hours=24)
 WHATSAPP = "whatsapp"
@@ -98,6 +109,7 @@ class SendingDeps(Protocol):
     platform: PlatformClient
     sends_per_second: int
     template_prices: TemplatePrices
+    ai_reply_credits: int
 
 
 class Sender:
@@ -132,7 +144,7 @@ class Sender:
                 # Replying takes the chat: the reply and the claim are one person's decision.
                 await self._team.assign(states.claim(chat.state, row["assigned_to"], order.actor_id),
                                         by=order.actor_id, reason="replied", author=order.author)
-        charge = await self._price(request)
+        charge = await self._price(order, request)
         # Committed before anything goes out (and charged), so no crash can make the platform's answer the only
         # record.
         pending = await self._records.write_pending(order, request, channel, check_consent=not consent_first,
@@ -146,20 +158,34 @@ class Sender:
         if pending.message is None:
             return SendOutcome(channel, refused_status=409, refused_sentence=KEY_IN_PROGRESS)
         request = msgspec.structs.replace(request, callback_data=callback_data(pending.message["id"]))
-        if order.broadcast is not None:
-            # The broadcast took this send's slot from the pacer, and judges a throughput refusal itself.
-            result = await self._deps.platform.send(chat.phone_number_id, request)
-        else:
-            patience = BOT_PATIENCE if order.sender_type == "bot" else 0.0
-            result = await self._send_paced(chat.phone_number_id, request, patience)
-        if isinstance(result, SendRefused):
-            return await self._records.record_failure(order, result, channel, pending.message, charged=charge > 0)
-        assert isinstance(result, SendAccepted)
-        credits = Charge(charge, pending.balance) if charge else None
-        return await self._records.record_sent(order, pending.message, result.message_id, channel, credits)
+        try:
+            if order.broadcast is not None:
+                # The broadcast took this send's slot from the pacer, and judges a throughput refusal itself.
+                check_effect()
+                result = await self._deps.platform.send(chat.phone_number_id, request)
+            else:
+                patience = BOT_PATIENCE if order.sender_type == "bot" else 0.0
+                result = await self._send_paced(chat.phone_number_id, request, patience)
+            if isinstance(result, SendRefused):
+                return await self._records.record_failure(order, result, channel, pending.message,
+                                                          charged=charge > 0)
+            assert isinstance(result, SendAccepted)
+            credits = Charge(charge, pending.balance) if charge else None
+            return await self._records.record_sent(order, pending.message, result.message_id, channel, credits)
+        except (LeaseLost, DatabaseUnavailable) as err:
+            # The node lost the workspace after the pending message was committed (the platform call was abandoned,
+            # EffectAbandoned, or its outcome could not be written), or PostgreSQL stayed away past the outcome's
+            # retries. Either way the message stays pending for the node that holds the workspace (a status settles
+            # it, or the in-doubt sweep), and the caller is told it may have gone out: never "try again", which
+            # would send it twice.
+            log.warning("chat %s: send %s left in doubt: %s", chat.key, pending.message["id"], err)
+            return SendOutcome(channel, in_doubt=True)
 
-    async def _price(self, request: SendRequest) -> int:
-        """Credits the send costs: a template's by its category (domain/credit_prices.py); others nothing."""
+    async def _price(self, order: Send, request: SendRequest) -> int:
+        """Credits the send costs: a template's by its category (domain/credit_prices.py), the AI agent's reply
+        the service's price per reply; others nothing."""
+        if order.model_call is not None:
+            return self._deps.ai_reply_credits
         prices = self._deps.template_prices
         if request.type != "template" or not prices.metered:
             return 0
@@ -192,6 +218,9 @@ class Sender:
                                                                       f"({type(err).__name__}); nothing was sent.")
         if not paced:
             return SATURATED
+        # The pacer's slot may have come after the node lost the workspace. (The Cloud API client checks again right
+        # before it writes; this check is every PlatformClient's.)
+        check_effect()
         return await self._deps.platform.send(phone_number_id, request)
 
     async def _wait_for_slot(self, phone_number_id: str) -> bool:

@@ -19,7 +19,6 @@ from datetime import datetime
 from inbox_actors.conversations.conversation import SlaDue, ask_conversation
 from inbox_actors.runtime import ActorError, ActorKind, ActorSystem, MailboxFull, ServedElsewhere
 from inbox_actors.runtime.alarm import Alarm, DueAt, Round, Start
-from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, DatabaseUnavailable
 from persistence.queries import sla as sla_queries
 
@@ -34,7 +33,6 @@ RETRY_SECONDS = 5.0
 @dataclass(frozen=True)
 class SlaClockDeps:
     db: Database
-    clock: Clock
     recheck_seconds: float = 60.0
 
 
@@ -43,19 +41,20 @@ class SlaClock(Alarm):
     retry_seconds = RETRY_SECONDS
 
     def __init__(self, key: str, deps: SlaClockDeps) -> None:
-        super().__init__(key, deps.clock, deps.recheck_seconds)
+        super().__init__(key, deps.recheck_seconds)
         self.deps = deps
 
-    async def round(self, now: datetime) -> Round:
-        """Announce what is due; the next deadline (more at once when a full batch was announced: chats that
-        refused wait for the next round)."""
-        due = await sla_queries.due_breaches(self.deps.db, now, limit=DUE_BATCH)
+    async def round(self) -> Round:
+        """Announce what is due by PostgreSQL's clock (a node-wide sweep: never by this node's); the next deadline
+        (more at once when a full batch was announced: chats that refused wait for the next round)."""
+        due = await sla_queries.due_breaches(self.deps.db, limit=DUE_BATCH)
         announced = 0
         for row in due:
             announced += await self._announce(row["workspace_id"], row["phone"], row["sla_deadline_at"])
         if len(due) == DUE_BATCH and announced:
             return Round(None, more_now=True)
-        return Round(await sla_queries.next_deadline(self.deps.db, now))
+        next_due, now = await sla_queries.next_deadline(self.deps.db)
+        return Round(next_due, now)
 
     async def _announce(self, workspace_id: int, phone: str, deadline: datetime) -> bool:
         try:

@@ -17,7 +17,6 @@ from inbox_actors.conversations.conversation import SnoozeDue, ask_conversation
 from inbox_actors.conversations.conversation_protocol import SNOOZE_CLOCK, SNOOZE_CLOCK_KEY
 from inbox_actors.runtime import ActorError, ActorKind, Directory, ServedElsewhere
 from inbox_actors.runtime.alarm import Alarm, Round, Start
-from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, DatabaseUnavailable
 from persistence.queries import snooze as snooze_queries
 
@@ -30,7 +29,6 @@ RETRY_SECONDS = 5.0
 @dataclass(frozen=True)
 class SnoozeClockDeps:
     db: Database
-    clock: Clock
     recheck_seconds: float = 60.0
 
 
@@ -39,17 +37,19 @@ class SnoozeClock(Alarm):
     retry_seconds = RETRY_SECONDS
 
     def __init__(self, key: str, deps: SnoozeClockDeps) -> None:
-        super().__init__(key, deps.clock, deps.recheck_seconds)
+        super().__init__(key, deps.recheck_seconds)
         self.deps = deps
 
-    async def round(self, now: datetime) -> Round:
-        due = await snooze_queries.due_snoozes(self.deps.db, now, limit=DUE_BATCH)
+    async def round(self) -> Round:
+        """End the snoozes whose time came by PostgreSQL's clock (a node-wide sweep: never by this node's)."""
+        due = await snooze_queries.due_snoozes(self.deps.db, limit=DUE_BATCH)
         ended = 0
         for row in due:
             ended += await self._end_snooze(row["workspace_id"], row["phone"], row["snoozed_until"])
         if len(due) == DUE_BATCH and ended:
             return Round(None, more_now=True)
-        return Round(await snooze_queries.next_snooze_end(self.deps.db, now))
+        next_due, now = await snooze_queries.next_snooze_end(self.deps.db)
+        return Round(next_due, now)
 
     async def _end_snooze(self, workspace_id: int, phone: str, until: datetime) -> bool:
         try:

@@ -37,6 +37,15 @@ CLAIMED_FROM_BOT = "claimed_from_bot"
 BOT_REPLY_NOT_DELIVERED = "bot_reply_not_delivered"
 # The workspace switched its bot off: every customer message goes to a person.
 BOT_OFF = "bot_off"
+# The AI agent's own (docs/ai-agent.md): the model failed, timed out or answered unusably; the model chose to hand
+# over; the reply stated an amount no quote_price call returned; the workspace's credits ran out; its monthly
+# model budget is spent; the bot has replied max_bot_turns times in a row without a person.
+BOT_UNAVAILABLE = "bot_unavailable"
+BOT_HANDED_OFF = "bot_handed_off"
+BOT_UNQUOTED_AMOUNT = "bot_unquoted_amount"
+BOT_OUT_OF_CREDITS = "bot_out_of_credits"
+BOT_BUDGET_REACHED = "bot_budget_reached"
+BOT_TURNS_EXHAUSTED = "bot_turns_exhausted"
 
 
 class IllegalTransition(Exception):

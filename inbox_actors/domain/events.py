@@ -35,6 +35,13 @@ ALL_EVENTS = CORE_EVENTS + SCALE_EVENTS
 # Not one of the 11: what `POST /api/webhook/outbound/test` sends. Nobody subscribes to it.
 WEBHOOK_TEST = "webhook_test"
 
+# Not one of the 11 either: a chat changed in a way only people's screens follow (a note, a label, a snooze begun
+# or ended, its unread cleared), `data: {phone, change, at}`. The outbox writes it already finished ("skipped":
+# `persistence/queries/outbox.py`), so no webhook endpoint, connector hook, delivery log or backlog ever has it;
+# the agent inbox's stream reads it (`live/event_stream.py`).
+CHAT_CHANGED = "chat_changed"
+SCREEN_ONLY_EVENTS = (CHAT_CHANGED,)
+
 CORRELATION_PREFIX = "evt"
 
 

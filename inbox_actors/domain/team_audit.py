@@ -37,12 +37,35 @@ LABEL_DELETED = "label.deleted"
 BOT_CHANGED = "bot.changed"
 BOT_ANSWER_ADDED = "bot_answer.added"
 BOT_ANSWER_REMOVED = "bot_answer.removed"
+BOT_ARTICLE_ADDED = "bot_article.added"
+BOT_ARTICLE_CHANGED = "bot_article.changed"
+BOT_ARTICLE_REMOVED = "bot_article.removed"
+PRICING_SHEET_ADDED = "pricing_sheet.added"
+PRICING_SHEET_RENAMED = "pricing_sheet.renamed"
+PRICING_SHEET_REMOVED = "pricing_sheet.removed"
+PRICING_SHEET_IMPORTED = "pricing_sheet.imported"
+PRICING_ITEM_ADDED = "pricing_item.added"
+PRICING_ITEM_CHANGED = "pricing_item.changed"
+PRICING_ITEM_REMOVED = "pricing_item.removed"
+CANNED_RESPONSE_ADDED = "canned_response.added"
+CANNED_RESPONSE_CHANGED = "canned_response.changed"
+CANNED_RESPONSE_REMOVED = "canned_response.removed"
+TEAM_CREATED = "team.created"
+TEAM_CHANGED = "team.changed"
+TEAM_DELETED = "team.deleted"
+TEAM_MEMBER_ADDED = "team.member_added"
+TEAM_MEMBER_REMOVED = "team.member_removed"
+AVAILABILITY_CHANGED = "availability.changed"
 ACTIONS = (*CHAT_ACTIONS.values(), MEMBER_ADDED, MEMBER_CHANGED, MEMBER_SUSPENDED, MEMBER_REACTIVATED,
            MEMBER_REMOVED, SLA_CHANGED, KEY_CREATED, KEY_EDITED, KEY_ROTATED, KEY_REVOKED, CONTACT_DELETED,
            BROADCAST_CREATED, BROADCAST_APPROVED, BROADCAST_REJECTED, BROADCAST_CANCELLED, BROADCAST_PAUSED,
            BROADCAST_RESUMED, MCP_TOKEN_CREATED, MCP_TOKEN_REVOKED, MCP_ACTION_CHANGED, NOTE_ADDED,
            SNOOZED, UNSNOOZED, LABELED, UNLABELED, LABEL_CREATED, LABEL_CHANGED, LABEL_DELETED,
-           BOT_CHANGED, BOT_ANSWER_ADDED, BOT_ANSWER_REMOVED)
+           BOT_CHANGED, BOT_ANSWER_ADDED, BOT_ANSWER_REMOVED, BOT_ARTICLE_ADDED, BOT_ARTICLE_CHANGED,
+           BOT_ARTICLE_REMOVED, PRICING_SHEET_ADDED, PRICING_SHEET_RENAMED, PRICING_SHEET_REMOVED,
+           PRICING_SHEET_IMPORTED, PRICING_ITEM_ADDED, PRICING_ITEM_CHANGED, PRICING_ITEM_REMOVED,
+           CANNED_RESPONSE_ADDED, CANNED_RESPONSE_CHANGED, CANNED_RESPONSE_REMOVED, TEAM_CREATED, TEAM_CHANGED,
+           TEAM_DELETED, TEAM_MEMBER_ADDED, TEAM_MEMBER_REMOVED, AVAILABILITY_CHANGED)
 
 # The spec asks for at least 30 days; a year covers an annual review.
 RETENTION = timedelta(days=365)
@@ -57,6 +80,10 @@ def member_id_of(via: str) -> int | None:
 
 def member_subject(member_id: int) -> str:
     return f"member:{member_id}"
+
+
+def team_subject(team_id: int) -> str:
+    return f"team:{team_id}"
 
 
 def key_subject(key_id: int) -> str:

@@ -1,10 +1,16 @@
 """A caller's view of the workspace's event stream: the chat events a person's screen reacts to, from a position on.
 
 A screen is told which chat changed and how (the event's name and the chat's phone), never the change itself: it
-reads the chat again through the same reads and permissions as any page. An outbox id is given when the row is
-written, but transactions commit in their own order, so an event with a lower id can appear after one with a
-higher id was read; each read therefore looks back OVERLAP ids and leaves out the ones this stream already
-passed on (the screen ignores an id it has seen too, so a reconnect's overlap is harmless).
+reads the chat again through the same reads and permissions as any page. An assignment also says to whom, by whom
+and why (`Assignment`), so that the member a chat was handed or transferred to is told at once. Besides a chat's
+webhook events it hears `chat_changed` (a note, a label, a snooze, unread cleared), which only screens read; a
+note's that mentions the screen's own member says so (`Mentioned`: which note, by whom), so that they are told at
+once, and no other screen hears whom a note mentions.
+
+An outbox id is given when the row is written, but transactions commit in their own order, so an event with a
+lower id can appear after one with a higher id was read; each read therefore looks back OVERLAP ids and leaves out
+the ones this stream already passed on (the screen ignores an id it has seen too, so a reconnect's overlap is
+harmless).
 """
 
 from __future__ import annotations
@@ -16,19 +22,45 @@ import msgspec
 from inbox_actors.domain import events
 from inbox_actors.use_cases.caller import Caller
 from persistence.database import Database
+from persistence.queries import outbox
 from persistence.queries.live_events import chat_events_after, newest_event_id
 
 CHAT_EVENTS = [events.MESSAGE_RECEIVED, events.MESSAGE_SENT, events.MESSAGE_STATUS, events.HANDOFF,
-               events.CONVERSATION_ASSIGNED, events.CONVERSATION_RESOLVED, events.CONVERSATION_SEEN]
+               events.CONVERSATION_ASSIGNED, events.CONVERSATION_RESOLVED, events.CONVERSATION_SEEN,
+               events.CHAT_CHANGED]
+# The screens-only events are written finished, so that no webhook delivers them: the outbox must know them.
+assert set(events.SCREEN_ONLY_EVENTS) <= set(outbox.SCREEN_ONLY_EVENTS), "a screens-only event the outbox delivers"
 OVERLAP = 500
 READ_LIMIT = 200
 _REMEMBERED = 4 * OVERLAP
+
+
+class Assignment(msgspec.Struct, frozen=True):
+    """A `conversation_assigned` event's who and why, so that a screen can tell its member a chat was handed to
+    them (the app's own stream data, not the webhook's payload)."""
+
+    event: str
+    """claimed, released or transferred."""
+    to: int | None
+    by: int | None
+    by_name: str | None
+    reason: str | None
+
+
+class Mentioned(msgspec.Struct, frozen=True):
+    """A note's `chat_changed` that mentions the screen's member: the note, and who wrote it."""
+
+    note: int
+    by: int | None
+    by_name: str | None
 
 
 class LiveEvent(msgspec.Struct, frozen=True):
     id: int
     event: str
     phone: str | None
+    assignment: Assignment | None = None
+    mentioned: Mentioned | None = None
 
 
 async def stream_position(db: Database) -> int:
@@ -60,14 +92,14 @@ class EventStream:
         position = await self.start()
         first = not self._passed
         rows = await chat_events_after(self._db, self._caller.workspace_id, max(0, position - OVERLAP), CHAT_EVENTS,
-                                       self._caller.only_assigned_to, READ_LIMIT + OVERLAP)
+                                       self._caller.only_assigned_to, READ_LIMIT + OVERLAP, self._caller.member_id)
         fresh: list[LiveEvent] = []
         for row in rows:
             if row["id"] in self._passed_set:
                 continue
             self._remember(row["id"])
             if not first or row["id"] > position:
-                fresh.append(LiveEvent(row["id"], row["event"], row["phone"]))
+                fresh.append(LiveEvent(row["id"], row["event"], row["phone"], _assignment(row), _mentioned(row)))
         if rows:
             self._position = max(position, rows[-1]["id"])
         return fresh
@@ -77,3 +109,15 @@ class EventStream:
             self._passed_set.discard(self._passed[0])
         self._passed.append(event_id)
         self._passed_set.add(event_id)
+
+
+def _assignment(row) -> Assignment | None:
+    if row["assignment"] is None:
+        return None
+    return Assignment(row["assignment"], row["to_member"], row["by_member"], row["by_name"], row["reason"])
+
+
+def _mentioned(row) -> Mentioned | None:
+    if row["mentioned_note"] is None:
+        return None
+    return Mentioned(row["mentioned_note"], row["by_member"], row["by_name"])

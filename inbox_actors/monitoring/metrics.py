@@ -8,10 +8,13 @@ collectors in `collectors.py`. `totals()` reads the same counters back for `GET 
 
 Labels stay few: route templates (never a raw path), methods, statuses, outcomes, limiter and actor kinds, and
 the platform's error codes (at most MAX_ERROR_CODES distinct ones, later ones counted as "other"). No phone, key,
-workspace or message id is ever a label value.
+workspace or message id is ever a label value. Which node a scrape reached is one series of its own,
+`inbox_node_info{node}`, not a label on every series (docs/operating.md#metrics says why).
 """
 
 from __future__ import annotations
+
+import time
 
 import msgspec
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -126,6 +129,22 @@ class ServiceMetrics:
         self.workspaces_held = Gauge(
             "inbox_node_workspaces_held", "Workspaces whose lease this node holds, read at the scrape.",
             registry=registry)
+        self.clock_skew = Gauge(
+            "inbox_node_clock_skew_seconds", "How far this node's clock runs ahead of PostgreSQL's (negative: behind), "
+            "measured every minute with SELECT now() and half its round trip (monitoring/clock_skew.py).",
+            registry=registry)
+        self._clock_skew_at: float | None = None     # time.monotonic() of the last measure
+        # Which node a scrape reached: Prometheus tells targets apart by `instance` (the address it scraped); the
+        # node's own name, its start and its liveness lock are what differs per node beyond it (docs/operating.md).
+        self.node_info = Gauge(
+            "inbox_node_info", "Always 1: the node this scrape reached, by its name in the cluster (`node`: its "
+            "INBOX_NODE_URL, or the address it serves on), to join onto its other series by `instance`.",
+            ("node",), registry=registry)
+        self._node_named: str | None = None
+        self.node_start_time = Gauge(
+            "inbox_node_start_time_seconds", "When this node's process started, in seconds since the Unix epoch "
+            "(its own clock).", registry=registry)
+        self.liveness_lock_held: Gauge | None = None   # made at the first scrape of a node of a cluster
         self.db_query_seconds = Histogram(
             "inbox_db_query_duration_seconds", "Time one SQL statement took, from the Trio side.",
             buckets=QUERY_BUCKETS, registry=registry)
@@ -199,6 +218,28 @@ class ServiceMetrics:
     def gc_paused(self, generation: int, seconds: float) -> None:
         self._gc_children[generation].observe(seconds)
 
+    def clock_skew_measured(self, seconds: float) -> None:
+        self.clock_skew.set(seconds)
+        self._clock_skew_at = time.monotonic()
+
+    def node_identified(self, node: str, started_at: float, liveness_lock: bool | None) -> None:
+        """What differs per node, set at each scrape: its name (once named), its start (Unix seconds), and whether
+        it holds its liveness lock (None: a node alone, which holds none)."""
+        if node and node != self._node_named:
+            if self._node_named is not None:
+                self.node_info.remove(self._node_named)
+            self.node_info.labels(node).set(1)
+            self._node_named = node
+        self.node_start_time.set(started_at)
+        if liveness_lock is None:
+            return
+        if self.liveness_lock_held is None:
+            self.liveness_lock_held = Gauge(
+                "inbox_node_liveness_lock_held", "1 while this node of a cluster holds its liveness lock (the other "
+                "nodes see it alive by it), 0 while it does not (it holds no lease meanwhile). Not on a node alone.",
+                registry=self.registry)
+        self.liveness_lock_held.set(1 if liveness_lock else 0)
+
     def query_finished(self, seconds: float) -> None:
         """The database's observer (persistence.database.Database.observe_queries)."""
         self.db_query_seconds.observe(seconds)
@@ -207,6 +248,17 @@ class ServiceMetrics:
 
     def activity_records_dropped(self) -> int:
         return int(_total(self.activity_dropped))
+
+    def node_request_counts(self) -> dict[str, int]:
+        """`inbox_node_requests_total` by way (relayed, taken, unreachable), every way included."""
+        return {**dict.fromkeys(self._node_children, 0), **_by(self.node_requests, "way")}
+
+    def clock_skew_reading(self) -> tuple[float, float] | None:
+        """The last skew measured and how many seconds ago; None before the first measure."""
+        if self._clock_skew_at is None:
+            return None
+        (sample,) = next(iter(self.clock_skew.collect())).samples
+        return sample.value, time.monotonic() - self._clock_skew_at
 
     def totals(self) -> MetricTotals:
         requests = client_errors = server_errors = 0

@@ -101,12 +101,16 @@ async def open_connection(addresses: list[tuple[int, tuple]], *, tls: ssl.SSLCon
 
 
 async def exchange(connection: Connection, request: h11.Request, body: bytes, *, max_body: int,
-                   keep_body: bool) -> tuple[Answer, bool]:
+                   keep_body: bool, before_write: Callable[[], None] | None = None) -> tuple[Answer, bool]:
     """Send `request` with `body` and read the answer; (the answer, whether the connection may be reused).
     Raises StaleConnection (a reused connection the server had closed), ClosedWithoutAnswer, or one of
-    EXCHANGE_FAILURES; the caller closes the connection then."""
+    EXCHANGE_FAILURES; the caller closes the connection then. `before_write`: called once the connection is
+    ready, right before the request's bytes are written (with no scheduling point between the two); what it raises
+    is raised as it is, and nothing was written."""
     protocol = connection.protocol
     answered = False
+    if before_write is not None:
+        before_write()
     try:
         await connection.stream.send_all(
             protocol.send(request) + protocol.send(h11.Data(data=body)) + protocol.send(h11.EndOfMessage()))
@@ -148,18 +152,19 @@ async def exchange(connection: Connection, request: h11.Request, body: bytes, *,
 
 async def pooled_exchange(idle: IdleConnections, key: PoolKey, connect: Callable[[], Awaitable[Connection]],
                           request: h11.Request, body: bytes, *, max_body: int, keep_body: bool,
-                          resend_stale: bool = True) -> Answer:
+                          resend_stale: bool = True, before_write: Callable[[], None] | None = None) -> Answer:
     """One exchange on an idle connection to `key`, else on a new one from `connect()`; the connection goes back to
     `idle` when it may be reused, else is closed. An idle one the server turns out to have closed is replaced by a
-    new one and the request sent once more, unless `resend_stale` is false: then its failure is raised as it is."""
+    new one and the request sent once more, unless `resend_stale` is false: then its failure is raised as it is.
+    `before_write` is called right before each write of the request (`exchange`)."""
     connection = idle.take(key)
     if connection is not None:
         connection.reused = resend_stale
         try:
-            return await _exchange_and_keep(idle, key, connection, request, body, max_body, keep_body)
+            return await _exchange_and_keep(idle, key, connection, request, body, max_body, keep_body, before_write)
         except StaleConnection:
             _said_closed(key)
-    return await _exchange_and_keep(idle, key, await connect(), request, body, max_body, keep_body)
+    return await _exchange_and_keep(idle, key, await connect(), request, body, max_body, keep_body, before_write)
 
 
 def _said_closed(key: PoolKey) -> None:
@@ -167,10 +172,12 @@ def _said_closed(key: PoolKey) -> None:
 
 
 async def _exchange_and_keep(idle: IdleConnections, key: PoolKey, connection: Connection, request: h11.Request,
-                             body: bytes, max_body: int, keep_body: bool) -> Answer:
+                             body: bytes, max_body: int, keep_body: bool,
+                             before_write: Callable[[], None] | None) -> Answer:
     reusable = False
     try:
-        answer, reusable = await exchange(connection, request, body, max_body=max_body, keep_body=keep_body)
+        answer, reusable = await exchange(connection, request, body, max_body=max_body, keep_body=keep_body,
+                                          before_write=before_write)
         return answer
     finally:
         if reusable:

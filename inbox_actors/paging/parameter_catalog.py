@@ -72,6 +72,8 @@ WINDOW_ONLY = (SINCE, TO)
 HANDOFF_QUEUE = (LIMIT_50, CURSOR)
 LEDGER = (SINCE, TO, LIMIT_50, CURSOR)
 BOT_HANDOFFS = (SINCE, TO, LIMIT_50, CURSOR)
+BOT_USAGE = (SINCE, TO)
+BOT_REPLIES = (LIMIT_50,)
 AUDIT_LOG = (
     SINCE, TO,
     _p("action", "string", "only entries of this action", *team_audit.ACTIONS),

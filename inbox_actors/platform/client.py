@@ -7,7 +7,8 @@
   went wrong"), with `title` naming what happened (`Platform unreachable`, `Platform timeout`, `Unexpected
   platform answer`) and the cause in `details`. `http_status` is 0 when nothing was answered (connection
   refused, timeout, broken connection) and the HTTP status when something other than Meta's JSON was.
-Only bugs (and cancellation) propagate.
+Only bugs, cancellation and `EffectAbandoned` propagate: right before the request is written, the client checks
+that its node still holds the send's workspace (inbox_actors/cluster/effect_fence.py), and writes nothing otherwise.
 
 At most `max_concurrent` sends are at the platform at once (a `trio.CapacityLimiter`, as many as the kept-alive
 connections). A send first waits for a slot, in FIFO order and untimed: a busy client is not the platform's
@@ -36,6 +37,7 @@ from urllib.parse import urlsplit
 import h11
 import trio
 
+from inbox_actors.cluster.effect_fence import check_effect
 from inbox_actors.outbound_http.connections import (
     EXCHANGE_FAILURES,
     ClosedWithoutAnswer,
@@ -166,9 +168,11 @@ class CloudApiClient:
             return _unreachable(TITLE_TIMEOUT, f"no answer from {url} within {self._timeout:g}s")
 
     async def _post(self, head: h11.Request, body: bytes) -> tuple[int, bytes | None]:
-        # Never sent twice: a failure is the platform's answer to this send, not a cue to resend.
+        # Never sent twice: a failure is the platform's answer to this send, not a cue to resend. Nothing is written
+        # for a workspace the node no longer holds, checked at the last moment (its connection slot may have waited).
         answer = await pooled_exchange(self._idle, (self._scheme, self._host, self._port), self._connect, head, body,
-                                       max_body=MAX_ANSWER_BYTES, keep_body=True, resend_stale=False)
+                                       max_body=MAX_ANSWER_BYTES, keep_body=True, resend_stale=False,
+                                       before_write=check_effect)
         return answer.status_code, answer.body
 
     async def _connect(self) -> Connection:

@@ -1,4 +1,5 @@
-"""Meta's JSON for `POST /{phone_number_id}/messages`: the request, the success answer and the error body.
+"""Meta's JSON for `POST /{phone_number_id}/messages`: the request, the success answer and the error body; and
+the answer of `POST /{phone_number_id}/media` (an upload), `{"id"}`, whose errors are the same error body.
 
 Both sides of the wire use this one module: the client encodes a `SendRequest` and decodes the answer, the
 simulator decodes the request and encodes the answer, so the two can never drift apart. Decoding ignores
@@ -27,7 +28,7 @@ class TextBody(msgspec.Struct, frozen=True, omit_defaults=True):
 
 class MediaBody(msgspec.Struct, frozen=True, omit_defaults=True):
     link: str | None = None
-    id: str | None = None                    # an uploaded media id (the simulator accepts it as well as a link)
+    id: str | None = None                    # an uploaded media's id (`POST /{phone_number_id}/media`)
     caption: str | None = None
     filename: str | None = None              # document only
 
@@ -88,7 +89,9 @@ def encode_send_request(request: SendRequest) -> bytes:
         # Meta refuses a caption on audio and a filename on anything but a document.
         caption = request.text if request.type != "audio" else None
         filename = request.filename if request.type == "document" else None
-        fields[request.type] = MediaBody(link=request.media_url, caption=caption, filename=filename)
+        # By the uploaded media's id when it has one, else by link.
+        link = request.media_url if request.media_id is None else None
+        fields[request.type] = MediaBody(link=link, id=request.media_id, caption=caption, filename=filename)
     else:
         raise InvalidSendRequest(f"unknown message type {request.type!r}")
     if request.callback_data is not None:
@@ -133,8 +136,10 @@ def _request_of(message: MessageRequest) -> SendRequest:
     media: MediaBody | None = getattr(message, message.type)
     if media is None or not (media.link or media.id):
         raise InvalidSendRequest(f"{message.type}.link or {message.type}.id is required")
-    return SendRequest(to=message.to, type=message.type, text=media.caption, media_url=media.link or media.id,
-                       filename=media.filename)
+    if media.link and media.id:
+        raise InvalidSendRequest(f"{message.type} takes a link or an id, not both")
+    return SendRequest(to=message.to, type=message.type, text=media.caption, media_url=media.link or None,
+                       media_id=media.id or None, filename=media.filename)
 
 
 # -- the answers --------------------------------------------------------------------------------------------
@@ -198,6 +203,10 @@ def decode_answer(status: int, raw: bytes) -> SendAccepted | SendRefused:
         if not answer.messages or not answer.messages[0].id:
             raise UnexpectedAnswer("success answer carries no message id")
         return SendAccepted(message_id=answer.messages[0].id)
+    return _refusal(status, raw)
+
+
+def _refusal(status: int, raw: bytes) -> SendRefused:
     try:
         error = msgspec.json.decode(raw, type=ErrorAnswer).error
     except msgspec.DecodeError as err:
@@ -207,3 +216,29 @@ def decode_answer(status: int, raw: bytes) -> SendAccepted | SendRefused:
         subcode=error.error_subcode, details=error.error_data.details if error.error_data else None,
         http_status=status,
     )
+
+
+# -- an upload ----------------------------------------------------------------------------------------------
+
+class UploadAnswer(msgspec.Struct, frozen=True):
+    """Meta's answer to an upload: the media's id, which a send names it by."""
+
+    id: str
+
+
+def encode_uploaded(media_id: str) -> bytes:
+    return msgspec.json.encode(UploadAnswer(id=media_id))
+
+
+def decode_upload_answer(status: int, raw: bytes) -> str | SendRefused:
+    """The uploaded media's id, or Meta's refusal as a value. Raises UnexpectedAnswer for anything else."""
+    if 200 <= status < 300:
+        try:
+            answer = msgspec.json.decode(raw, type=UploadAnswer)
+        except msgspec.DecodeError as err:
+            raise UnexpectedAnswer(f"upload answer is not Meta's: {err}") from None
+        if not answer.id:
+            raise UnexpectedAnswer("upload answer carries no media id")
+        return answer.id
+    return _refusal(status, raw)
+

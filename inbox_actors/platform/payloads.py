@@ -30,14 +30,18 @@ class SendRequest(msgspec.Struct, frozen=True):
     to: str                                  # normalised phone, digits with country code
     type: str = "text"                       # one of MESSAGE_TYPES
     text: str | None = None                  # text body, or the caption of media
-    media_url: str | None = None             # image, video, audio, document
-    filename: str | None = None              # document
+    media_url: str | None = None             # image, video, audio, document: sent by link
+    filename: str | None = None              # document (kept on our record of any media sent)
     template_name: str | None = None
     template_language: str | None = None
     template_parameters: tuple[str, ...] = ()
     # Meta's biz_opaque_callback_data: echoed on the message's status webhooks (the send's row id, so a status
     # can settle a send whose answer was lost).
     callback_data: str | None = None
+    # Media uploaded to the platform first (its media endpoint's id), sent by id instead of a link; its type is
+    # ours to keep (Meta's send does not carry it).
+    media_id: str | None = None
+    mime_type: str | None = None
 
 
 class SendAccepted(msgspec.Struct, frozen=True):

@@ -97,6 +97,18 @@ def placeholder_count(body: str) -> int:
     return len(numbers)
 
 
+def filled(body: str, parameters: list[str] | tuple[str, ...] | None) -> str:
+    """The body as the customer got it: each `{{n}}` replaced by the n-th value (one with no value is left as it
+    is), as the platform fills a template's body parameters."""
+    values = list(parameters or ())
+
+    def value(match: re.Match[str]) -> str:
+        number = int(match[1]) if _NUMBER.fullmatch(match[1]) else 0
+        return values[number - 1] if 0 < number <= len(values) else match[0]
+
+    return _BRACES.sub(value, body)
+
+
 def template_body(body: str) -> str:
     if not body.strip() or len(body) > MAX_BODY_LENGTH:
         raise TemplateError(f"template body must be 1 to {MAX_BODY_LENGTH:,} characters")

@@ -83,6 +83,11 @@ class ConversationDetail(Conversation, frozen=True):
 def preview(row: Record) -> str:
     text = row["last_text"] or (f"[template {row['last_template_name']}]" if row["last_template_name"]
                                 else f"[{row['last_type']}]")
+    return shortened(text)
+
+
+def shortened(text: str) -> str:
+    """A message's text as a preview: at most PREVIEW_CHARS characters."""
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
 

@@ -11,6 +11,7 @@ from .errors import (
     KindUnavailable,
     MailboxFull,
     ServedElsewhere,
+    WaitingOutOutage,
 )
 from .placement import Placement, workspace_in_key
 from .ref import ActorRef
@@ -35,13 +36,14 @@ __all__ = [
     "AskTimeout",
     "Directory",
     "Handle",
+    "Job",
     "KindCounts",
     "KindUnavailable",
     "MailboxFull",
     "Placement",
     "ServedElsewhere",
     "SystemSummary",
-    "Job",
+    "WaitingOutOutage",
     "start_timers",
     "timer_kind",
     "workspace_in_key",

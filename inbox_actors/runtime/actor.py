@@ -87,6 +87,11 @@ class ActorKind:
     """Seconds before the first restart after a crash; each further crash within restart_window doubles it."""
     restart_backoff_max: float = 5.0
     """The longest wait before a restart."""
+    outage_backoff_max: float = 1.0
+    """The longest wait before restarting an actor that crashed of an outage (the system's `outages`: the database
+    gone, say). Such a crash is no fault of the kind, so it counts toward neither the restart intensity nor the
+    circuit, and the actor is tried again at least this often: once the dependency is back, it serves again within
+    about this long."""
     circuit_failures: int = 3
     """Failed (escalated) actors of this kind within restart_window that open the kind's circuit: the whole
     kind then refuses work fast (KindUnavailable) for failed_cooldown, as OTP escalates to the parent."""
@@ -114,7 +119,7 @@ class ActorKind:
         if not isinstance(self.mailbox_capacity, int) or self.mailbox_capacity < 1:
             raise ValueError(f"mailbox_capacity must be a positive int, got {self.mailbox_capacity!r}")
         for field_name in ("idle_timeout", "ask_timeout", "restart_window", "failed_cooldown", "restart_backoff",
-                           "restart_backoff_max"):
+                           "restart_backoff_max", "outage_backoff_max"):
             value = getattr(self, field_name)
             if not value > 0:  # also rejects NaN; math.inf is allowed and means "never"
                 raise ValueError(f"{field_name} must be positive, got {value!r}")
@@ -137,5 +142,15 @@ class ActorKind:
         """How long to wait before restarting after the `crashes`-th crash within the window: exponential,
         capped, with "equal jitter" (half fixed, half random), so actors that crashed together on one cause
         (a database blip) do not all come back in the same instant."""
-        delay = min(self.restart_backoff_max, self.restart_backoff * 2 ** max(0, crashes - 1))
-        return delay / 2 + random.random() * delay / 2
+        return _jittered(min(self.restart_backoff_max, self.restart_backoff * 2 ** max(0, crashes - 1)))
+
+    def outage_delay(self, tries: int) -> float:
+        """How long to wait before the next start after the `tries`-th crash in a row of one outage: the restart
+        backoff, capped at outage_backoff_max rather than restart_backoff_max, and jittered the same way."""
+        cap = min(self.restart_backoff_max, self.outage_backoff_max)
+        return _jittered(min(cap, self.restart_backoff * 2 ** max(0, tries - 1)))
+
+
+def _jittered(delay: float) -> float:
+    """"Equal jitter": half the delay fixed, half random."""
+    return delay / 2 + random.random() * delay / 2

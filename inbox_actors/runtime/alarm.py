@@ -4,6 +4,10 @@ sleeps until the next due time it found, a sooner one it is told (`DueAt`), or `
 The SLA clock and the broadcast schedule are alarms: their due times live in PostgreSQL, so a restart loses
 nothing, and whoever commits a sooner due time tells the alarm so it never oversleeps it. A round failing with
 one of `retry_on` (its store briefly away) is tried again after `retry_seconds` instead of crashing the actor.
+
+An alarm keeps no clock of its own: a round judges what is due by its store's clock (PostgreSQL's `now()`, read in
+its statements) and says what time that was (`Round.now`), and the alarm sleeps from that time to the next due
+one. So a node whose own clock runs ahead or behind neither does anything early nor sleeps past a due time.
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ import msgspec
 import trio
 
 from .actor import Actor
-from .clock import Clock
 
 log = logging.getLogger("inbox_actors.runtime.alarm")
 
@@ -31,9 +34,11 @@ class DueAt(msgspec.Struct, frozen=True):
 
 
 class Round(msgspec.Struct, frozen=True):
-    """What a round found: the next due time (None: nothing known), and whether more may be due at once."""
+    """What a round found: the next due time (None: nothing known), the time by the store's clock it judged at
+    (what the alarm sleeps from), and whether more may be due at once."""
 
     next_due: datetime | None
+    now: datetime | None = None
     more_now: bool = False
 
 
@@ -41,15 +46,14 @@ class Alarm(Actor):
     retry_on: tuple[type[Exception], ...] = ()
     retry_seconds = 5.0
 
-    def __init__(self, key: str, clock: Clock, recheck_seconds: float) -> None:
+    def __init__(self, key: str, recheck_seconds: float) -> None:
         super().__init__(key)
-        self.clock = clock
         self.recheck_seconds = recheck_seconds
         self._next: datetime | None = None
         self._wake = trio.Event()
 
-    async def round(self, now: datetime) -> Round:
-        """Do what is due by `now`."""
+    async def round(self) -> Round:
+        """Do what is due by the store's clock now."""
         raise NotImplementedError
 
     async def on_start(self) -> None:
@@ -77,12 +81,13 @@ class Alarm(Actor):
     async def _rounds(self) -> None:
         while True:
             self._wake = trio.Event()
-            found = await self.round(self.clock.now())
+            found = await self.round()
             if found.more_now:
                 continue
             self._next = found.next_due
             wait = self.recheck_seconds
-            if self._next is not None:
-                wait = min(wait, max(0.0, (self._next - self.clock.now()).total_seconds()))
+            if self._next is not None and found.now is not None:
+                # From the store's time the round judged at (its last statement's, a moment ago).
+                wait = min(wait, max(0.0, (self._next - found.now).total_seconds()))
             with trio.move_on_after(wait):
                 await self._wake.wait()

@@ -48,7 +48,7 @@ class Cell(CellSupervision):
     __slots__ = (
         "kind", "key", "_registry", "_predecessor", "mailbox", "status", "_actor", "_tasks", "_parked",
         "_loop_scope", "_task_crash", "_in_flight", "_activated", "_activation_cause", "_stop_requested",
-        "_stop_signal", "_aborted", "ready", "exited", "failed_until", "_history", "messages_handled",
+        "_backoff_over", "_start_tried", "_aborted", "ready", "exited", "failed_until", "_history", "messages_handled",
         "messages_dropped", "last_activity_at", "started_at", "_tally",
     )
 
@@ -73,7 +73,10 @@ class Cell(CellSupervision):
         self._activated = False
         self._activation_cause: Exception | None = None
         self._stop_requested = False
-        self._stop_signal = LazyEvent()  # wakes a restart backoff when a stop is requested
+        # Wakes a restart backoff: a stop requested, or the outage it waits out over (supervision.py).
+        self._backoff_over = LazyEvent()
+        # Set when a restart's start has been tried; made only when an ask waits for one (supervision.py).
+        self._start_tried: LazyEvent | None = None
         self._aborted = False
         self.ready = LazyEvent()
         self.exited = LazyEvent()
@@ -118,7 +121,7 @@ class Cell(CellSupervision):
     def request_stop(self) -> None:
         """Close the mailbox to senders; the actor handles what is queued, calls on_stop and exits."""
         self._stop_requested = True
-        self._stop_signal.set()
+        self._backoff_over.set()
         self.mailbox.close()
         if self._parked:
             self._unpark()

@@ -1,5 +1,6 @@
 """One actor's crash history: the restart intensity (N crashes within T seconds), the backoff before the next
-restart, and what operators read about its last failure."""
+restart, and what operators read about its last failure. Crashes of an outage (outages.py) are kept apart: they
+spend no intensity, and are logged once per outage rather than once per try."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def describe(exc: BaseException) -> str:
 
 
 class CrashHistory:
-    __slots__ = ("_kind", "_times", "restarts", "last_error", "last_error_at", "last_crash")
+    __slots__ = ("_kind", "_times", "restarts", "last_error", "last_error_at", "last_crash", "outage_tries",
+                 "_outage_began")
 
     def __init__(self, kind: ActorKind) -> None:
         self._kind = kind
@@ -33,6 +35,9 @@ class CrashHistory:
         self.last_crash: Exception | None = None
         """The crash being handled, to chain into the errors callers get; dropped once the actor runs again (its
         traceback pins the dead instance's frames)."""
+        self.outage_tries = 0
+        """Crashes in a row of the outage under way (0: none), which set the backoff before the next try."""
+        self._outage_began: float | None = None
 
     @property
     def recent(self) -> int:
@@ -53,9 +58,35 @@ class CrashHistory:
         logger.warning("%s crashed: %s", owner, self.last_error, exc_info=exc)
         return len(self._times) > self._kind.max_restarts
 
-    def restart_delay(self) -> float:
-        """The backoff before the next restart (see ActorKind.restart_delay)."""
+    def record_outage(self, exc: Exception, owner: str) -> None:
+        """Note a crash an outage caused: no fault of the actor, so it spends none of the restart intensity. The
+        first of an outage is logged as a warning, the tries after it at debug level."""
+        now = trio.current_time()
+        self.last_crash = exc
+        self.last_error = describe(exc)
+        self.last_error_at = now
+        self.outage_tries += 1
+        if self._outage_began is None:
+            self._outage_began = now
+            logger.warning("%s crashed of an outage (%s); trying again at least every %gs until it starts",
+                           owner, self.last_error, self._kind.outage_backoff_max)
+        else:
+            logger.debug("%s: still out (%s), try %d", owner, self.last_error, self.outage_tries)
+
+    def restart_delay(self, *, outage: bool = False) -> float:
+        """The backoff before the next restart (see ActorKind.restart_delay and outage_delay)."""
+        if outage:
+            return self._kind.outage_delay(self.outage_tries)
         return self._kind.restart_delay(self.recent)
+
+    def running_again(self, owner: str) -> None:
+        """A fresh instance started: the crash is over, and so is an outage it was part of."""
+        self.last_crash = None
+        if self._outage_began is not None:
+            logger.debug("%s started again after %d tries over %.1fs of an outage", owner, self.outage_tries,
+                         trio.current_time() - self._outage_began)
+        self._outage_began = None
+        self.outage_tries = 0
 
     def note_activation_failed(self, exc: Exception) -> None:
         self.last_error = describe(exc)

@@ -21,6 +21,10 @@ class Envelope:
         self._value: object = None
         self._error: BaseException | None = None
 
+    @property
+    def expects_reply(self) -> bool:
+        return self._replied is not None
+
     def begin(self) -> bool:
         """Claim the message for handling; False if its asker already gave up, so it must be skipped."""
         if self._state == _ABANDONED:

@@ -61,6 +61,14 @@ class KindUnavailable(ActorError):
     reason = "kind unavailable: its actors are failing"
 
 
+class WaitingOutOutage(ActorError):
+    """The actor crashed of an outage of a dependency every actor shares (outages.py; the crash is chained) and
+    waits for it to end: an ask is refused at once rather than left waiting, under its deadline, for a return
+    nobody can promise."""
+
+    reason = "waiting out an outage"
+
+
 class ActivationFailed(ActorError):
     """The actor's first on_start raised, so it never became ready; the cause is chained."""
 

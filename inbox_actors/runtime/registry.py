@@ -36,6 +36,19 @@ class Registry(Protocol):
     def note_failed(self, cell: Cell) -> None:
         """The cell escalated (restart intensity exceeded): the kind's supervisor decides what follows."""
 
+    def outage(self, exc: BaseException) -> bool:
+        """Whether the crash was caused by an outage of a dependency every actor shares (outages.py), not by the
+        actor: it then counts toward neither the restart intensity nor the kind's circuit."""
+
+    def waits_out(self, cell: Cell) -> None:
+        """The cell waits out an outage in its restart backoff: woken (`Cell.outage_over`) once the outage is over."""
+
+    def done_waiting(self, cell: Cell) -> None:
+        """The cell's outage backoff ended (its time ran out, it was woken, or it was stopped)."""
+
+    def outage_over(self) -> None:
+        """A cell that waited out an outage started again: the dependency is back; wake every cell still waiting."""
+
     def guarding(self, cell: Cell) -> AbstractContextManager[None]:
         """Around each task of the cell: for an actor of a workspace, the placement's guard of its statements."""
 

@@ -1,6 +1,13 @@
 """One cell's supervision, one-for-one: restart after a crash with backoff and the restart intensity, escalate
 to "failed", and fail what waits in the mailbox when the cell cannot serve it. A mixin of Cell (cell.py), which
 holds the state these methods use; split from it by concern (serving vs recovering).
+
+A crash an outage caused (the system's `outages`: the database gone) is no fault of the actor: it spends no restart
+intensity, so it never escalates nor opens the kind's circuit, and the actor is tried again with the kind's backoff
+capped at `outage_backoff_max`, for as long as the outage lasts. A tell sent meanwhile waits for the instance that
+starts once the dependency is back; an ask has the actor tried at once and is refused (`WaitingOutOutage`, the
+outage chained) if that start fails too: someone waits on an ask, and a return nobody can promise must not hold it
+for its whole deadline.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ import trio
 from .actor import Actor, ActorKind
 from .crash_history import CrashHistory, describe
 from .envelope import Envelope
-from .errors import ActivationFailed, ActorCrashed, ActorError, ActorFailed, ActorSystemStopping
+from .errors import ActivationFailed, ActorCrashed, ActorError, ActorFailed, ActorSystemStopping, WaitingOutOutage
 from .lazy_event import LazyEvent
 from .mailbox import Mailbox
 from .registry import Registry
@@ -42,7 +49,8 @@ class CellSupervision:
     _in_flight: list[Envelope] | None
     _activation_cause: Exception | None
     _stop_requested: bool
-    _stop_signal: LazyEvent
+    _backoff_over: LazyEvent
+    _start_tried: LazyEvent | None
     _aborted: bool
 
     history: CrashHistory
@@ -53,9 +61,12 @@ class CellSupervision:
         """Restart after a crash; False when the cell must end instead (escalated or shutting down)."""
         restarting_failed = False
         while True:
+            outage = self._registry.outage(exc)
             # What was queued when a message or task crashed the actor is failed with it; a restart whose
             # on_start fails fails nothing more: what waits is waiting for a healthy instance.
-            if self._note_crash(exc, fail_queued=not restarting_failed):
+            escalated = self._note_crash(exc, fail_queued=not restarting_failed, outage=outage)
+            self._start_was_tried()     # an ask waiting for this start (try_start_now) reads the outcome
+            if escalated:
                 self._escalate()
                 return False
             if self._stop_requested:
@@ -64,12 +75,23 @@ class CellSupervision:
                 return False
             self.status = ActorStatus.RESTARTING
             # Backoff: a cause that outlives an instant (a database blip) must not spend the whole restart
-            # intensity in milliseconds. Messages wait in the mailbox meanwhile, under their asks' deadlines.
-            with trio.move_on_after(self.history.restart_delay()):
-                await self._stop_signal.wait()
+            # intensity in milliseconds. Messages wait in the mailbox meanwhile, under their asks' deadlines. An
+            # outage's backoff also ends as soon as another actor that waited it out has started again: the
+            # dependency is back, and every actor waiting for it tries at once rather than at its own next try.
+            if outage:
+                self._registry.waits_out(self)
+            try:
+                with trio.move_on_after(self.history.restart_delay(outage=outage)):
+                    await self._backoff_over.wait()
+            finally:
+                if outage:
+                    self._registry.done_waiting(self)
+            if not self._stop_requested and self._backoff_over.is_set():
+                self._backoff_over = LazyEvent()    # woken for the outage's end: the next backoff waits afresh
             if self._stop_requested:
                 self.status = ActorStatus.STOPPING
-                self._drain(lambda: ActorSystemStopping(self.kind.name, self.key, "stopped while restarting"))
+                self._drain(self._stopped_while_restarting)
+                self._start_was_tried()
                 return False
             self.history.restarts += 1
             self._tally.restarted += 1
@@ -83,16 +105,21 @@ class CellSupervision:
                 restarting_failed = True
                 continue
             self.status = ActorStatus.RUNNING
-            self.history.last_crash = None
+            self._start_was_tried()
+            if self.history.outage_tries:
+                self._registry.outage_over()        # this actor's dependency answers again: wake the others
+            self.history.running_again(self.name)
             return True
 
-    def _note_crash(self, exc: Exception, *, fail_queued: bool) -> bool:
+    def _note_crash(self, exc: Exception, *, fail_queued: bool, outage: bool = False) -> bool:
         """Record a crash and (`fail_queued`) fail what was queued behind it; True if the restart intensity is
-        exceeded."""
+        exceeded (never by a crash of an outage)."""
         self._actor = None
         if self._tasks is not None:
             self._tasks.cancel_all()
-        if self.history.record(exc, self.name):
+        if outage:
+            self.history.record_outage(exc, self.name)
+        elif self.history.record(exc, self.name):
             return True  # _escalate refuses the queue as failed: nothing will serve it soon
         if fail_queued:
             # Only what was queued at the crash: senders still waiting for room go to the restarted actor.
@@ -133,7 +160,11 @@ class CellSupervision:
 
         self._drain(activation_failed)
         self.mailbox.break_()
-        logger.error("%s failed to activate: %s", self.name, last_error, exc_info=exc)
+        if self._registry.outage(exc):
+            # Every activation meets it while the outage lasts: one line each, without a traceback that says nothing.
+            logger.warning("%s could not activate during an outage: %s", self.name, last_error)
+        else:
+            logger.error("%s failed to activate: %s", self.name, last_error, exc_info=exc)
 
     def _abort(self) -> None:
         """Cancelled (shutdown grace expired): fail what is in flight and queued. Must not checkpoint."""
@@ -156,6 +187,41 @@ class CellSupervision:
             taken += 1
             self.messages_dropped += 1
             envelope.fail(make_error())
+
+    @property
+    def waiting_out_outage(self) -> bool:
+        """Restarting after a crash an outage caused, and not started again yet."""
+        return self.status is ActorStatus.RESTARTING and self.history.outage_tries > 0
+
+    async def try_start_now(self) -> None:
+        """For an ask that finds the cell waiting out an outage: end the backoff, and return once that start has
+        been tried (whether it started: `waiting_out_outage`)."""
+        if self._start_tried is None:
+            self._start_tried = LazyEvent()
+        tried = self._start_tried
+        self._backoff_over.set()
+        await tried.wait()
+
+    def outage_refusal(self) -> WaitingOutOutage:
+        """An ask's refusal while the cell waits out an outage, chained to the crash so callers see the outage."""
+        error = WaitingOutOutage(self.kind.name, self.key, self.history.last_error)
+        error.__cause__ = self.history.last_crash
+        return error
+
+    def _start_was_tried(self) -> None:
+        tried, self._start_tried = self._start_tried, None
+        if tried is not None:
+            tried.set()
+
+    def outage_over(self) -> None:
+        """The outage this cell's restart backoff waits out is over (another actor started again): try now."""
+        self._backoff_over.set()
+
+    def _stopped_while_restarting(self) -> ActorSystemStopping:
+        # Chained to the crash the actor was recovering from, so a caller can tell an outage's refusal.
+        error = ActorSystemStopping(self.kind.name, self.key, "stopped while restarting")
+        error.__cause__ = self.history.last_crash
+        return error
 
     def _crashed(self, exc: Exception) -> ActorCrashed:
         error = ActorCrashed(self.kind.name, self.key, describe(exc))

@@ -16,6 +16,7 @@ from .actor import ActorKind
 from .cell import Cell, busyness
 from .envelope import Envelope
 from .errors import ActorSystemStopping, KindUnavailable, MailboxFull, ServedElsewhere
+from .outages import Outages
 from .placement import Placement
 from .ref import NOT_INLINE, ActorRef
 from .statistics import ActorStatistics, ActorStatus, KindCounters, KindCounts, SystemSummary
@@ -32,8 +33,13 @@ FAILING_LISTED = 100
 
 
 class ActorSystem:
-    def __init__(self, kinds: Iterable[ActorKind] = (), placement: Placement | None = None) -> None:
+    def __init__(self, kinds: Iterable[ActorKind] = (), placement: Placement | None = None, *,
+                 outages: tuple[type[BaseException], ...] = ()) -> None:
         self._kinds: dict[str, ActorKind] = {}
+        # What a dependency every actor shares raises when it is out (the service's database): a crash so caused is
+        # no fault of the actor's kind (supervision.py). The runtime is told the types; it imports no dependency.
+        self._outages = Outages(outages)
+        self._waiting_out: dict[Cell, None] = {}   # cells in an outage's restart backoff, woken when it is over
         # With a placement, an actor of a kind with `workspace_of` activates only while this node holds its workspace.
         self._placement = placement
         self._by_workspace: dict[int, dict[Cell, None]] = {}   # such live cells, so a lost workspace's can stop
@@ -186,6 +192,20 @@ class ActorSystem:
     def note_restarted(self, cell: Cell) -> None:
         self._troubled[cell] = None
 
+    def outage(self, exc: BaseException) -> bool:
+        return self._outages.caused(exc)
+
+    def waits_out(self, cell: Cell) -> None:
+        self._waiting_out[cell] = None
+
+    def done_waiting(self, cell: Cell) -> None:
+        self._waiting_out.pop(cell, None)
+
+    def outage_over(self) -> None:
+        waiting, self._waiting_out = self._waiting_out, {}
+        for cell in waiting:
+            cell.outage_over()
+
     def note_failed(self, cell: Cell) -> None:
         kind = cell.kind
         tally = self._tallies[kind.name]
@@ -282,6 +302,10 @@ class ActorSystem:
                     and (kind.name, key) not in self._cells):
                 await self._place(kind, key)
             cell, activated = self._resolve(kind, key)
+            if envelope.expects_reply and cell.waiting_out_outage:
+                await cell.try_start_now()
+                if cell.waiting_out_outage:
+                    raise cell.outage_refusal()
             try:
                 await cell.mailbox.send(envelope)
             except (trio.BrokenResourceError, trio.ClosedResourceError):

@@ -16,7 +16,6 @@ from inbox_actors.domain import team_audit
 from inbox_actors.domain.member_ref import MemberRef
 from inbox_actors.paging import cursors, parameters
 from inbox_actors.paging.windows import Window, window
-from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record
 from persistence.queries import team_audit as queries
 
@@ -64,6 +63,6 @@ def _entry(row: Record) -> AuditEntry:
                       msgspec.json.decode(row["details"]))
 
 
-async def prune_expired(db: Database, clock: Clock) -> int:
-    """Delete entries older than the retention; how many."""
-    return await queries.prune(db, clock.now() - team_audit.RETENTION)
+async def prune_expired(db: Database) -> int:
+    """Delete entries older than the retention by PostgreSQL's clock (a node-wide sweep); how many."""
+    return await queries.prune(db, team_audit.RETENTION)

@@ -25,6 +25,7 @@ from inbox_actors.domain import scopes as scope_rules
 from inbox_actors.domain import team_audit
 from inbox_actors.paging import cursors, parameters
 from inbox_actors.runtime import ActorError, Directory
+from inbox_actors.team import presence
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import roster as roster_queries
 from persistence.queries import sessions as session_queries
@@ -81,6 +82,7 @@ class Member(msgspec.Struct, frozen=True):
     created_at: datetime
     updated_at: datetime
     load: MemberLoad
+    availability: presence.Availability    # online, busy or offline now, and why (docs/team.md#availability)
 
 
 class RosterPage(msgspec.Struct, frozen=True):
@@ -111,7 +113,8 @@ async def roster(db: Database, workspace_id: int, args: Args, now: datetime) -> 
     position = cursors.decode(args, CURSOR_KIND, int)
     rows = await roster_queries.members(db, workspace_id, statuses, position[0] if position else None, limit + 1)
     page, more = rows[:limit], len(rows) > limit
-    return RosterPage([member_view(row, now) for row in page],
+    available = await presence.of_members(db, workspace_id, [row["id"] for row in page])
+    return RosterPage([member_view(row, now, available[row["id"]]) for row in page],
                       cursors.encode(CURSOR_KIND, args, page[-1]["id"]) if more else None)
 
 
@@ -119,7 +122,7 @@ async def one(db: Database, workspace_id: int, member_id: int, now: datetime) ->
     row = await roster_queries.member(db, workspace_id, member_id)
     if row is None:
         raise NOT_FOUND
-    return member_view(row, now)
+    return await _viewed(db, workspace_id, row, now)
 
 
 async def add(db: Database, workspace_id: int, caller_id: int, via: str, body: AddMember, now: datetime) -> Member:
@@ -136,7 +139,7 @@ async def add(db: Database, workspace_id: int, caller_id: int, via: str, body: A
         row = await roster_queries.member(tx, workspace_id, added["id"])
         await _audit(tx, workspace_id, caller_id, via, team_audit.MEMBER_ADDED, row["id"], now,
                      {"role": body.role, "permissions": permissions, "assigned_only": body.assigned_only})
-    return member_view(row, now)
+    return await _viewed(db, workspace_id, row, now)
 
 
 async def change(db: Database, workspace_id: int, caller_id: int, via: str, member_id: int, body: ChangeMember,
@@ -163,7 +166,7 @@ async def change(db: Database, workspace_id: int, caller_id: int, via: str, memb
             await roster_queries.update_member(tx, member_id, changes, now)
             await _audit(tx, workspace_id, caller_id, via, team_audit.MEMBER_CHANGED, member_id, now, changes)
         row = await roster_queries.member(tx, workspace_id, member_id)
-    return member_view(row, now)
+    return await _viewed(db, workspace_id, row, now)
 
 
 async def set_status(db: Database, workspace_id: int, caller_id: int, via: str, member_id: int, status: str,
@@ -177,7 +180,7 @@ async def set_status(db: Database, workspace_id: int, caller_id: int, via: str, 
             action = team_audit.MEMBER_SUSPENDED if status == "suspended" else team_audit.MEMBER_REACTIVATED
             await _audit(tx, workspace_id, caller_id, via, action, member_id, now)
         row = await roster_queries.member(tx, workspace_id, member_id)
-    return member_view(row, now)
+    return await _viewed(db, workspace_id, row, now)
 
 
 async def remove(db: Database, actors: Directory, workspace_id: int, caller_id: int, author: str, member_id: int,
@@ -197,10 +200,14 @@ async def remove(db: Database, actors: Directory, workspace_id: int, caller_id: 
             continue  # the chat stays assigned to the removed member; a later release or transfer moves it
         released += isinstance(answer, conversation.Changed)
     row = await roster_queries.member(db, workspace_id, member_id)
-    return Removed(**msgspec.structs.asdict(member_view(row, now)), released_chats=released)
+    return Removed(**msgspec.structs.asdict(await _viewed(db, workspace_id, row, now)), released_chats=released)
 
 
-def member_view(row: Record, now: datetime) -> Member:
+async def _viewed(db: Database, workspace_id: int, row: Record, now: datetime) -> Member:
+    return member_view(row, now, (await presence.of_members(db, workspace_id, [row["id"]]))[row["id"]])
+
+
+def member_view(row: Record, now: datetime, availability: presence.Availability) -> Member:
     oldest = row["oldest_wait_since"]
     return Member(
         user_id=row["id"], name=row["name"], email=row["email"], role=row["role"], status=row["status"],
@@ -208,6 +215,7 @@ def member_view(row: Record, now: datetime) -> Member:
         updated_at=row["updated_at"],
         load=MemberLoad(row["open_chats"], row["waiting_chats"],
                         max(0, int((now - oldest).total_seconds())) if oldest is not None else None),
+        availability=availability,
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
-from inbox_actors.use_cases import broadcasts, chat_reads, chats, contacts
+from inbox_actors.use_cases import ai_knowledge, bot, broadcasts, chat_reads, chats, contacts, pricing_sheets
 from inbox_actors.use_cases.use_case import Kind, UseCase
 
 __all__ = ["Action", "ACTIONS", "BY_NAME", "Kind", "input_schema"]
@@ -133,6 +133,18 @@ ACTIONS: tuple[Action, ...] = (
            "tags, now or at scheduled_at. Waits for approval in the app when the member may not approve "
            "broadcasts. Returns the broadcast with its counts.",
            default_exposed=False, default_needs_approval=True),
+    Action(pricing_sheets.QUOTE, "Look up a price",
+           "Prices from the workspace's pricing sheets matching what a customer asks about (q): item, price as an "
+           "exact decimal string, currency, unit and validity. The only source of a price to state to a customer.",
+           default_exposed=True),
+    Action(ai_knowledge.SEARCH, "Search the AI agent's knowledge",
+           "The FAQ answers and article passages that best match a question (q), ranked, as the AI agent would be "
+           "grounded in them.",
+           default_exposed=True),
+    Action(bot.USAGE, "The AI agent's usage and cost",
+           "The AI agent's model calls by day and model: calls, replies, failures, tokens and cost in US dollars, "
+           "with the month's spend and the credit balance (since/to: the window, default 7 days).",
+           default_exposed=True),
 )
 BY_NAME: dict[str, Action] = {action.name: action for action in ACTIONS}
 

@@ -1,6 +1,7 @@
 """A chat's use cases: sending as the API does, replying as a member, and the team's actions (claim, release,
-transfer, resolve, open, mark read, notes, labels, snooze). Each asks the chat's conversation actor, which owns the
-chat's state and decides; the rules around it are stated here once, for every front door:
+transfer, resolve, open, mark read); notes, labels and snooze are `chat_organising.py`'s. Each asks the chat's
+conversation actor, which owns the chat's state and decides; the rules around it are stated here once, for every
+front door:
 
 - a send or a reply goes out only while the workspace's cloud API is switched on;
 - a caller limited to assigned chats sees and acts on only the chats assigned to its member (any other is "no
@@ -9,30 +10,36 @@ chat's state and decides; the rules around it are stated here once, for every fr
   `fields.Reason`);
 - after a release, transfer or resolve the caller still sees the chat it acted on, even when the action took the
   chat out of an assigned-only caller's view;
-- a note is 1 to MAX_TEXT characters of text, without control characters but line breaks and tabs, not blank,
-  and is never sent to the customer;
-- a snooze ends at a time with its zone, in the future, or when the customer writes (`until` left out).
+- a member's reply or template may carry an idempotency_key of the member's (`fields.IdempotencyKey`): a
+  retry with it sends nothing again and answers as the first did (`keyed_sends`);
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 import msgspec
 
 from inbox_actors.conversations import conversation
 from inbox_actors.conversations.conversation_protocol import KeyReservation, SendOutcome
-from inbox_actors.conversations.send_answers import SendRefusal, SendVerdict, send_answer
+from inbox_actors.conversations.send_answers import SendInDoubt, SendRefusal, SendVerdict, send_answer
 from inbox_actors.domain.phones import InvalidPhone, normalise_phone, phone_or_none
-from inbox_actors.labels.label_set import MAX_NAME as MAX_LABEL_NAME
 from inbox_actors.platform.payloads import MAX_PARAMETERS, MAX_TEXT, SendRequest
 from inbox_actors.reporting.conversation_detail import ConversationDetail, find_detail
-from inbox_actors.reporting.thread import one_message
 from inbox_actors.use_cases import keyed_sends, permissions
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.deps import UseCaseDeps
-from inbox_actors.use_cases.fields import MULTI_LINE, ONE_LINE, ChatPhone, MemberId, Phone, Reason, Text
+from inbox_actors.use_cases.fields import (
+    MULTI_LINE,
+    ONE_LINE,
+    ChatPhone,
+    IdempotencyKey,
+    MemberId,
+    Phone,
+    Reason,
+    ReplyText,
+)
 from inbox_actors.use_cases.outcomes import Done, Outcome, Refused, reason_of_status
 from inbox_actors.use_cases.outcomes import Reason as Why
 from inbox_actors.use_cases.use_case import Kind, UseCase, done, rule
@@ -72,17 +79,17 @@ class TransferChat(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 class ReplyInChat(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     phone: ChatPhone
-    text: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TEXT, pattern=MULTI_LINE,
-                                      description="The reply (up to 4,096 characters), sent as the member this "
-                                                  "connection acts as. Within 24 hours of the customer's last "
-                                                  "message only.")]
+    text: ReplyText
+    idempotency_key: IdempotencyKey | None = None
 
 
 TemplateName = Annotated[str, msgspec.Meta(min_length=1, max_length=512, pattern=ONE_LINE,
                                            description="The template's name (see list_templates).")]
 Language = Annotated[str, msgspec.Meta(min_length=2, max_length=15, pattern=ONE_LINE,
                                        description="The template's language code.")]
-Parameters = Annotated[list[Annotated[str, msgspec.Meta(max_length=1024, pattern=ONE_LINE)]],
+Parameters = Annotated[list[Annotated[str, msgspec.Meta(
+    max_length=1024, pattern=ONE_LINE,
+    extra=rule("invalid_parameters", "Each value of a template is at most 1,024 characters, on one line."))]],
                        msgspec.Meta(max_length=MAX_PARAMETERS,
                                     description="The values of the template's {{1}}, {{2}}... in order; as many as "
                                                 "its parameter_count.")]
@@ -93,6 +100,7 @@ class ReplyWithTemplate(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
     template: TemplateName
     language: Language = "en"
     parameters: Parameters = []
+    idempotency_key: IdempotencyKey | None = None
 
 
 class SendText(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -125,29 +133,6 @@ class ReplyMessage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     message: SendRequest
 
 
-class Note(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    phone: ChatPhone
-    text: Text
-
-
-class ChatLabel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    phone: ChatPhone
-    label: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_LABEL_NAME)]
-
-
-class ChatLabelOff(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    phone: ChatPhone
-    label: str
-    """Any text: a label the chat lacks (or no label's name at all) changes nothing."""
-
-
-class SnoozeChat(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    phone: ChatPhone
-    until: Annotated[datetime, msgspec.Meta(
-        tz=True, extra=rule("invalid_until", "until must be a time with its zone (ISO 8601), in the future; "
-                                             "leave it out to snooze until the customer writes."))] | None = None
-
-
 # -- handlers ------------------------------------------------------------------------------------------------
 
 
@@ -169,10 +154,10 @@ async def _show(deps: UseCaseDeps, caller: Caller, a: OneChat) -> Outcome:
 
 
 async def send(deps: UseCaseDeps, caller: Caller, raw_phone: str, request: SendRequest,
-               reservation: KeyReservation | None = None) -> SendVerdict | SendRefusal | Refused:
+               reservation: KeyReservation | None = None) -> SendVerdict | SendRefusal | SendInDoubt | Refused:
     """A send as the API makes it (sender_type system, labelled with the caller's label): the spec's verdict
-    (accepted, or failed at the platform or the window), a refusal before anything went out, or `Refused` when
-    the caller may not send at all."""
+    (accepted, or failed at the platform or the window), a refusal before anything went out, `SendInDoubt` when it
+    may have gone out and its outcome is not known, or `Refused` when the caller may not send at all."""
     if (refused := sending_refusal(caller)) is not None:
         return refused
     try:
@@ -192,6 +177,8 @@ async def _send_message(deps: UseCaseDeps, caller: Caller, a: SendMessage) -> Ou
 
     async def once(reservation: KeyReservation | None) -> Outcome:
         answer = await send(deps, caller, a.to, a.message, reservation)
+        if isinstance(answer, SendInDoubt):
+            return keyed_sends.in_doubt(keyed=reservation is not None)
         if isinstance(answer, SendRefusal):
             return Refused(reason_of_status(answer.status) if answer.status in (400, 404) else Why.REFUSED,
                            answer.sentence, answer.status, "not_sent")
@@ -217,6 +204,8 @@ async def _sent(deps: UseCaseDeps, caller: Caller, raw_phone: str, request: Send
     answer = await send(deps, caller, raw_phone, request)
     if isinstance(answer, Refused):
         return answer
+    if isinstance(answer, SendInDoubt):
+        return keyed_sends.in_doubt(keyed=False)
     if isinstance(answer, SendRefusal):
         # A send refused 403 is the contact's consent, 402 the credits: refusals, not the caller's permissions.
         return Refused(reason_of_status(answer.status) if answer.status in (400, 404) else Why.REFUSED,
@@ -227,8 +216,10 @@ async def _sent(deps: UseCaseDeps, caller: Caller, raw_phone: str, request: Send
     return Done(body, summary=f"Sent; the platform's message id is {body['messageId']}.")
 
 
-async def reply(deps: UseCaseDeps, caller: Caller, raw_phone: str, request: SendRequest) -> ReplySent | Refused:
-    """The caller's member replies in the chat (sender_type agent); replying claims an unclaimed chat."""
+async def reply(deps: UseCaseDeps, caller: Caller, raw_phone: str, request: SendRequest,
+                reservation: KeyReservation | None = None) -> ReplySent | Refused:
+    """The caller's member replies in the chat (sender_type agent); replying claims an unclaimed chat. With an
+    Idempotency-Key's `reservation`, the send is linked to the key (`keyed_reply`)."""
     if (refused := sending_refusal(caller)) is not None:
         return refused
     phone = phone_or_none(raw_phone)
@@ -236,10 +227,12 @@ async def reply(deps: UseCaseDeps, caller: Caller, raw_phone: str, request: Send
         return no_such_chat()
     outcome = await conversation.ask_conversation(deps.actors, caller.workspace_id, phone, conversation.Send(
         request=request, sender_type="agent", author=caller.author, actor_id=caller.member_id,
-        only_assigned_to=caller.only_assigned_to))
-    if (refused := _refusal(outcome)) is not None:
+        only_assigned_to=caller.only_assigned_to, reservation=reservation))
+    if (refused := refusal_of(outcome)) is not None:
         return refused
     assert isinstance(outcome, SendOutcome)
+    if outcome.in_doubt:
+        return keyed_sends.in_doubt(keyed=reservation is not None)
     if outcome.refused_status is not None:
         return Refused(reason_of_status(outcome.refused_status), outcome.refused_sentence or "The message was not "
                        "sent.", outcome.refused_status, "not_sent")
@@ -254,6 +247,41 @@ async def reply(deps: UseCaseDeps, caller: Caller, raw_phone: str, request: Send
     return ReplySent(messageId=outcome.platform_message_id or "", channel=outcome.channel, conversation=detail)
 
 
+async def keyed_reply(deps: UseCaseDeps, caller: Caller, use_case: str, raw_phone: str,
+                      request: SendRequest | Callable[[], Awaitable[SendRequest | Refused]], key: str | None,
+                      arguments: dict) -> Outcome:
+    """A member's reply sent at most once per key of theirs (`keyed_sends`): a retry with the key answers as the
+    first did (a `ReplySent`, or the platform's refusal), or says the first is still under way. `request` may be
+    what makes the request once the key is held (an attachment's upload, `attachments.py`): a retry the key answers
+    makes nothing, and its refusal sends nothing and frees the key."""
+
+    async def once(reservation: KeyReservation | None) -> Outcome:
+        made = request if isinstance(request, SendRequest) else await request()
+        if isinstance(made, Refused):
+            return made
+        return done(await reply(deps, caller, raw_phone, made, reservation))
+
+    outcome = await keyed_sends.send_once(deps, caller.workspace_id, keyed_sends.member_key(caller, use_case, key),
+                                          keyed_sends.fingerprint(use_case, arguments), once)
+    if isinstance(outcome, Done) and isinstance(outcome.data, keyed_sends.Replayed):
+        return await _replayed_reply(deps, caller, raw_phone, outcome.data)
+    return outcome
+
+
+async def _replayed_reply(deps: UseCaseDeps, caller: Caller, raw_phone: str,
+                          replayed: keyed_sends.Replayed) -> Outcome:
+    """A key's stored answer (the spec's send body) as the reply answered it the first time."""
+    body = replayed.body
+    if replayed.status != 200:
+        return Refused(Why.REFUSED, body.get("error") or "The message was not sent.", 502, "send_failed",
+                       data={name: body.get(name) for name in ("errorCode", "errorTitle", "errorSubcode",
+                                                               "errorDetails")})
+    detail = await chat(deps, caller, raw_phone)
+    if isinstance(detail, Refused):
+        return detail
+    return Done(ReplySent(messageId=body["messageId"], channel=body["channel"], conversation=detail))
+
+
 async def _reply_message(deps: UseCaseDeps, caller: Caller, a: ReplyMessage) -> Outcome:
     return done(await reply(deps, caller, a.phone, a.message))
 
@@ -262,82 +290,41 @@ async def _reply_text(deps: UseCaseDeps, caller: Caller, a: ReplyInChat) -> Outc
     text = a.text.strip()
     if not text:
         return Refused(Why.INVALID, "text must not be blank.", 400, "invalid_text")
-    return done(await reply(deps, caller, a.phone, SendRequest(to="", type="text", text=text)))
+    return await keyed_reply(deps, caller, REPLY_TEXT.name, a.phone, SendRequest(to="", type="text", text=text),
+                             a.idempotency_key, {"phone": a.phone, "text": text})
 
 
 async def _reply_template(deps: UseCaseDeps, caller: Caller, a: ReplyWithTemplate) -> Outcome:
-    return done(await reply(deps, caller, a.phone, SendRequest(
+    return await keyed_reply(deps, caller, REPLY_TEMPLATE.name, a.phone, SendRequest(
         to="", type="template", template_name=a.template, template_language=a.language,
-        template_parameters=tuple(a.parameters))))
+        template_parameters=tuple(a.parameters)), a.idempotency_key,
+        {"phone": a.phone, "template": a.template, "language": a.language, "parameters": a.parameters})
 
 
 async def _claim(deps: UseCaseDeps, caller: Caller, a: OneChat) -> Outcome:
-    return await _act(deps, caller, a.phone, conversation.Claim(
+    return await act_on_chat(deps, caller, a.phone, conversation.Claim(
         member_id=caller.member_id, author=caller.author, only_assigned_to=caller.only_assigned_to))
 
 
 async def _release(deps: UseCaseDeps, caller: Caller, a: ChatWithReason) -> Outcome:
-    return await _act(deps, caller, a.phone, conversation.Release(
+    return await act_on_chat(deps, caller, a.phone, conversation.Release(
         by_member=caller.member_id, author=caller.author, reason=a.reason, only_assigned_to=caller.only_assigned_to))
 
 
 async def _transfer(deps: UseCaseDeps, caller: Caller, a: TransferChat) -> Outcome:
-    return await _act(deps, caller, a.phone, conversation.Transfer(
+    return await act_on_chat(deps, caller, a.phone, conversation.Transfer(
         to_member=a.to_user_id, by_member=caller.member_id, author=caller.author, reason=a.reason,
         only_assigned_to=caller.only_assigned_to))
 
 
 async def _resolve(deps: UseCaseDeps, caller: Caller, a: ChatWithReason) -> Outcome:
-    return await _act(deps, caller, a.phone, conversation.Resolve(
+    return await act_on_chat(deps, caller, a.phone, conversation.Resolve(
         by_member=caller.member_id, author=caller.author, reason=a.reason, only_assigned_to=caller.only_assigned_to))
-
-
-async def _add_note(deps: UseCaseDeps, caller: Caller, a: Note) -> Outcome:
-    """The caller's member writes an internal note in the chat's thread (type `note`; never sent)."""
-    text = a.text.strip()
-    if not text:
-        return Refused(Why.INVALID, f"text must be 1 to {MAX_TEXT:,} characters.", 400, "invalid_text")
-    phone = phone_or_none(a.phone)
-    if phone is None:
-        return no_such_chat()
-    reply = await conversation.ask_conversation(deps.actors, caller.workspace_id, phone, conversation.AddNote(
-        member_id=caller.member_id, author=caller.author, text=text, only_assigned_to=caller.only_assigned_to))
-    if (refused := _refusal(reply)) is not None:
-        return refused
-    assert isinstance(reply, conversation.NoteAdded)
-    note = await one_message(deps.db, caller.workspace_id, phone, reply.message_id)
-    return no_such_chat() if note is None else Done(note)
-
-
-async def _add_label(deps: UseCaseDeps, caller: Caller, a: ChatLabel) -> Outcome:
-    return await _label(deps, caller, a, add=True)
-
-
-async def _remove_label(deps: UseCaseDeps, caller: Caller, a: ChatLabelOff) -> Outcome:
-    """Taking off a label the chat lacks changes nothing."""
-    return await _label(deps, caller, a, add=False)
-
-
-async def _label(deps: UseCaseDeps, caller: Caller, a: ChatLabel | ChatLabelOff, *, add: bool) -> Outcome:
-    return await _act(deps, caller, a.phone, conversation.Label(
-        name=a.label.strip(), add=add, by_member=caller.member_id, author=caller.author,
-        only_assigned_to=caller.only_assigned_to))
-
-
-async def _snooze(deps: UseCaseDeps, caller: Caller, a: SnoozeChat) -> Outcome:
-    """Snooze the chat until `until` (None: until the customer writes); it leaves the open views meanwhile."""
-    return await _act(deps, caller, a.phone, conversation.Snooze(
-        until=a.until, by_member=caller.member_id, author=caller.author, only_assigned_to=caller.only_assigned_to))
-
-
-async def _unsnooze(deps: UseCaseDeps, caller: Caller, a: OneChat) -> Outcome:
-    return await _act(deps, caller, a.phone, conversation.Unsnooze(
-        by_member=caller.member_id, author=caller.author, only_assigned_to=caller.only_assigned_to))
 
 
 async def open_chat(deps: UseCaseDeps, caller: Caller, raw_phone: str) -> ConversationDetail | Refused:
     """A person opened the chat: a view is recorded and its unread messages count as read."""
-    outcome = await _act(deps, caller, raw_phone, conversation.Open(
+    outcome = await act_on_chat(deps, caller, raw_phone, conversation.Open(
         member_id=caller.member_id, author=caller.author, only_assigned_to=caller.only_assigned_to))
     return outcome if isinstance(outcome, Refused) else outcome.data
 
@@ -348,22 +335,22 @@ async def _open(deps: UseCaseDeps, caller: Caller, a: OneChat) -> Outcome:
 
 async def _mark_read(deps: UseCaseDeps, caller: Caller, a: OneChat) -> Outcome:
     """Unread cleared, no view recorded: a key marking read is not a person looking."""
-    return await _act(deps, caller, a.phone, conversation.MarkRead(
+    return await act_on_chat(deps, caller, a.phone, conversation.MarkRead(
         author=caller.author, only_assigned_to=caller.only_assigned_to))
 
 
-async def _act(deps: UseCaseDeps, caller: Caller, raw_phone: str, message: object) -> Outcome:
+async def act_on_chat(deps: UseCaseDeps, caller: Caller, raw_phone: str, message: object) -> Outcome:
     phone = phone_or_none(raw_phone)
     if phone is None:
         return no_such_chat()
     reply = await conversation.ask_conversation(deps.actors, caller.workspace_id, phone, message)
-    if (refused := _refusal(reply)) is not None:
+    if (refused := refusal_of(reply)) is not None:
         return refused
     detail = await find_detail(deps.db, caller.workspace_id, phone, deps.clock.now(), None)
     return no_such_chat() if detail is None else Done(detail)
 
 
-def _refusal(reply: object) -> Refused | None:
+def refusal_of(reply: object) -> Refused | None:
     if isinstance(reply, conversation.NotVisible):
         return no_such_chat()
     if isinstance(reply, conversation.Refused):
@@ -391,8 +378,3 @@ TRANSFER = UseCase("transfer_conversation", TransferChat, permissions.CHAT_ACTIO
 RESOLVE = UseCase("resolve_conversation", ChatWithReason, permissions.CHAT_ACTIONS, Kind.WRITE, _resolve)
 OPEN = UseCase("open_conversation", OneChat, permissions.CHAT_ACTIONS, Kind.WRITE, _open)
 MARK_READ = UseCase("mark_conversation_read", OneChat, permissions.CHAT_ACTIONS, Kind.WRITE, _mark_read)
-ADD_NOTE = UseCase("add_note", Note, permissions.CHAT_ACTIONS, Kind.WRITE, _add_note)
-ADD_LABEL = UseCase("label_conversation", ChatLabel, permissions.CHAT_ACTIONS, Kind.WRITE, _add_label)
-REMOVE_LABEL = UseCase("unlabel_conversation", ChatLabelOff, permissions.CHAT_ACTIONS, Kind.WRITE, _remove_label)
-SNOOZE = UseCase("snooze_conversation", SnoozeChat, permissions.CHAT_ACTIONS, Kind.WRITE, _snooze)
-UNSNOOZE = UseCase("unsnooze_conversation", OneChat, permissions.CHAT_ACTIONS, Kind.WRITE, _unsnooze)

@@ -39,6 +39,22 @@ Text = Annotated[str, msgspec.Meta(
     min_length=1, max_length=MAX_TEXT, pattern=MULTI_LINE,
     extra=rule("invalid_text", f"text must be 1 to {MAX_TEXT:,} characters, with no control characters but "
                                "line breaks and tabs."))]
+ReplyText = Annotated[str, msgspec.Meta(
+    min_length=1, max_length=MAX_TEXT, pattern=MULTI_LINE,
+    description="The reply (up to 4,096 characters), sent as the member this connection acts as. Within 24 hours "
+                "of the customer's last message only.",
+    extra=rule("invalid_text", f"A reply is 1 to {MAX_TEXT:,} characters, with no control characters but line "
+                               "breaks and tabs; shorten it and send again."))]
+"""A member's reply: a rule sentence a person reads beside the box the reply was typed in."""
+MAX_IDEMPOTENCY_KEY = 100
+IdempotencyKey = Annotated[str, msgspec.Meta(
+    min_length=1, max_length=MAX_IDEMPOTENCY_KEY, pattern=r"^[!-~]+$",
+    description="A key of your own for this message (1 to 100 printable characters, no spaces): a retry with the "
+                "same key sends nothing again and answers as the first did, for 24 hours. The key is yours alone: "
+                "another member's same key is another key.",
+    extra=rule("invalid_idempotency_key", f"idempotency_key must be 1 to {MAX_IDEMPOTENCY_KEY} printable "
+                                          "characters, without spaces."))]
+"""What makes a composed message go once however often it is sent (`use_cases/keyed_sends.py`)."""
 Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=contact_fields.MAX_TAG, pattern=contact_fields.TAG_PATTERN,
                                   description="The tag, as the team uses it (case is ignored when matching).")]
 Cursor = Annotated[str, msgspec.Meta(min_length=1, max_length=2000, description="The `next_cursor` of the "

@@ -1,8 +1,13 @@
 """An Idempotency-Key's round for a send, owned here from the reservation to the stored answer: replay the key's
 answer, or reserve the key, send at most once, and release it when nothing was committed. Every door that sends
-with a key (today the spec's `POST /api/send-message`) hands the key and the request's fingerprint to the use case
-and writes the answer it is handed; the key's record and its rules are `conversations/idempotency_keys.py`'s, and
-the conversation actor stores the answer on the key in the transaction that records the send's outcome.
+with a key (the spec's `POST /api/send-message`; a member's reply, template or note, whose key is an argument of
+its use case) hands the key and the request's fingerprint to the use case and writes the answer it is handed; the
+key's record and its rules are `conversations/idempotency_keys.py`'s, and the conversation actor stores the answer
+on the key in the transaction that records the send's outcome (a note's: the note's own transaction).
+
+A member's key (`member_key`) is the member's and the use case's alone: the workspace's keys hold it prefixed with
+both, so another member's key, an API key's and the same key on another use case are other keys. Its request is
+known by the use case's arguments (`fingerprint`), the key aside.
 """
 
 from __future__ import annotations
@@ -16,15 +21,19 @@ import trio
 
 from inbox_actors.conversations import idempotency_keys as keys
 from inbox_actors.conversations.conversation_protocol import KeyReservation
+from inbox_actors.conversations.send_answers import IN_DOUBT_SENTENCE
+from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.deps import UseCaseDeps
 from inbox_actors.use_cases.outcomes import Done, Outcome, Reason, Refused
 
 log = logging.getLogger("inbox_actors.use_cases.keyed_sends")
 
 # The refusals of a request that must not send, by the spec's convention a sentence (`{"error": ...}`).
-IN_PROGRESS = "idempotency_key_in_progress"
+IN_PROGRESS = keys.IN_PROGRESS_CODE
 IN_DOUBT = "idempotency_key_in_doubt"
 DIFFERENT_REQUEST = "idempotency_key_reused"
+# A send without a key whose outcome is not known (the node lost the workspace mid-send): it may have gone out.
+SEND_IN_DOUBT = "send_in_doubt"
 
 
 class Replayed(msgspec.Struct, frozen=True):
@@ -32,6 +41,16 @@ class Replayed(msgspec.Struct, frozen=True):
 
     status: int
     body: Any
+
+
+def member_key(caller: Caller, use_case: str, key: str | None) -> str | None:
+    """The key a member gave a message they composed, as the workspace's keys hold it (None: no key)."""
+    return None if key is None else f"member:{caller.member_id}:{use_case}:{key}"
+
+
+def fingerprint(use_case: str, arguments: dict[str, Any]) -> bytes:
+    """What must match for a member's key to be replayed: the use case and its arguments, the key aside."""
+    return keys.request_hash("RUN", use_case, msgspec.json.encode(arguments))
 
 
 async def send_once(deps: UseCaseDeps, workspace_id: int, key: str | None, request_hash: bytes | None,
@@ -54,9 +73,18 @@ async def send_once(deps: UseCaseDeps, workspace_id: int, key: str | None, reque
     except Exception:
         await _release_quietly(deps, held)
         raise
-    if isinstance(outcome, Refused):
+    if isinstance(outcome, Refused) and outcome.code != IN_DOUBT:
         await _release_quietly(deps, held)
     return outcome
+
+
+def in_doubt(keyed: bool) -> Refused:
+    """The answer to a send committed as pending whose outcome is not known: with a key, what a retry of the key
+    answers until the message is settled (its key stays linked to it); without one, a 409 that says the message
+    may have gone out, with no Retry-After: a retry without a key is a new send."""
+    if keyed:
+        return _without_sending(keys.InDoubt())
+    return Refused(Reason.REFUSED, IN_DOUBT_SENTENCE, 409, SEND_IN_DOUBT)
 
 
 def _without_sending(held: keys.Replay | keys.InProgress | keys.InDoubt | keys.Conflict) -> Outcome:

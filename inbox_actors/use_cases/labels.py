@@ -3,7 +3,7 @@
 The rules are the label set's (`labels/label_set.py`: names unique whatever their case, at most MAX_LABELS, a
 rename or deletion carried to every chat that has the label); a refusal of theirs answers with its status, code
 and sentence. Reading the set needs what reading chats does, since a member labels chats from it; changing it is
-a setting. Putting a label on a chat is a chat's use case (`chats.ADD_LABEL`).
+a setting. Putting a label on a chat is a chat's use case (`chat_organising.ADD_LABEL`).
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ table in `domain/scopes.py`.
 
 from __future__ import annotations
 
+from inbox_actors.domain.scopes import SCOPES
+
 # -- chats ---------------------------------------------------------------------------------------------------
 SEND = ("whatsapp_api",)
 """Sending as the API does (`POST /api/send-message`, MCP's send tools)."""
@@ -16,6 +18,9 @@ CHAT_ACTIONS = ("inbox",)
 """A member's actions on a chat: claim, release, transfer, resolve, open, mark read, reply."""
 CHAT_CONTENT = ("inbox", "contacts")
 """Reading chats and their messages."""
+REPLY_AIDS = ("inbox",)
+"""What a member replies with besides their own words: reading the workspace's canned responses (`inbox:read`
+too), as whoever may reply reads them."""
 TEAM_OVERVIEW = ("inbox", "team_management")
 """What waits for the team and who is on it: the hand-off queue, the members a chat can go to."""
 
@@ -41,9 +46,11 @@ AUDIT_LOG = ("audit_view",)
 
 # -- the bot ------------------------------------------------------------------------------------------------
 BOT = ("ai_agent",)
-"""Reading the bot's settings and answers."""
+"""Reading the bot's settings, answers, knowledge and pricing sheets."""
 BOT_KNOWLEDGE = ("ai_kb_edit",)
-"""Adding and removing the bot's FAQ answers."""
+"""The bot's FAQ answers and the AI agent's articles."""
+BOT_PRICING = ("ai_pricing_edit",)
+"""The pricing sheets the AI agent quotes from."""
 BOT_BEHAVIOUR = ("ai_behavior_edit",)
 """The bot's persona and hand-off words."""
 BOT_PROVISION = ("ai_provision",)
@@ -53,8 +60,15 @@ BOT_AUDIT = ("ai_audit_view",)
 
 # -- the workspace's settings and money ----------------------------------------------------------------------
 SETTINGS = ("settings",)
-"""Webhook settings, MCP's settings (tokens, exposed actions) and the workspace's label set."""
+"""Webhook settings, MCP's settings (tokens, exposed actions), the workspace's label set and its canned
+responses."""
 BILLING_VIEW = ("billing_view",)
 BILLING_MANAGE = ("billing_manage",)
 AUTOMATIONS = ("automations",)
 """The Zapier and Make connectors' triggers."""
+
+# -- a member's own ------------------------------------------------------------------------------------------
+OWN_PREFERENCES = tuple(base for base in SCOPES if base != "inbox_assigned_only")
+"""A member's own display settings (the time zone the inbox shows them times in): any permission a member acts
+with, as they touch nobody else's data; a member with only `:read` permissions changes nothing, this included (the
+inbox then shows times in their browser's time zone)."""

@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from inbox_actors.platform.media import MediaGone, MediaStream, MediaUnavailable
 from inbox_actors.reporting import (
     assignment_history,
     attention,
@@ -28,7 +29,7 @@ from inbox_actors.reporting.chat_lookup import ChatNotFound
 from inbox_actors.use_cases import permissions
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.deps import UseCaseDeps
-from inbox_actors.use_cases.outcomes import Done, Outcome
+from inbox_actors.use_cases.outcomes import Done, Outcome, Reason, Refused
 from inbox_actors.use_cases.use_case import Kind, UseCase
 
 
@@ -43,6 +44,20 @@ class ChatQuery(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     phone: str
     query: dict[str, str] = {}
+
+
+class MessageMediaQuery(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A customer's file in one chat: the phone as the caller spelt it, and the message's id."""
+
+    phone: str
+    message_id: int
+
+
+class MessageFile(msgspec.Struct, frozen=True):
+    """A customer's file, fetched from the platform: streamed, never held whole (`platform/media.py`)."""
+
+    stream: MediaStream
+    filename: str | None
 
 
 Read = Callable[[UseCaseDeps, Caller, Any], Awaitable[Any]]
@@ -85,6 +100,23 @@ def _declare(name: str, arguments: type, needs: tuple[str, ...], read: Read) -> 
     return UseCase(name, arguments, needs, Kind.READ, _reading(read))
 
 
+async def _media(deps: UseCaseDeps, caller: Caller, a: MessageMediaQuery) -> Outcome:
+    found = await thread.media_of(deps.db, caller.workspace_id, a.phone, a.message_id, caller.only_assigned_to)
+    if found is None:
+        return Refused(Reason.NOT_FOUND, "No media with this message id in this chat.", 404, "not_found")
+    fetcher = deps.media()
+    if fetcher is None:
+        return Refused(Reason.UNAVAILABLE, "The messaging platform is not connected yet; retry shortly.", 502,
+                       "media_unavailable")
+    try:
+        stream = await fetcher.open(found.media_id, found.mime_type)
+    except MediaGone:
+        return Refused(Reason.NOT_FOUND, "The platform no longer keeps this media.", 404, "media_gone")
+    except MediaUnavailable as err:
+        return Refused(Reason.UNAVAILABLE, f"The media could not be fetched: {err}.", 502, "media_unavailable")
+    return Done(MessageFile(stream, found.filename))
+
+
 CONVERSATIONS = _declare("report_conversations", Query, permissions.CHAT_CONTENT,
                          _listed(conversation_lists.conversations))
 UNREAD_SUMMARY = _declare("report_unread_summary", Query, permissions.TEAM_DATA,
@@ -95,7 +127,10 @@ MESSAGES_IN_STATUS = _declare("report_messages_in_status", Query, permissions.ME
                               _listed(outbound_messages.outbound_messages))
 CHAT = _declare("report_conversation", ChatQuery, permissions.CHAT_CONTENT, _detail)
 THREAD = _declare("report_messages", ChatQuery, permissions.CHAT_CONTENT, _of_chat(thread.messages))
-"""A chat's messages; its customer's media (`media_url`) is read with the same permission."""
+"""A chat's messages; its customer's media (`media_url`, MEDIA) is read with the same permission."""
+MEDIA = UseCase("report_message_media", MessageMediaQuery, permissions.CHAT_CONTENT, Kind.READ, _media)
+"""A customer's file (a message's `media_url`), fetched from the platform: the Reporting API's route and the
+agent inbox's own (a session's) both answer it."""
 RECEIPTS = _declare("report_receipts", ChatQuery, permissions.CHAT_CONTENT, _of_chat(thread.receipts))
 SEEN_BY = _declare("report_seen_by", ChatQuery, permissions.TEAM_DATA, _of_chat_unpaged(attention.seen_by))
 VIEWS = _declare("report_views", ChatQuery, permissions.TEAM_DATA, _of_chat(attention.views))

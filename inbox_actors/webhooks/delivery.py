@@ -4,6 +4,11 @@ Rules (the spec's "Delivery rules"): a 2xx is success; up to 3 attempts, the fir
 1 s and 4 s, only after a network error, a timeout or a 5xx; a 3xx (redirects are not followed) or a 4xx ends
 the event at once; each attempt has 8 s. An event resumed after a restart continues its schedule from the
 attempts already recorded.
+
+Each attempt goes out only while the node still holds the event's workspace, checked right before the request is
+written (inbox_actors/cluster/effect_fence.py): otherwise `deliver` raises EffectAbandoned and the event stays
+pending in the outbox, as it was, for the node that holds the workspace now. A connector hook's copy is delivered
+here too, under the same check.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from datetime import datetime
 import msgspec
 import trio
 
+from inbox_actors.cluster.effect_fence import check_effect
 from inbox_actors.runtime.clock import Clock
 from inbox_actors.webhooks.address_guard import EndpointUrl
 from inbox_actors.webhooks.signing import envelope_body, signed_headers
@@ -94,7 +100,8 @@ async def _attempt(event: OutboxEvent, destination: Destination, transport: Webh
                          item_id=event.correlation_id if event.hook_id is not None else None)
     headers = signed_headers(secret=destination.secret, body=body, event=event.event,
                              correlation_id=event.correlation_id, timestamp=int(at.timestamp()))
-    return await transport.post(destination.endpoint, headers, body, timeout=ATTEMPT_TIMEOUT), at
+    return await transport.post(destination.endpoint, headers, body, timeout=ATTEMPT_TIMEOUT,
+                                before_write=check_effect), at
 
 
 async def _wait_before(attempt: int, last_at: datetime | None, clock: Clock) -> None:

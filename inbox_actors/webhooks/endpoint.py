@@ -31,8 +31,15 @@ import trio
 
 from inbox_actors.domain import events
 from inbox_actors.domain.plans import Plan
-from inbox_actors.runtime import (Actor, ActorError, ActorKind, ActorSystem, MailboxFull, ServedElsewhere,
-                                  workspace_in_key)
+from inbox_actors.runtime import (
+    Actor,
+    ActorError,
+    ActorKind,
+    ActorSystem,
+    MailboxFull,
+    ServedElsewhere,
+    workspace_in_key,
+)
 from inbox_actors.runtime.clock import Clock
 from inbox_actors.webhooks.address_guard import AddressGuard, InvalidEndpointUrl
 from inbox_actors.webhooks.attempt_log import AttemptLog
@@ -42,6 +49,7 @@ from persistence.database import Database, DatabaseUnavailable, Record
 from persistence.queries import connectors as hook_queries
 from persistence.queries import webhook_configs as config_queries
 from persistence.queries import webhook_delivery as delivery_queries
+from persistence.statement_fence import LeaseLost
 
 log = logging.getLogger("inbox_actors.webhooks")
 
@@ -255,6 +263,12 @@ class WebhookEndpoint(Actor):
                 self._in_hand.discard(event.id)
                 if self._backlog and len(self._in_hand) <= self.deps.window // 2:
                     self._wake.set()  # room for a good share of the backlog
+        except LeaseLost as err:
+            # The workspace is no longer this node's (an attempt abandoned before it went out, or its record
+            # refused): the lane's events stay pending for the node holding it now, and this actor is being
+            # stopped. Not a crash: nothing failed that a restart here could mend.
+            log.info("workspace %s: webhook lane %s stopped: %s", self.key, lane_key, err)
+            return
         finally:
             for left in lane:
                 self._in_hand.discard(left.id)

@@ -12,7 +12,9 @@ nobody listened.
 With several nodes, the node holding a workspace delivers its events (its listener hears the same notifications).
 A node that died leaves its workspaces' events pending with nobody to wake them, so every few seconds the
 listener also wakes the workspaces with pending events whose lease no node holds: taking the lease, it delivers
-them.
+them. A node that takes a dead node's workspace as soon as it sees the node dead (cluster/crash_watch.py), or takes
+one for a request, is told (`taken`, from the lease keeper's `on_taken`) and wakes its endpoint if events are
+pending, which the look for unleased workspaces would no longer find.
 """
 
 from __future__ import annotations
@@ -25,15 +27,17 @@ import trio
 from inbox_actors.access.credentials import ACCESS_CHANGED_CHANNEL
 from inbox_actors.cluster.leases import LEASE_SECONDS
 from inbox_actors.runtime import ActorError, ActorSystem, ActorSystemStopping
+from inbox_actors.runtime.outage_log import OutageLog
 from inbox_actors.webhooks.endpoint import wake_endpoint
 from persistence.database import Database, DatabaseUnavailable
-from persistence.queries.webhook_delivery import workspaces_with_pending
+from persistence.queries.webhook_delivery import pending_among, workspaces_with_pending
 
 log = logging.getLogger("inbox_actors.webhooks")
 
 CHANNEL = "inbox_webhook_outbox"
 _RECONNECT_FIRST_DELAY = 0.5
-_RECONNECT_MAX_DELAY = 30.0
+# Low: once the database is back, the events committed meanwhile are delivered within this of its return.
+_RECONNECT_MAX_DELAY = 2.0
 # Half a lease: a dead node's events are picked up within about 12 s of its last renewal.
 ORPHANS_EVERY_SECONDS = LEASE_SECONDS / 2
 
@@ -48,13 +52,19 @@ class OutboxListener:
         # commits costs one wake each.
         self._heard: dict[int, bool] = {}
         self._something_heard = trio.Event()
+        # Workspaces this node has just taken, to look at for pending events.
+        self._taken: set[int] = set()
+        self._something_taken = trio.Event()
 
     async def keep_listening(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Listen (reconnecting as needed) and wake endpoints, until cancelled."""
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._wake_heard)
             nursery.start_soon(self._wake_orphans)
+            nursery.start_soon(self._wake_taken)
             delay = _RECONNECT_FIRST_DELAY
+            # Whatever listening meets, it tries again: a database error must never end the node.
+            outage = OutageLog(log, "listening for webhook events", (DatabaseUnavailable,))
             while True:
                 lost = trio.Event()
                 try:
@@ -62,9 +72,10 @@ class OutboxListener:
                                           on_lost=lost.set, name="webhook outbox")
                     for workspace_id in await workspaces_with_pending(self._db):
                         self._hear(workspace_id, settings_changed=True)
-                except DatabaseUnavailable as err:
-                    log.warning("cannot listen for webhook events (%s); retrying in %gs", err, delay)
+                except Exception as err:
+                    outage.failed(err)
                 else:
+                    outage.succeeded()
                     task_status.started()
                     task_status = trio.TASK_STATUS_IGNORED
                     delay = _RECONNECT_FIRST_DELAY
@@ -74,6 +85,7 @@ class OutboxListener:
                 delay = min(2 * delay, _RECONNECT_MAX_DELAY)
 
     async def _wake_orphans(self) -> None:
+        outage = OutageLog(log, "looking for webhook events no node delivers", (DatabaseUnavailable,))
         while True:
             await trio.sleep(ORPHANS_EVERY_SECONDS)
             orphans: list[int] = []
@@ -82,9 +94,40 @@ class OutboxListener:
             with trio.CancelScope(shield=True, deadline=trio.current_time() + ORPHANS_EVERY_SECONDS):
                 try:
                     orphans = await workspaces_with_pending(self._db, unleased_only=True)
-                except DatabaseUnavailable as err:
-                    log.warning("cannot look for webhook events no node delivers (%s)", err)
+                except Exception as err:
+                    outage.failed(err)
+                else:
+                    outage.succeeded()
             for workspace_id in orphans:
+                self._hear(workspace_id, settings_changed=True)
+
+    def taken(self, workspace_id: int) -> None:
+        """This node has just taken the workspace's lease: its pending events, if any, are delivered from here."""
+        self._taken.add(workspace_id)
+        self._something_taken.set()
+
+    async def _wake_taken(self) -> None:
+        outage = OutageLog(log, "looking for webhook events of workspaces just taken", (DatabaseUnavailable,))
+        while True:
+            await self._something_taken.wait()
+            self._something_taken = trio.Event()
+            taken, self._taken = sorted(self._taken), set()
+            pending: list[int] | None = None
+            with trio.CancelScope(shield=True, deadline=trio.current_time() + ORPHANS_EVERY_SECONDS):
+                try:
+                    pending = await pending_among(self._db, taken)
+                except Exception as err:
+                    outage.failed(err)
+                else:
+                    outage.succeeded()
+            if pending is None:
+                # Failed or cut off by the deadline: the workspaces are this node's, so no look for unleased ones
+                # finds them; asked again after a pause.
+                self._taken.update(taken)
+                await trio.sleep(_RECONNECT_FIRST_DELAY)
+                self._something_taken.set()
+                continue
+            for workspace_id in pending:
                 self._hear(workspace_id, settings_changed=True)
 
     def _on_outbox(self, payload: str) -> None:

@@ -14,13 +14,14 @@ one receiver on two cores).
   server did read it; webhooks are at-least-once and receivers de-duplicate. A failure on a new connection is
   never retried here: retries are the caller's, with its backoff.
 - Errors are short sentences naming the cause, never a header value (the headers carry signatures).
-Only bugs (an invalid header from the caller: ValueError) and cancellation propagate.
+Only bugs (an invalid header from the caller: ValueError), cancellation and what the caller's `before_write` raises
+(the effect fence's EffectAbandoned: nothing was written) propagate.
 """
 
 from __future__ import annotations
 
 import ssl
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Self
@@ -40,7 +41,6 @@ from inbox_actors.outbound_http.connections import (
     pooled_exchange,
 )
 from inbox_actors.webhooks.address_guard import AddressGuard, DestinationRefused, EndpointUrl, UnresolvedHost
-
 
 USER_AGENT = b"inbox-actors-webhooks/1.0"
 MAX_RESPONSE_BODY = 64 * 1024         # read and discarded; a longer body closes the connection instead
@@ -100,14 +100,15 @@ class WebhookTransport:
         return len(self._idle)
 
     async def post(self, endpoint: EndpointUrl, headers: Sequence[tuple[bytes, bytes]], body: bytes, *,
-                   timeout: float) -> AttemptResult:
+                   timeout: float, before_write: Callable[[], None] | None = None) -> AttemptResult:
         """POST `body` as JSON to `endpoint` with the caller's `headers` after the transport's own (Host,
-        Content-Type, Content-Length, User-Agent: ValueError if the caller repeats one)."""
+        Content-Type, Content-Length, User-Agent: ValueError if the caller repeats one). `before_write` is called
+        right before the request is written (outbound_http/connections.py)."""
         request = _request(endpoint, headers, len(body))
         started = trio.current_time()
         with trio.move_on_after(timeout):
             try:
-                status_code = await self._exchange(endpoint, request, body)
+                status_code = await self._exchange(endpoint, request, body, before_write)
             except trio.Cancelled:
                 raise
             except DestinationRefused as err:
@@ -122,10 +123,11 @@ class WebhookTransport:
             self.metrics.webhook_attempted(outcome, result.duration_ms / 1000)
         return result
 
-    async def _exchange(self, endpoint: EndpointUrl, request: h11.Request, body: bytes) -> int:
+    async def _exchange(self, endpoint: EndpointUrl, request: h11.Request, body: bytes,
+                        before_write: Callable[[], None] | None) -> int:
         answer = await pooled_exchange(self._idle, (endpoint.scheme, endpoint.host, endpoint.port),
                                        partial(self._connect, endpoint), request, body, max_body=MAX_RESPONSE_BODY,
-                                       keep_body=False)
+                                       keep_body=False, before_write=before_write)
         return answer.status_code
 
     async def _connect(self, endpoint: EndpointUrl) -> Connection:

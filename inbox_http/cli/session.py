@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from datetime import datetime, timezone
 from typing import Any
 
 from inbox_actors.access.sessions import create_session
@@ -20,8 +19,7 @@ def add_commands(commands: Any) -> None:
 
 
 async def create(db: Database, args: argparse.Namespace) -> dict:
-    token, expires_at = await create_session(db, member_id=args.member, hours=args.hours,
-                                             now=datetime.now(timezone.utc))
+    token, expires_at = await create_session(db, member_id=args.member, hours=args.hours)
     return {"user_id": args.member, "token": token, "expires_at": expires_at.isoformat()}
 
 

@@ -7,9 +7,10 @@ node whichever node a connection lands on.
   answers the admission.
 - The asks for one owner go one exchange at a time, and those that arrive while one is under way go together in
   the next (at most MAX_BATCH): one round trip, whatever the number of requests waiting, so the cost per request
-  falls as the load rises. An exchange is `POST /_cluster/address-admission?digest=<SHA-256 of the body>` with a
-  JSON list of `{bucket, limit}`, over a kept-alive connection, with the cluster's proof (forwarding_proof.py),
-  which covers the target and so the body by its digest; the answer is the list of admissions, in order.
+  falls as the load rises. An exchange is `POST /_cluster/address-admission` with a JSON list of `{bucket, limit}`,
+  over a kept-alive connection, with the cluster's proof (forwarding_proof.py), which covers the body by its digest
+  and is accepted once, within its replay window: an exchange seen on the wire and sent again counts nothing. The
+  answer is the list of admissions, in order.
 - An owner that does not answer within ASK_SECONDS (dead, paused, stopping) is left out of this node's choice for
   a while: the address is then counted by another node, as if the owner had left, rather than the request refused.
   (A node that is gone refuses the connection at once; a paused one holds the asks sent to it for ASK_SECONDS.)
@@ -20,13 +21,10 @@ node whichever node a connection lands on.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import logging
 import math
 from dataclasses import dataclass, field
 from functools import partial
-from urllib.parse import parse_qs
 
 import h11
 import msgspec
@@ -45,7 +43,7 @@ from inbox_actors.outbound_http.connections import (
 )
 from inbox_actors.runtime import ActorSystem
 from inbox_http.cluster.asgi import Receive, Scope, Send
-from inbox_http.cluster.forwarding_proof import proof_headers
+from inbox_http.cluster.forwarding_proof import body_digest, sign
 from inbox_http.cluster.node_address import NodeAddress
 
 log = logging.getLogger("inbox_http.cluster.address_admission")
@@ -168,12 +166,14 @@ class ClusterAddresses:
             return None
         self.metrics.address_admissions_sent(len(asks))
         body = msgspec.json.encode(asks)
-        target = f"{ADMISSION_PATH}?digest={hashlib.sha256(body).hexdigest()}".encode()
+        target = ADMISSION_PATH.encode()
         own_id = (self.nodes.own_id() or "").encode("ascii", "replace")
+        # Sent again as it is when the idle connection turns out closed (pooled_exchange): the owner closed it unread,
+        # so never took the proof's nonce; had it read it after all, it refuses the second, and the asks count here.
         request = h11.Request(method=b"POST", target=target, headers=[
             (b"host", address.host_header), (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
-            *proof_headers(self._secret, own_id, {"client": None}, b"POST", target)])
+            *sign(self._secret, own_id, b"", b"POST", target, body_digest(body)).headers])
         answer = None
         with trio.move_on_after(ASK_SECONDS):
             try:
@@ -188,7 +188,9 @@ class ClusterAddresses:
             return None
         try:
             if answer.status_code != 200 or answer.body is None:
-                raise ValueError(f"HTTP {answer.status_code}")
+                # Its error says why: a proof refused as stale names the clocks' offset (forwarding_proof.py).
+                said = (answer.body or b"")[:300].decode("utf-8", "replace")
+                raise ValueError(f"HTTP {answer.status_code} {said}".rstrip())
             admissions = _admissions.decode(answer.body)
             if len(admissions) != len(asks):
                 raise ValueError(f"{len(admissions)} admissions for {len(asks)} asks")
@@ -206,20 +208,18 @@ class ClusterAddresses:
 
 
 async def answer_admission(scope: Scope, receive: Receive, send: Send, actors: ActorSystem) -> None:
-    """Answer another node's asks (its proof, which covers the digest, verified by the caller): the admissions of
-    this node's buckets, in order."""
-    digest = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("digest", [""])[0]
+    """Answer another node's asks (its proof verified by the caller, and its body as it arrives: a body the proof
+    does not cover never ends, forwarded_body.py): the admissions of this node's buckets, in order."""
     body = await _body(receive) if scope["method"] == "POST" else None
     asks = None
-    if body is not None and hmac.compare_digest(hashlib.sha256(body).hexdigest(), digest):
+    if body is not None:
         try:
             asks = _asks.decode(body)
         except (msgspec.DecodeError, msgspec.ValidationError):
             pass
     if not asks or len(asks) > MAX_BATCH or not all(
             0 < len(ask.bucket) <= MAX_BUCKET_LENGTH and 0 < ask.limit < 2**31 for ask in asks):
-        await _answer_json(send, 400, b'{"error":"bad_admission","message":"POST a list of buckets and limits '
-                                      b'with its digest."}')
+        await _answer_json(send, 400, b'{"error":"bad_admission","message":"POST a list of buckets and limits."}')
         return
     await _answer_json(send, 200, msgspec.json.encode([await admit_ip(actors, ask.bucket, ask.limit)
                                                        for ask in asks]))

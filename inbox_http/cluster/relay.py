@@ -1,10 +1,12 @@
 """Relaying one HTTP request to the node that owns its workspace, and its answer back as it streams.
 
 - The request leaves as it came (method, raw path, query, headers, body) minus the hop-by-hop headers, since h11
-  frames each connection itself, plus the forwarding node's proof (forwarding_proof.py); a client's own copies of
-  its headers are dropped first.
+  frames each connection itself, plus the forwarding node's proof (forwarding_proof.py), a proof of its own for each
+  try; a client's own copies of its headers are dropped first.
 - A body that declares a length of at most MAX_REPLAYABLE_BODY is read whole before sending, so it can be sent
-  again; any other is streamed to the target as it arrives (chunked unless the client declared its length).
+  again, and its proof carries its digest; any other is streamed to the target as it arrives (chunked unless the
+  client declared its length, then that length and the seal's), hashed as it passes and followed by its seal: a
+  proof covers every body, and none is read whole for it.
 - The answer streams back chunk by chunk: Server-Sent Events stay open for minutes. A client that leaves closes
   the connection to the target at once; an answer the target breaks off is broken off to the client (the relay
   returns without ending the body, and the front server closes the client's connection). An event stream ends
@@ -30,6 +32,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import h11
@@ -45,7 +48,7 @@ from inbox_actors.outbound_http.connections import (
 )
 from inbox_http.cluster.asgi import Receive, Scope, Send, target_of
 from inbox_http.cluster.event_stream_cut import StreamCut, is_event_stream
-from inbox_http.cluster.forwarding_proof import FORWARDING, proof_headers
+from inbox_http.cluster.forwarding_proof import FORWARDING, SEAL_BYTES, BodySeal, body_digest, sign
 from inbox_http.cluster.hop_headers import declared_length, is_hop_by_hop, nominated_hop_by_hop, response_headers
 from inbox_http.cluster.node_address import NodeAddress
 
@@ -75,6 +78,12 @@ class _Outcome(enum.Enum):
 class _Opening:
     body: bytes
     complete: bool                # the whole body, so the request can be sent again
+
+
+@dataclass(frozen=True, slots=True)
+class _Outgoing:
+    request: h11.Request
+    seal: BodySeal | None         # a streamed body's: sent after it
 
 
 class NodeRelay:
@@ -137,8 +146,8 @@ class NodeRelay:
         opening = await _read_opening(receive, declared)
         if opening is None:
             return True                                 # the client left before there was anything to send
-        request = self._request(scope, destination, opening, declared)
-        outcome = await self._relay(destination, request, opening, receive, send)
+        outgoing = partial(self._request, scope, destination, opening, declared)
+        outcome = await self._relay(destination, outgoing, opening, receive, send)
         if outcome is _Outcome.NO_ANSWER:
             await _answer_error(send, 504, "node_timeout",
                                 "The node that serves this workspace did not answer in time; the request may have "
@@ -156,13 +165,15 @@ class NodeRelay:
                                 "The node that serves this workspace did not answer the request. Please try again.")
         return True
 
-    async def _relay(self, target: NodeAddress, request: h11.Request, opening: _Opening, receive: Receive,
-                     send: Send) -> _Outcome:
+    async def _relay(self, target: NodeAddress, outgoing: Callable[[], _Outgoing], opening: _Opening,
+                     receive: Receive, send: Send) -> _Outcome:
         # One deadline for connecting, sending and the first byte of the answer, resend included.
         deadline = trio.current_time() + self._first_byte_timeout
         connection = self._idle.take(target.key)
         if connection is not None:
-            outcome = await self._exchange(target, connection, request, opening, receive, send, deadline)
+            first = outgoing()
+            request = first.request
+            outcome = await self._exchange(target, connection, first, opening, receive, send, deadline)
             if outcome is not _Outcome.STALE:
                 return outcome
             if not opening.complete:
@@ -184,19 +195,20 @@ class NodeRelay:
             self._warn(target, "node at %s:%s took no connection within %gs", *target.key[1:],
                        self._first_byte_timeout)
             return _Outcome.UNREACHABLE
-        outcome = await self._exchange(target, connection, request, opening, receive, send, deadline)
+        # A proof of its own: the target may have taken the first try's nonce.
+        outcome = await self._exchange(target, connection, outgoing(), opening, receive, send, deadline)
         return _Outcome.UNREACHABLE if outcome is _Outcome.STALE else outcome
 
-    async def _exchange(self, target: NodeAddress, connection: Connection, request: h11.Request, opening: _Opening,
+    async def _exchange(self, target: NodeAddress, connection: Connection, outgoing: _Outgoing, opening: _Opening,
                         receive: Receive, send: Send, deadline: float) -> _Outcome:
         def give_back() -> None:
             connection.protocol.start_next_cycle()
             self._idle.put(target.key, connection)
 
-        exchange = _Exchange(connection, opening, receive, send, self._first_byte_timeout, give_back,
+        exchange = _Exchange(connection, opening, outgoing.seal, receive, send, self._first_byte_timeout, give_back,
                              self._drain_began)
         try:
-            outcome = await exchange.run(request, deadline)
+            outcome = await exchange.run(outgoing.request, deadline)
         finally:
             # Also on cancellation: a connection left mid-exchange would hand the next request a half answer.
             if not exchange.given_back:
@@ -205,7 +217,7 @@ class NodeRelay:
             log.warning("exchange with node at %s:%s failed: %s", *target.key[1:], exchange.error)
         return outcome
 
-    def _request(self, scope: Scope, target: NodeAddress, opening: _Opening, declared: int | None) -> h11.Request:
+    def _request(self, scope: Scope, target: NodeAddress, opening: _Opening, declared: int | None) -> _Outgoing:
         method = scope["method"].encode("ascii")
         raw_target = target_of(scope)
         nominated = nominated_hop_by_hop(scope["headers"])
@@ -223,11 +235,17 @@ class NodeRelay:
         if not any(name == b"host" for name, _value in headers):
             headers.insert(0, (b"host", target.host_header))
         if declared is not None:
-            headers.append((b"content-length", str(declared).encode()))
+            # A streamed body is followed by its seal, which the target takes off again.
+            length = declared if opening.complete else declared + SEAL_BYTES
+            headers.append((b"content-length", str(length).encode()))
         elif chunked:
             headers.append((b"transfer-encoding", b"chunked"))
-        headers += proof_headers(self._secret, self._node_id, scope, method, raw_target)
-        return h11.Request(method=method, target=raw_target, headers=headers)
+        client = scope.get("client")
+        client_ip = client[0].encode("ascii", "replace") if client else b""
+        signed = sign(self._secret, self._node_id, client_ip, method, raw_target,
+                      body_digest(opening.body) if opening.complete else None)
+        headers += signed.headers
+        return _Outgoing(h11.Request(method=method, target=raw_target, headers=headers), signed.seal)
 
 
 class _Exchange:
@@ -235,10 +253,11 @@ class _Exchange:
     opening, reads the answer and relays it; the client side (a task beside it) streams the rest of the body, then
     waits for the client to leave, which ends both."""
 
-    def __init__(self, connection: Connection, opening: _Opening, receive: Receive, send: Send,
+    def __init__(self, connection: Connection, opening: _Opening, seal: BodySeal | None, receive: Receive, send: Send,
                  first_byte_timeout: float, give_back: Callable[[], None], drain_began: trio.Event | None) -> None:
         self.connection = connection
         self.opening = opening
+        self.seal = seal                  # a streamed body's, updated as it is sent
         self.receive = receive
         self.send = send
         self.first_byte_timeout = first_byte_timeout
@@ -273,6 +292,8 @@ class _Exchange:
         with trio.CancelScope(deadline=deadline if self.opening.complete else math.inf) as self._first_byte:
             try:
                 data = protocol.send(request)
+                if self.seal is not None:
+                    self.seal.update(self.opening.body)
                 if self.opening.body:
                     data += protocol.send(h11.Data(data=self.opening.body))
                 if self.opening.complete:
@@ -340,7 +361,11 @@ class _Exchange:
                 body = message.get("body", b"")
                 more = message.get("more_body", False)
                 data = protocol.send(h11.Data(data=body)) if body else b""
+                if self.seal is not None:
+                    self.seal.update(body)
                 if not more:
+                    if self.seal is not None:
+                        data += protocol.send(h11.Data(data=self.seal.seal()))
                     data += protocol.send(h11.EndOfMessage())
                 if data:
                     await stream.send_all(data)

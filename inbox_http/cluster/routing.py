@@ -6,12 +6,18 @@ the platform's webhook, the envelope's `phone_number_id`. A workspace this node 
 holds it, is served here; one another node holds is relayed there unchanged (relay.py), its answer streamed back,
 so the key's rate bucket, the chat's actor and the number's send pacer that the request meets are that node's, the
 only ones. A request that names no workspace (health, metrics, sign-in, OAuth, the static pages) is served where
-it lands. Another node's ask to admit a request against a client address's bucket is answered here, before any of
-this (address_admission.py).
+it lands. A node of a cluster names itself (`X-Inbox-Node`) on each answer it serves for a workspace it holds, relayed
+or not, so that a balancer that knows workspaces sends the workspace's next requests to it and none is relayed. Another
+node's ask to admit a request against a client address's bucket is answered here, before any of this
+(address_admission.py).
 
-A request another node forwarded carries that node's proof: it is served here, with the client's address the
-forwarding node saw, whatever this node holds, unless this node has just handed the workspace to another node
-(rebalancing): then it goes on to that one, which is sure to hold it. Never further.
+A request another node forwarded carries that node's proof (forwarding_proof.py: accepted once, within a replay
+window, its body checked as it arrives): it is served here, with the client's address the forwarding node saw,
+whatever this node holds, unless this node has just handed the workspace to another node (rebalancing): then it goes
+on to that one, which is sure to hold it. Never further.
+
+While the database is out, a look-up that cannot be made (the workspace of a key or a number, who holds it) is no
+reason to serve a request here: the outage is raised, and answered 503 with Retry-After (database_outage.py).
 
 A request served here for a workspace runs under the workspace's lease fence (persistence/statement_fence.py), as
 its actors do: the writes it makes itself (an Idempotency-Key's record, say) reach PostgreSQL only while this node
@@ -34,10 +40,10 @@ from inbox_actors.mcp import tokens as mcp_tokens
 from inbox_actors.runtime.expiring_cache import ExpiringCache
 from inbox_http.cluster.address_admission import ADMISSION_PATH, answer_admission
 from inbox_http.cluster.asgi import App, Message, Receive, Scope, Send
-from inbox_http.cluster.forwarding_proof import forwarded_by, forwarded_client_ip
+from inbox_http.cluster.forwarded_body import as_forwarded
+from inbox_http.cluster.forwarding_proof import ProofCheck, Refused
 from inbox_http.cluster.relay import NodeRelay
 from inbox_http.dependencies import Dependencies
-from persistence.database import DatabaseUnavailable
 from persistence.queries import mcp as mcp_queries
 from persistence.queries import sessions as session_queries
 
@@ -50,6 +56,9 @@ SESSION_COOKIE = b"inbox_session"
 MAX_ENVELOPE_BYTES = 1024 * 1024
 # A body up to this size is kept while a request is relayed, so that it can be served here if the owner is gone.
 MAX_KEPT_BODY = 64 * 1024
+# Names the node that served a request for its workspace, the one holding it: what a balancer that knows workspaces
+# learns where to send the workspace's next requests from (docs/nodes.md, "Sending each workspace to its node").
+OWNER_HEADER = b"x-inbox-node"
 # How long a secret's workspace is remembered for routing (it never changes; the bound keeps the memory fresh of
 # revoked secrets) and how many are.
 SECRET_MEMORY_SECONDS = 60.0
@@ -85,25 +94,31 @@ class WorkspaceRouting:
     def __init__(self, app: App, state: Dependencies, *, secret: bytes | None = None) -> None:
         self.app, self.state = app, state
         self.secret = secret or secrets.token_bytes(32)
+        self._proofs = ProofCheck(self.secret)
         self._relay: NodeRelay | None = None     # made at the first forward: the node is named once listening
         self._secrets: ExpiringCache[bytes, int | None] = ExpiringCache(SECRET_MEMORY_SECONDS, SECRETS_REMEMBERED)
         self._metrics = state.metrics
         self._under_way: dict[int, int] = {}
+        # A node of a cluster names itself on what it serves for a workspace it holds (OWNER_HEADER).
+        self._clustered = secret is not None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        forwarded = forwarded_by(scope, self.secret) is not None
+        proof = self._proofs.check(scope)
+        if isinstance(proof, Refused):        # made with the secret, but stale or used before
+            await proof.answer(send)
+            return
+        forwarded = proof is not None
+        if forwarded:
+            scope, receive, send = as_forwarded(proof, scope, receive, send)
         if forwarded and scope["path"] == ADMISSION_PATH:
             # Another node's ask to count requests against this node's address buckets.
             await answer_admission(scope, receive, send, self.state.actors)
             return
         if forwarded:
             self._metrics.node_request("taken")
-            client = forwarded_client_ip(scope, self.secret)
-            if client:
-                scope = {**scope, "client": (client, 0)}
         workspace, receive = await self._workspace_of(scope, receive)
         placement = self.state.placement
         if workspace is None or placement.admits(workspace):
@@ -114,20 +129,16 @@ class WorkspaceRouting:
             # its leases back at once). Served here whatever the claim says, unless this node has just handed the
             # workspace on (rebalancing): then to the node it handed it to, which holds it for sure. Never further.
             placement.forget_owner(workspace)        # what this node remembers is older than the forwarder's word
-            try:
-                owner = await placement.claim(workspace)
-            except DatabaseUnavailable:
-                owner = None  # the app meets the same outage and answers for it
+            # The database out (DatabaseUnavailable), here as below: answered 503 (database_outage.py), never served
+            # under a lease this node cannot know it holds.
+            owner = await placement.claim(workspace)
             handed_to = placement.handed_to(workspace)
             if owner is not None and owner == handed_to:
                 await self._relayer().forward(scope, receive, send, owner)
                 return
             await self._serve_here(workspace, scope, receive, send)
             return
-        try:
-            owner = await placement.claim(workspace)
-        except DatabaseUnavailable:
-            owner = None      # the app meets the same outage and answers for it
+        owner = await placement.claim(workspace)
         if owner is None:
             await self._serve_here(workspace, scope, receive, send)
             return
@@ -150,10 +161,7 @@ class WorkspaceRouting:
             return
         self._metrics.node_request("unreachable")
         placement.forget_owner(workspace)
-        try:
-            owner = await placement.claim(workspace)
-        except DatabaseUnavailable:
-            owner = None
+        owner = await placement.claim(workspace)
         if owner is None:
             await self._serve_here(workspace, scope, _replaying(body, receive), send)
         else:
@@ -178,6 +186,8 @@ class WorkspaceRouting:
             return
         under_way = self._under_way
         under_way[workspace] = under_way.get(workspace, 0) + 1
+        if self._clustered:
+            send = self._naming_owner(workspace, send)
         try:
             with self.state.placement.guarding(workspace):
                 await self.app(scope, receive, send)
@@ -186,6 +196,19 @@ class WorkspaceRouting:
                 del under_way[workspace]
             else:
                 under_way[workspace] -= 1
+
+    def _naming_owner(self, workspace: int, send: Send) -> Send:
+        """`send` with OWNER_HEADER added to the answer's head while this node holds the workspace: a balancer that
+        remembers it sends the workspace's next requests here, not to a node that would relay them."""
+        placement = self.state.placement
+        owner = placement.node_id.encode("latin-1")
+
+        async def naming(message: Message) -> None:
+            if message["type"] == "http.response.start" and placement.holds(workspace):
+                message = {**message, "headers": [*message.get("headers", ()), (OWNER_HEADER, owner)]}
+            await send(message)
+
+        return naming
 
     async def aclose(self) -> None:
         if self._relay is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from quart import Blueprint, request
 
+from inbox_actors.ai_agent import usage
 from inbox_actors.bot import settings
 from inbox_actors.conversations.bot import AnswerView
 from inbox_actors.domain.plans import ApiTier
@@ -87,3 +88,36 @@ async def handoffs():
     state = dependencies()
     return json_response(await settings.handoffs(state.db, current_caller().workspace_id, request.args,
                                                  state.clock.now()))
+
+
+@blueprint.get("/usage")
+@responds(usage.Usage)
+@guarded(tier=ApiTier.FULL, use_case=bot.USAGE, dashboard=True)
+@accepts(catalog.BOT_USAGE)
+async def read_usage():
+    """The AI agent's model calls by day (UTC) and model: calls, replies, failures, tokens, cost in US dollars and
+    average latency; totals with the month's spend and the credit balance (window default 7 days, at most 90)."""
+    return await run_route(bot.USAGE, since=request.args.get("from", request.args.get("since")),
+                           to=request.args.get("to", request.args.get("until")))
+
+
+@blueprint.get("/chats/<phone>/replies")
+@responds(usage.GroundedReplies)
+@guarded(tier=ApiTier.FULL, use_case=bot.REPLIES, dashboard=True)
+@accepts(catalog.BOT_REPLIES)
+@answers(404)
+async def chat_replies(phone: str):
+    """The AI agent's replies in one chat, newest first: each with the model, tokens, cost, latency, and what
+    grounded it (the knowledge passages and the price rows its quote_price calls returned)."""
+    return await run_route(bot.REPLIES, phone=phone, limit=request.args.get("limit"))
+
+
+@blueprint.post("/try")
+@responds(bot.Trial)
+@guarded(tier=ApiTier.FULL, use_case=bot.TRY, dashboard=True)
+@takes(body_of(bot.TRY, path=()))
+async def try_agent():
+    """Try the AI agent: {text} as a customer would write it. Answers what it would reply or why it would hand
+    over, the passages and prices it used, tokens, cost and time. Nothing is sent; the model calls are recorded as
+    trials in the usage."""
+    return await run_route(bot.TRY, body=True)

@@ -13,16 +13,19 @@ from quart import Blueprint, request
 
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.reporting.conversation_detail import ConversationDetail
-from inbox_actors.reporting.thread import Message
-from inbox_actors.use_cases import chats
+from inbox_actors.use_cases import chat_organising, chats
 from inbox_actors.use_cases.chats import ReplySent
+from inbox_actors.use_cases.mentions import NoteMessage
 from inbox_http.contract import answers, body_of, takes
 from inbox_http.errors import ApiError, SentenceError
 from inbox_http.guard import guarded, responds
 from inbox_http.outcome_answers import run_route
+from inbox_http.routes import inbox_lists
 from inbox_http.send_body import read_send_body, send_body_schema
 
 blueprint = Blueprint("inbox", __name__, url_prefix="/api/inbox/conversations")
+# The list's saved views and bulk actions, under the same prefix.
+blueprint.register_blueprint(inbox_lists.blueprint)
 
 
 @blueprint.get("/<phone>")
@@ -92,53 +95,56 @@ async def mark_read(phone: str):
 
 
 @blueprint.post("/<phone>/notes")
-@responds(Message, 201)
-@guarded(tier=ApiTier.FULL, use_case=chats.ADD_NOTE)
-@takes(body_of(chats.ADD_NOTE))
+@responds(NoteMessage, 201)
+@guarded(tier=ApiTier.FULL, use_case=chat_organising.ADD_NOTE)
+# The body as the contract has it: a member's own key for a composed note is the agent inbox's composer's argument
+# (use_cases/keyed_sends.py), not this route's.
+@takes(body_of(chat_organising.ADD_NOTE, path=("phone", "idempotency_key")))
 @answers(404)
 async def add_note(phone: str):
-    """Write an internal note in the chat's thread ({text}); never sent to the customer. Answers the note as the
-    thread shows it (type `note`, sender_type `agent`, status `internal`)."""
-    return await run_route(chats.ADD_NOTE, 201, body=True, phone=phone)
+    """Write an internal note in the chat's thread ({text}); never sent to the customer. `@Name` or
+    `@[Name](member:ID)` in the text mentions an active member, who is told. Answers the note as the thread shows it
+    (type `note`, sender_type `agent`, status `internal`) with the members it mentions (`mentions`)."""
+    return await run_route(chat_organising.ADD_NOTE, 201, body=True, phone=phone)
 
 
 @blueprint.post("/<phone>/labels")
 @responds(ConversationDetail)
-@guarded(tier=ApiTier.FULL, use_case=chats.ADD_LABEL)
-@takes(body_of(chats.ADD_LABEL))
+@guarded(tier=ApiTier.FULL, use_case=chat_organising.ADD_LABEL)
+@takes(body_of(chat_organising.ADD_LABEL))
 @answers(404)
 async def add_label(phone: str):
     """Put a label of the workspace's set on the chat: {label} (its name; 404 label_not_found otherwise)."""
-    return await run_route(chats.ADD_LABEL, body=True, phone=phone)
+    return await run_route(chat_organising.ADD_LABEL, body=True, phone=phone)
 
 
 @blueprint.delete("/<phone>/labels/<name>")
 @responds(ConversationDetail)
-@guarded(tier=ApiTier.FULL, use_case=chats.REMOVE_LABEL)
+@guarded(tier=ApiTier.FULL, use_case=chat_organising.REMOVE_LABEL)
 @answers(404)
 async def remove_label(phone: str, name: str):
     """Take a label off the chat (one it does not have: nothing changes)."""
-    return await run_route(chats.REMOVE_LABEL, phone=phone, label=name)
+    return await run_route(chat_organising.REMOVE_LABEL, phone=phone, label=name)
 
 
 @blueprint.post("/<phone>/snooze")
 @responds(ConversationDetail)
-@guarded(tier=ApiTier.FULL, use_case=chats.SNOOZE)
-@takes(body_of(chats.SNOOZE), optional=True)
+@guarded(tier=ApiTier.FULL, use_case=chat_organising.SNOOZE)
+@takes(body_of(chat_organising.SNOOZE), optional=True)
 @answers(404)
 async def snooze(phone: str):
     """Snooze the chat: {until?} (ISO 8601 with a zone; left out: until the customer writes). It leaves the open
     views (`snoozed=false` lists, the hand-off queue) and comes back by itself then."""
-    return await run_route(chats.SNOOZE, body=True, optional=True, phone=phone)
+    return await run_route(chat_organising.SNOOZE, body=True, optional=True, phone=phone)
 
 
 @blueprint.post("/<phone>/unsnooze")
 @responds(ConversationDetail)
-@guarded(tier=ApiTier.FULL, use_case=chats.UNSNOOZE)
+@guarded(tier=ApiTier.FULL, use_case=chat_organising.UNSNOOZE)
 @answers(404)
 async def unsnooze(phone: str):
     """End the chat's snooze now."""
-    return await run_route(chats.UNSNOOZE, phone=phone)
+    return await run_route(chat_organising.UNSNOOZE, phone=phone)
 
 
 @blueprint.post("/<phone>/reply")

@@ -3,11 +3,13 @@ as JSON for the operator page (`GET /ops`), which computes rates from the change
 
 Both answer by the rule of actor health (`operator_only`): with INBOX_HEALTH_TOKEN set, that bearer token; without
 one, callers on this machine only. The metrics themselves are `inbox_actors.monitoring`'s; read at request time are
-the outbox backlog and the failing endpoints (`monitoring.webhook_health`, from PostgreSQL).
+the outbox backlog and the failing endpoints (`monitoring.webhook_health`, from PostgreSQL), and what tells this node
+from the others (`inbox_node_info{node}`, its start, its liveness lock).
 """
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 
 import msgspec
@@ -67,6 +69,9 @@ async def exposition():
     state = dependencies()
     backlog = await webhook_health.outbox_backlog(state.db)
     state.metrics.webhook_backlog.set(float("nan") if backlog is None else backlog)
+    liveness = state.placement.keeper.liveness
+    started = time.time() - (time.monotonic() - state.lifecycle.started_at)
+    state.metrics.node_identified(state.placement.node_id, started, liveness.holding if liveness is not None else None)
     return Response(state.metrics.exposition(), 200, content_type=CONTENT_TYPE_LATEST)
 
 

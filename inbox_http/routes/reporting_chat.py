@@ -7,21 +7,19 @@ opening the chat in the inbox records one.
 
 from __future__ import annotations
 
-from urllib.parse import quote
+from quart import Blueprint, request
 
-from quart import Blueprint, Response, request
-
-from inbox_actors.domain.auth_ladder import assigned_only_member
 from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging import parameter_catalog as catalog
-from inbox_actors.platform.media import MediaGone, MediaUnavailable
 from inbox_actors.reporting import assignment_history, attention, conversation_detail, replies, thread
 from inbox_actors.use_cases import reports
+from inbox_actors.use_cases.outcomes import Refused
+from inbox_actors.use_cases.use_case import run
 from inbox_http.contract import answers
 from inbox_http.dependencies import dependencies
-from inbox_http.errors import ApiError
-from inbox_http.guard import accepts, current_credential, guarded, responds
-from inbox_http.outcome_answers import run_route
+from inbox_http.guard import accepts, current_caller, guarded, responds
+from inbox_http.media_answer import media_response
+from inbox_http.outcome_answers import answer, run_route
 
 blueprint = Blueprint("reporting_chat", __name__, url_prefix="/api/reporting/v1/conversations")
 
@@ -47,30 +45,16 @@ async def messages(phone: str):
 
 @blueprint.get("/<phone>/messages/<id:message_id>/media")
 @responds(bytes, media=("application/octet-stream",))
-@guarded(tier=ApiTier.FULL, use_case=reports.THREAD)
+@guarded(tier=ApiTier.FULL, use_case=reports.MEDIA)
 @answers(404, 502)
 async def message_media(phone: str, message_id: int):
     """A customer's image, video, audio or document (a message's `media_url`), fetched from the platform and
     streamed; small files are kept in memory a while."""
-    state, credential = dependencies(), current_credential()
-    found = await thread.media_of(state.db, credential.workspace_id, phone, message_id,
-                                  assigned_only_member(credential))
-    if found is None:
-        raise ApiError(404, "not_found", "No media with this message id in this chat.")
-    if state.platform.media is None:
-        raise ApiError(502, "media_unavailable", "The messaging platform is not connected yet; retry shortly.")
-    try:
-        stream = await state.platform.media.open(found.media_id, found.mime_type)
-    except MediaGone:
-        raise ApiError(404, "media_gone", "The platform no longer keeps this media.") from None
-    except MediaUnavailable as err:
-        raise ApiError(502, "media_unavailable", f"The media could not be fetched: {err}.") from None
-    headers = {"Cache-Control": "private, max-age=3600"}
-    if found.filename:
-        headers["Content-Disposition"] = f"inline; filename*=UTF-8''{quote(found.filename)}"
-    if stream.size is not None:
-        headers["Content-Length"] = str(stream.size)
-    return Response(stream.chunks, 200, content_type=stream.mime_type, headers=headers)
+    outcome = await run(dependencies().use_case_deps, current_caller(), reports.MEDIA,
+                        {"phone": phone, "message_id": message_id})
+    if isinstance(outcome, Refused):
+        return answer(outcome)
+    return media_response(outcome.data)
 
 
 @blueprint.get("/<phone>/receipts")

@@ -9,6 +9,7 @@ from inbox_actors.domain.plans import ApiTier
 from inbox_actors.paging.parameter_catalog import QueryParameter
 from inbox_actors.platform import templates
 from inbox_actors.use_cases import chat_reads
+from inbox_actors.use_cases.fields import ONE_LINE
 from inbox_http.guard import accepts, guarded, responds
 from inbox_http.outcome_answers import run_route
 
@@ -19,8 +20,9 @@ PARAMETERS = (
     QueryParameter("status", "string", "only templates in this status (any case)",
                    rules={"pattern": "^(?:" + "|".join(
                        "".join(f"[{c}{c.lower()}]" for c in status) for status in templates.STATUSES) + ")$"}),
-    QueryParameter("name", "string", "only templates of this name"),
-    QueryParameter("language", "string", "only templates in this language"),
+    # Text with a control character no template can have: refused (400 invalid_name, invalid_language), as stated.
+    QueryParameter("name", "string", "only templates of this name", rules={"pattern": ONE_LINE}),
+    QueryParameter("language", "string", "only templates in this language", rules={"pattern": ONE_LINE}),
 )
 
 

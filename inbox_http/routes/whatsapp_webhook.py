@@ -2,7 +2,8 @@
 
 The route checks the signature and the envelope's shape, hands the batches to the inbox
 (`conversations/inbound.py`, which says what happens to them) and answers: 200 once everything the delivery
-carried is committed, 503 otherwise, so the platform retries.
+carried is committed, 503 with Retry-After otherwise, so the platform retries (the database out included:
+`database_outage.py`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from quart import Blueprint, Response, request
 from inbox_actors.conversations import inbound
 from inbox_actors.paging.parameter_catalog import QueryParameter
 from inbox_actors.platform.webhook_envelope import InvalidEnvelope, parse_envelope, verify_signature
+from inbox_http import database_outage
 from inbox_http.contract import answers, takes
 from inbox_http.dependencies import dependencies
 from inbox_http.encoding import json_response
@@ -72,6 +74,7 @@ async def receive():
                                             messages=delivery.messages, statuses=delivery.statuses)
     if not delivery.stored:
         # Some items are not committed: let the platform retry the whole delivery (the rest de-duplicates).
-        return json_response({"error": "not_stored", "message": "; ".join(delivery.failures[:5])}, 503)
+        return json_response({"error": "not_stored", "message": "; ".join(delivery.failures[:5])}, 503,
+                             {"Retry-After": database_outage.RETRY_AFTER})
     return json_response({"received": True})
 

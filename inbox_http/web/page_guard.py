@@ -82,7 +82,8 @@ async def admit_ip() -> None:
 
 def signed_in(view: Handler) -> Handler:
     """The view runs for an active member's session (`g.caller`, `g.session`, `g.csrf`); without one a page
-    redirects to sign-in, and a script's request (fragment, stream, action) gets 401."""
+    redirects to sign-in, and a script's request (a part, the stream, an action) gets 401, which the workspace's
+    script answers by keeping what was typed and offering to sign in again."""
 
     @functools.wraps(view)
     async def guarded_view(*args, **kwargs):
@@ -91,9 +92,9 @@ def signed_in(view: Handler) -> Handler:
         token = request.cookies.get(SESSION_COOKIE)
         session: Session | None = None
         if token:
-            session = await find_session(state.db, token, state.clock.now())
+            session = await find_session(state.db, token)
         if session is None or session.member_status != "active":
-            if request.method == "GET" and not _is_script_request():
+            if request.method in ("GET", "HEAD") and not is_script_request():  # a HEAD is a GET without its body
                 response = sign_in_redirect()
                 if token:
                     clear_session_cookie(response)
@@ -126,6 +127,10 @@ async def check_csrf(expected: str) -> None:
         raise WebRefusal(403, "This form has expired; reload the page and try again.")
 
 
-def _is_script_request() -> bool:
-    return request.headers.get("X-Requested-With") == "fetch" or \
+def is_script_request() -> bool:
+    """A page's script asking (a part to swap, the event stream, an action), not the browser loading a page: the
+    Back button's restore of a page (htmx's `HX-History-Restore-Request`) is a page load."""
+    if request.headers.get("HX-History-Restore-Request") == "true":
+        return False
+    return request.headers.get("HX-Request") == "true" or request.headers.get("X-Requested-With") == "fetch" or \
         "text/event-stream" in request.headers.get("Accept", "")

@@ -11,12 +11,13 @@ from datetime import datetime, timezone
 from typing import Any
 
 import msgspec
+from markupsafe import escape
 from quart import Quart, Response, g, render_template, request
 
-from inbox_actors.use_cases import bot, broadcasts, keys, labels, team, webhook_settings
+from inbox_actors.use_cases import bot, broadcasts, canned_responses, keys, labels, mentions, team, webhook_settings
 from inbox_actors.use_cases.outcomes import Reason, Refused
 from inbox_http.dependencies import dependencies
-from inbox_http.web.page_guard import WebRefusal
+from inbox_http.web.page_guard import WebRefusal, is_script_request
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -25,9 +26,11 @@ CONTENT_SECURITY_POLICY = (
 # the ones they may open.
 SECTIONS = (
     ("/app/inbox", "Inbox", None),
+    ("/app/mentions", "Mentions", mentions.MY_MENTIONS),
     ("/app/team", "Team", team.MEMBERS),
     ("/app/bot", "Bot", bot.SETTINGS),
     ("/app/labels", "Labels", labels.LIST),
+    ("/app/canned", "Canned responses", canned_responses.LIST),
     ("/app/sla", "SLA", team.SLA_POLICY),
     ("/app/broadcasts", "Broadcasts", broadcasts.LIST),
     ("/app/keys", "API keys", keys.LIST),
@@ -42,10 +45,15 @@ _HEADERS = {
 }
 
 
+def page_context(**context: Any) -> dict[str, Any]:
+    """What every page and every part of one is rendered with: who is signed in, if anyone, and the time."""
+    return {"caller": g.get("caller"), "session": g.get("session"), "csrf": g.get("csrf"),
+            "now": dependencies().clock.now(), **context}
+
+
 async def page(template: str, status: int = 200, **context: Any) -> Response:
-    """A page (or a fragment of one) for whoever is signed in, if anyone."""
-    body = await render_template(template, caller=g.get("caller"), session=g.get("session"), csrf=g.get("csrf"),
-                                 now=dependencies().clock.now(), **context)
+    """A page for whoever is signed in, if anyone."""
+    body = await render_template(template, **page_context(**context))
     return Response(body, status=status, content_type="text/html; charset=utf-8")
 
 
@@ -60,7 +68,23 @@ def form_fields(kind: type, values: dict[str, Any], *, strict: bool = True) -> A
 
 
 async def refused_page(refused: Refused) -> Response:
+    """A refusal as a page, or, to the workspace's script, as a sentence where the chat's notices go."""
+    if _from_htmx():
+        return _notice_alert(refused.status, refused.message)
     return await page("error.html", refused.status, message=refused.message)
+
+
+def _from_htmx() -> bool:
+    return is_script_request() and request.headers.get("HX-Request") == "true"
+
+
+def _notice_alert(status: int, message: str) -> Response:
+    """A refusal the workspace's script shows where the chat's notices go, whichever part it meant to swap."""
+    response = Response(f'<p class="refusal" role="alert">{escape(message)}</p>', status=status,
+                        content_type="text/html; charset=utf-8")
+    response.headers["HX-Retarget"] = "#notice"
+    response.headers["HX-Reswap"] = "innerHTML"
+    return response
 
 
 def install_web(app: Quart) -> None:
@@ -81,7 +105,10 @@ def install_web(app: Quart) -> None:
 
     @app.errorhandler(WebRefusal)
     async def web_refusal(refusal: WebRefusal) -> Response:
-        if request.headers.get("X-Requested-With") == "fetch":
+        if _from_htmx() and refusal.status != 401:
+            return _notice_alert(refusal.status, refusal.message)
+        if is_script_request():
+            # 401 included: the script keeps what was typed and offers to sign in again.
             return Response(refusal.message, status=refusal.status, content_type="text/plain; charset=utf-8")
         return await page("error.html", refusal.status, message=refusal.message)
 

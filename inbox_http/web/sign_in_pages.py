@@ -78,7 +78,7 @@ async def sign_out():
 async def invite_form(token: str):
     await admit_ip()
     state = dependencies()
-    invite = await invites.invite_status(state.db, token[:_MAX_FIELD], state.clock.now())
+    invite = await invites.invite_status(state.db, token[:_MAX_FIELD])
     return await page("invite.html", 200 if invite is not None and invite.usable else 404, invite=invite,
                       message=None)
 
@@ -91,7 +91,7 @@ async def invite_submit(token: str):
     now = state.clock.now()
     form = await request.form
     password, again = form.get("password", ""), form.get("password_again", "")
-    invite = await invites.invite_status(state.db, token[:_MAX_FIELD], now)
+    invite = await invites.invite_status(state.db, token[:_MAX_FIELD])
     if invite is None or not invite.usable:
         return await page("invite.html", 404, invite=invite, message=None)
     if password != again:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from persistence.database import Database, Record, UnitOfWork
 
@@ -148,14 +148,15 @@ async def read_activity(db: Database, key_id: int, *, since: datetime, before_id
     )
 
 
-async def prune_activity(db: Database, older_than: datetime, batch: int = 10_000) -> int:
-    """Delete activity before `older_than` in bounded batches (no long lock on a busy table)."""
+async def prune_activity(db: Database, retention: timedelta, batch: int = 10_000) -> int:
+    """Delete activity older than `retention` by PostgreSQL's clock, in bounded batches (no long lock on a busy
+    table)."""
     deleted = 0
     while True:
         status = await db.execute(
             "DELETE FROM key_activity WHERE id IN"
-            " (SELECT id FROM key_activity WHERE at < $1 ORDER BY id LIMIT $2)",
-            older_than, batch,
+            " (SELECT id FROM key_activity WHERE at < now() - $1::interval ORDER BY id LIMIT $2)",
+            retention, batch,
         )
         count = int(status.split()[-1])
         deleted += count

@@ -7,7 +7,9 @@ from persistence.database import Database, Record, UnitOfWork
 
 async def insert_answer(tx: UnitOfWork, *, workspace_id: int, keywords: list[str], answer: str) -> Record:
     return await tx.fetchrow(
-        "INSERT INTO bot_answers (workspace_id, keywords, answer) VALUES ($1, $2, $3)"
+        # Stemmed in the workspace's language, as the AI agent's knowledge is (queries/ai_knowledge.py).
+        "INSERT INTO bot_answers (workspace_id, keywords, answer, language)"
+        " VALUES ($1, $2, $3, COALESCE((SELECT language FROM bot_settings WHERE workspace_id = $1), 'english'))"
         " RETURNING id, workspace_id, keywords, answer, created_at",
         workspace_id, keywords, answer,
     )

@@ -129,6 +129,22 @@ async def next_attempt_at(db: Database, broadcast_id: int) -> tuple[bool, dateti
     return row["any_queued"], row["next_at"]
 
 
+async def in_flight_recipients(db: Database, broadcast_id: int, limit: int) -> list[Record]:
+    """Recipients claimed whose message is still pending, in order: position, phone and the message's id. An erased
+    one (no phone) is done with."""
+    return await db.fetch(
+        "SELECT r.position, r.phone, r.message_id FROM broadcast_recipients r JOIN messages m ON m.id = r.message_id"
+        " WHERE r.broadcast_id = $1 AND r.state = 'claimed' AND m.status = 'pending' AND r.phone IS NOT NULL"
+        " ORDER BY r.position LIMIT $2",
+        broadcast_id, limit)
+
+
+async def requeue_given_up(tx: UnitOfWork, broadcast_id: int, message_id: int) -> None:
+    """The recipient whose message `message_id` was just given up as never sent: queued again, due at once."""
+    await tx.execute("UPDATE broadcast_recipients SET state = 'queued', next_attempt_at = NULL"
+                     " WHERE broadcast_id = $1 AND message_id = $2 AND state = 'claimed'", broadcast_id, message_id)
+
+
 async def retry_later(db: Database, broadcast_id: int, position: int, *, at: datetime, error_code: int | None,
                       error_text: str | None, claimed: bool) -> None:
     """Queued again for `at`: a send the platform refused for throughput (`claimed`: its failed message stays in
@@ -222,16 +238,26 @@ async def recipients_page(db: Database, broadcast_id: int, *, outcome: str | Non
         broadcast_id, after_position, limit)
 
 
-async def due_broadcasts(db: Database, now: datetime, limit: int) -> list[Record]:
-    """Broadcasts that should be sending: those sending (a restart resumes them) and those scheduled by now."""
+async def due_broadcasts(db: Database, limit: int) -> list[Record]:
+    """Broadcasts that should be sending: those sending (a restart resumes them) and those scheduled by now, by
+    PostgreSQL's clock."""
     return await db.fetch(
         "SELECT id, workspace_id FROM broadcasts WHERE status = 'sending'"
-        " OR (status = 'scheduled' AND scheduled_at <= $1) ORDER BY id LIMIT $2", now, limit)
+        " OR (status = 'scheduled' AND scheduled_at <= now()) ORDER BY id LIMIT $1", limit)
 
 
-async def next_scheduled(db: Database, now: datetime) -> datetime | None:
-    return await db.fetchval("SELECT min(scheduled_at) FROM broadcasts WHERE status = 'scheduled'"
-                             " AND scheduled_at > $1", now)
+async def due_in_workspace(db: Database, workspace_id: int, limit: int) -> list[Record]:
+    """`due_broadcasts` of one workspace: what a node that has just taken the workspace resumes."""
+    return await db.fetch(
+        "SELECT id, workspace_id FROM broadcasts WHERE workspace_id = $1 AND (status = 'sending'"
+        " OR (status = 'scheduled' AND scheduled_at <= now())) ORDER BY id LIMIT $2", workspace_id, limit)
+
+
+async def next_scheduled(db: Database) -> tuple[datetime | None, datetime]:
+    """The earliest scheduled time still to come, and PostgreSQL's time now."""
+    row = await db.fetchrow("SELECT min(scheduled_at) AS next, now() AS now FROM broadcasts"
+                            " WHERE status = 'scheduled' AND scheduled_at > now()")
+    return row["next"], row["now"]
 
 
 async def erase_recipient(tx: UnitOfWork, workspace_id: int, phone: str) -> None:

@@ -17,6 +17,7 @@ _WRITABLE = frozenset({
     "resolved_at", "last_customer_message_at", "waiting_since", "waiting_for_person_since", "sla_deadline_at",
     "unread_count", "unread_since", "labels", "count_messages", "count_from_customer", "count_from_bot",
     "last_message_id", "last_activity_at", "sla_breach_announced_for", "snoozed", "snoozed_until",
+    "last_customer_message_id",
 })
 
 

@@ -1,10 +1,10 @@
 """Messages of a chat, their delivery receipts, and the life of an outbound message: committed `pending` before the
 platform is called, then sent (with the platform's id) or failed; a pending one a crash left is settled later by
-a status carrying its id (`find_unsettled`), or given up (`in_doubt_before`)."""
+a status carrying its id (`find_unsettled`), or given up (`in_doubt_for`)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from persistence.database import Database, Record, UnitOfWork
@@ -55,7 +55,8 @@ class PendingInsert(NamedTuple):
 
 async def insert_pending(q: Database | UnitOfWork, *, answers_latest_of: int | None = None,
                          claim: tuple[str, datetime] | None = None, unless_opted_out: bool = False,
-                         charge: int = 0, broadcast_position: int | None = None, **values) -> PendingInsert:
+                         charge: int = 0, broadcast_position: int | None = None, model_call: int | None = None,
+                         **values) -> PendingInsert:
     """Commit an outbound message as `pending`, in one statement. `answers_latest_of`: a conversation whose
     customer's last word the message answers. `claim` (key, reserved_at): an Idempotency-Key reservation the
     message is linked to in the same statement, only while the caller still holds it with nothing linked yet.
@@ -65,7 +66,8 @@ async def insert_pending(q: Database | UnitOfWork, *, answers_latest_of: int | N
     debited, when the balance does not cover it; the balance never goes below zero, however many sends race).
     `broadcast_position`: with `broadcast_id` among the values, the broadcast recipient the message is for, claimed
     in the same statement while it is still queued (nothing is inserted otherwise: a recipient never gets a
-    broadcast twice, whatever crashed or was cancelled in between)."""
+    broadcast twice, whatever crashed or was cancelled in between). `model_call`: the AI agent's model call whose
+    answer this message is, linked to it in the same statement."""
     names = [name for name in _MESSAGE_COLUMNS if name in values]
     unknown = set(values) - set(_MESSAGE_COLUMNS)
     if unknown or "status" in values:
@@ -123,6 +125,8 @@ async def insert_pending(q: Database | UnitOfWork, *, answers_latest_of: int | N
     balance = "NULL::bigint"
     if charge:
         price, at = arg(charge), arg(values["sent_at"])
+        # The AI agent's replies are charged too (docs/ai-agent.md#costs-and-credits), under a reason of their own.
+        reason = "'ai_reply'" if values.get("sender_type") == "bot" else "'template_send'"
         # After consent and the key: a send that may not go out is not charged.
         debit = f"""debit AS (
                 UPDATE credit_accounts SET balance = balance - {price}, updated_at = {at}
@@ -132,15 +136,20 @@ async def insert_pending(q: Database | UnitOfWork, *, answers_latest_of: int | N
         charged = f""",
             charged AS (INSERT INTO credit_ledger (workspace_id, delta, balance_after, reason, at, message_id,
                                                    broadcast_id)
-                        SELECT {workspace}, -{price}, debit.balance, 'template_send', {at}, pending.id,
+                        SELECT {workspace}, -{price}, debit.balance, {reason}, {at}, pending.id,
                                pending.broadcast_id
                         FROM debit, pending)"""
         balance = (f"coalesce((SELECT balance FROM debit),"
                    f" (SELECT balance FROM credit_accounts WHERE workspace_id = {workspace}), 0)")
+    grounded = ""
+    if model_call is not None:
+        grounded = f""",
+            grounded AS (UPDATE ai_model_calls SET message_id = (SELECT id FROM pending)
+                         WHERE id = {arg(model_call)} AND EXISTS (SELECT 1 FROM pending))"""
     row = await q.fetchrow(
         f"""WITH consent AS ({consent}), {queued} {held} {debit}
             pending AS (INSERT INTO messages ({', '.join(names)}) SELECT {', '.join(expressions)}
-                        WHERE {' AND '.join(conditions)} RETURNING *){linked}{charged}{recipient}
+                        WHERE {' AND '.join(conditions)} RETURNING *){linked}{charged}{recipient}{grounded}
             SELECT consent.opted_out AS consent_opted_out, {balance} AS credit_balance,
                    {held_recipient} AS recipient_queued, pending.*
             FROM consent LEFT JOIN pending ON true""",
@@ -229,13 +238,14 @@ async def give_up(tx: UnitOfWork, workspace_id: int, message_id: int, *, at: dat
     )
 
 
-async def in_doubt_before(q: Database | UnitOfWork, before: datetime, limit: int) -> list[Record]:
-    """Pending messages committed before `before`, oldest first: id, workspace_id and the chat's phone."""
+async def in_doubt_for(q: Database | UnitOfWork, lifetime: timedelta, limit: int) -> list[Record]:
+    """Pending messages committed more than `lifetime` ago by PostgreSQL's clock, oldest first: id, workspace_id and
+    the chat's phone."""
     return await q.fetch(
         "SELECT m.id, m.workspace_id, coalesce(c.phone, m.recipient) AS phone FROM messages m"
         " LEFT JOIN conversations c ON c.id = m.conversation_id"
-        " WHERE m.status = 'pending' AND m.sent_at < $1 ORDER BY m.sent_at, m.id LIMIT $2",
-        before, limit,
+        " WHERE m.status = 'pending' AND m.sent_at < now() - $1::interval ORDER BY m.sent_at, m.id LIMIT $2",
+        lifetime, limit,
     )
 
 
@@ -307,6 +317,14 @@ async def record_status(tx: UnitOfWork, message_id: int, status: str, at: dateti
         message_id, status, at, error_code, error_text, advance,
     )
     return row["new_receipt"], (row if advance else None)
+
+
+async def recent_words(q: Database | UnitOfWork, conversation_id: int, limit: int) -> list[Record]:
+    """The chat's latest messages with text, newest first, as its bot reads them: who spoke and what they said
+    (failed sends were never said)."""
+    return await q.fetch(
+        "SELECT id, direction, sender_type, text FROM messages WHERE conversation_id = $1 AND text IS NOT NULL"
+        " AND text <> '' AND status <> 'failed' ORDER BY id DESC LIMIT $2", conversation_id, limit)
 
 
 async def latest_customer_message(q: Database | UnitOfWork, conversation_id: int) -> Record | None:

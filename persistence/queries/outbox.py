@@ -1,4 +1,9 @@
-"""The webhook outbox: events appended in the transaction of the change they describe."""
+"""The webhook outbox: events appended in the transaction of the change they describe.
+
+An event only people's screens read (SCREEN_ONLY_EVENTS, `inbox_actors/domain/events.py`'s) is written already
+finished, outcome "skipped": no endpoint picks it up, the delivery log and the backlog leave it out, and retention
+prunes it with the other finished events; the insert's notification still wakes the screens' streams.
+"""
 
 from __future__ import annotations
 
@@ -14,14 +19,19 @@ async def append_event(tx: UnitOfWork, *, workspace_id: int, event: str, actor: 
     """Queue one event for delivery; commits or rolls back with `tx`, so an event exists exactly when its
     change does."""
     await tx.execute(
-        "INSERT INTO webhook_outbox (workspace_id, event, correlation_id, actor, data)"
-        " VALUES ($1, $2, $3, $4, $5::jsonb)",
+        "INSERT INTO webhook_outbox (workspace_id, event, correlation_id, actor, data, outcome)"
+        f" VALUES ($1, $2, $3, $4, $5::jsonb, {_OUTCOME.format(event='$2')})",
         workspace_id, event, correlation_id, actor, msgspec.json.encode(data).decode(),
     )
 
 
 Event = tuple[str, str, dict[str, Any], str]
 """(event, actor, data, correlation_id)"""
+
+SCREEN_ONLY_EVENTS = ("chat_changed",)
+# The outcome an event is written with, by its name (a constant list: no parameter of the statement).
+_OUTCOME = ("CASE WHEN {event} IN (" + ", ".join(f"'{name}'" for name in SCREEN_ONLY_EVENTS)
+            + ") THEN 'skipped' ELSE 'pending' END")
 
 
 async def append_events(tx: UnitOfWork, *, workspace_id: int, events: list[Event]) -> None:
@@ -53,8 +63,8 @@ def events_insert(workspace_id: int, events: list[Event], *, first: int, when: s
     conditions = [when] if when else []
     if first_when:
         conditions.append(f"(e.n > 1 OR {first_when})")
-    sql = ("INSERT INTO webhook_outbox (workspace_id, event, correlation_id, actor, data)"
-           f" SELECT ${n}, e.event, e.correlation_id, e.actor, {data}"
+    sql = ("INSERT INTO webhook_outbox (workspace_id, event, correlation_id, actor, data, outcome)"
+           f" SELECT ${n}, e.event, e.correlation_id, e.actor, {data}, {_OUTCOME.format(event='e.event')}"
            f" FROM unnest(${n + 1}::text[], ${n + 2}::text[], ${n + 3}::text[], ${n + 4}::jsonb[]) WITH ORDINALITY"
            f" AS e(event, correlation_id, actor, data, n)"
            f"{' WHERE ' + ' AND '.join(conditions) if conditions else ''} ORDER BY e.n")

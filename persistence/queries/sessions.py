@@ -1,24 +1,30 @@
-"""Members' dashboard sessions, stored by SHA-256 hash only."""
+"""Members' dashboard sessions, stored by SHA-256 hash only. A session's expiry is set and judged by PostgreSQL's
+clock, which every node shares: a node whose own clock runs ahead neither ends sessions early nor makes new ones
+last longer."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from persistence.database import Database, Record, UnitOfWork
 
 
-async def insert_session(tx: UnitOfWork, *, token_hash: bytes, member_id: int, expires_at: datetime) -> None:
-    await tx.execute(
-        "INSERT INTO member_sessions (token_hash, member_id, expires_at) VALUES ($1, $2, $3)",
-        token_hash, member_id, expires_at,
+async def insert_session(tx: UnitOfWork, *, token_hash: bytes, member_id: int, lifetime: timedelta) -> datetime:
+    """Store a session lasting `lifetime` from now; when it expires."""
+    return await tx.fetchval(
+        "INSERT INTO member_sessions (token_hash, member_id, expires_at) VALUES ($1, $2, now() + $3::interval)"
+        " RETURNING expires_at",
+        token_hash, member_id, lifetime,
     )
 
 
 async def find_session(db: Database, token_hash: bytes) -> Record | None:
     return await db.fetchrow(
         """
-        SELECT s.expires_at, s.revoked_at, m.id AS member_id, m.workspace_id, m.name AS member_name, m.role,
-               m.permissions, m.status AS member_status, m.assigned_only, w.plan, w.cloud_api_enabled
+        SELECT s.expires_at, s.expires_at > now() AS live, s.revoked_at, m.id AS member_id, m.workspace_id,
+               m.name AS member_name, m.role,
+               m.permissions, m.status AS member_status, m.assigned_only, w.plan, w.cloud_api_enabled,
+               m.time_zone
         FROM member_sessions s
         JOIN members m ON m.id = s.member_id
         JOIN workspaces w ON w.id = m.workspace_id

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from persistence.database import Database, Record, UnitOfWork
 
@@ -35,24 +35,26 @@ async def find_member_for_sign_in(q: Database | UnitOfWork, member_id: int) -> R
     )
 
 
-async def insert_invite(tx: UnitOfWork, *, member_id: int, token_hash: bytes, expires_at: datetime,
-                        created_by: str, at: datetime) -> None:
-    """Store a new link and end the member's earlier unused ones, so only the latest link sent works."""
+async def insert_invite(tx: UnitOfWork, *, member_id: int, token_hash: bytes, lifetime: timedelta,
+                        created_by: str, at: datetime) -> datetime:
+    """Store a new link lasting `lifetime` and end the member's earlier unused ones, so only the latest link sent
+    works; when it expires. Links expire by PostgreSQL's clock, which every node shares."""
     await tx.execute(
-        "UPDATE member_invites SET expires_at = $2 WHERE member_id = $1 AND used_at IS NULL AND expires_at > $2",
-        member_id, at,
+        "UPDATE member_invites SET expires_at = now() WHERE member_id = $1 AND used_at IS NULL AND expires_at > now()",
+        member_id,
     )
-    await tx.execute(
+    return await tx.fetchval(
         "INSERT INTO member_invites (member_id, token_hash, created_at, expires_at, created_by)"
-        " VALUES ($1, $2, $3, $4, $5)",
-        member_id, token_hash, at, expires_at, created_by,
+        " VALUES ($1, $2, $3, now() + $4::interval, $5) RETURNING expires_at",
+        member_id, token_hash, at, lifetime, created_by,
     )
 
 
 async def find_invite(q: Database | UnitOfWork, token_hash: bytes) -> Record | None:
     return await q.fetchrow(
         """
-        SELECT i.id, i.member_id, i.expires_at, i.used_at, m.workspace_id, m.name AS member_name,
+        SELECT i.id, i.member_id, i.expires_at, i.expires_at <= now() AS expired, i.used_at, m.workspace_id,
+               m.name AS member_name,
                m.email, m.status AS member_status, w.name AS workspace_name
         FROM member_invites i
         JOIN members m ON m.id = i.member_id
@@ -64,9 +66,10 @@ async def find_invite(q: Database | UnitOfWork, token_hash: bytes) -> Record | N
 
 
 async def use_invite(tx: UnitOfWork, invite_id: int, at: datetime) -> bool:
-    """Mark the link used, only if it is still unused and unexpired: of two acceptances at once, one takes."""
+    """Mark the link used, only if it is still unused and unexpired (by PostgreSQL's clock): of two acceptances at
+    once, one takes."""
     return await tx.fetchval(
-        "UPDATE member_invites SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2"
+        "UPDATE member_invites SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > now()"
         " RETURNING true",
         invite_id, at,
     ) is True

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -32,5 +32,6 @@ async def entries(db: Database, workspace_id: int, *, start: datetime, end: date
         limit)
 
 
-async def prune(db: Database, before: datetime) -> int:
-    return int((await db.execute("DELETE FROM team_audit WHERE at < $1", before)).split()[-1])
+async def prune(db: Database, retention: timedelta) -> int:
+    """Delete entries older than `retention` by PostgreSQL's clock."""
+    return int((await db.execute("DELETE FROM team_audit WHERE at < now() - $1::interval", retention)).split()[-1])

@@ -41,5 +41,8 @@ async def insert_chat(tx: UnitOfWork, *, workspace_id: int, phone: str, name: st
         "  AS m(at, sender, text, actor, n) ORDER BY m.n RETURNING id",
         workspace_id, chat_id, WEB_CLIENT, [m[0] for m in messages], [m[1] for m in messages],
         [m[2] for m in messages], [m[3] for m in messages])
-    await tx.execute("UPDATE conversations SET last_message_id = $2 WHERE id = $1", chat_id, ids[-1]["id"])
+    # History: read by every member (`read_by_everyone_through`), as nothing of it is unread.
+    said = [row["id"] for row, message in zip(ids, messages) if message[1] == "customer"]
+    await tx.execute("UPDATE conversations SET last_message_id = $2, read_by_everyone_through = $2,"
+                     " last_customer_message_id = $3 WHERE id = $1", chat_id, ids[-1]["id"], max(said, default=None))
     return chat_id

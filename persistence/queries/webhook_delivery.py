@@ -4,7 +4,7 @@ the attempts made (`webhook_outbox`, `webhook_attempts`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -81,18 +81,27 @@ async def insert_test_event(db: Database, *, workspace_id: int, correlation_id: 
         workspace_id, event, correlation_id, actor, data)
 
 
-async def prune_finished(db: Database, older_than: datetime, *, batch: int = 10_000) -> int:
-    """Delete finished events (and their attempts) created before `older_than`, a batch at a time."""
+async def prune_finished(db: Database, retention: timedelta, *, batch: int = 10_000) -> int:
+    """Delete finished events (and their attempts) created more than `retention` ago by PostgreSQL's clock, a batch
+    at a time."""
     removed = 0
     while True:
         status = await db.execute(
-            "WITH doomed AS (SELECT id FROM webhook_outbox WHERE outcome <> 'pending' AND created_at < $1 LIMIT $2),"
+            "WITH doomed AS (SELECT id FROM webhook_outbox WHERE outcome <> 'pending'"
+            " AND created_at < now() - $1::interval LIMIT $2),"
             " gone_attempts AS (DELETE FROM webhook_attempts WHERE outbox_id IN (SELECT id FROM doomed))"
-            " DELETE FROM webhook_outbox WHERE id IN (SELECT id FROM doomed)", older_than, batch)
+            " DELETE FROM webhook_outbox WHERE id IN (SELECT id FROM doomed)", retention, batch)
         count = int(status.rsplit(" ", 1)[-1])
         removed += count
         if count < batch:
             return removed
+
+
+async def pending_among(db: Database, workspace_ids: list[int]) -> list[int]:
+    """Those of `workspace_ids` with a pending event."""
+    return [row["workspace_id"] for row in await db.fetch(
+        "SELECT w.id AS workspace_id FROM unnest($1::bigint[]) AS w(id) WHERE EXISTS (SELECT 1 FROM webhook_outbox o"
+        " WHERE o.workspace_id = w.id AND o.outcome = 'pending' AND NOT o.test)", workspace_ids)]
 
 
 async def workspaces_with_pending(db: Database, *, unleased_only: bool = False) -> list[int]:

@@ -6,10 +6,16 @@ from before the statement that granted or renewed it (inbox_actors/cluster/lease
 
 from __future__ import annotations
 
-from datetime import timedelta
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from persistence.database import Database, UnitOfWork
+from persistence.session_lock import LOCK_CLASS
+
+# The granted liveness locks (session_lock.py) in pg_locks: a lock (LOCK_CLASS, key) shows there as classid and objid,
+# objsubid 2 for the two-key form.
+_LIVENESS_LOCKS = f"locktype = 'advisory' AND classid = {LOCK_CLASS} AND objsubid = 2 AND granted"
 
 
 class Owner(NamedTuple):
@@ -17,21 +23,30 @@ class Owner(NamedTuple):
     epoch: int
 
 
-async def take(db: Database, workspace_id: int, node_id: str, ttl: timedelta) -> int | None:
+async def take(db: Database, workspace_id: int, node_id: str, ttl: timedelta, *, dead: Sequence[str] = (),
+               server_started: datetime | None = None) -> int | None:
     """The workspace's lease for `node_id` for `ttl`, unless another node holds it unexpired: the new epoch (one
     more than the last owner's; 1 for a workspace never leased), or None.
 
     A lease `node_id` itself holds is taken again at once, under a new epoch: a node's id is the address it serves
     on, which one process at a time can listen on, so the holder is this node's earlier process (it crashed and was
     restarted) or this process after a stall, which has told its actors the old epoch is over. Its workspaces then
-    wait for no expiry after a restart."""
+    wait for no expiry after a restart.
+
+    So is one whose holder is among `dead` (nodes the caller saw die: their liveness lock, session_lock.py, held
+    and then free since PostgreSQL started at `server_started`) while that lock is still free and the server the
+    same, both checked in this statement: a node whose sessions ended cannot be writing or sending any more (a
+    paused one keeps its sessions, and so its lock), and one that came back holds its lock again."""
     return await db.fetchval(
         "INSERT INTO workspace_leases (workspace_id, node_id, epoch, expires_at) VALUES ($1, $2, 1, now() + $3)"
         " ON CONFLICT (workspace_id) DO UPDATE SET node_id = EXCLUDED.node_id, epoch = workspace_leases.epoch + 1,"
         "  expires_at = EXCLUDED.expires_at"
         " WHERE workspace_leases.expires_at <= now() OR workspace_leases.node_id = EXCLUDED.node_id"
+        "  OR (workspace_leases.node_id = ANY($4::text[]) AND pg_postmaster_start_time() = $5"
+        f"   AND NOT EXISTS (SELECT 1 FROM pg_locks WHERE {_LIVENESS_LOCKS}"
+        "    AND objid = hashtext(workspace_leases.node_id)::oid))"
         " RETURNING epoch",
-        workspace_id, node_id, ttl)
+        workspace_id, node_id, ttl, list(dead) if server_started is not None else [], server_started)
 
 
 async def fence_out(db: Database, workspace_id: int) -> int:
@@ -55,13 +70,15 @@ async def fence_out(db: Database, workspace_id: int) -> int:
 
 async def renew(db: Database, node_id: str, held: dict[int, int], ttl: timedelta) -> set[int]:
     """Extend by `ttl` (from now) each lease in `held` (workspace id -> epoch) that `node_id` still holds under
-    that epoch, unexpired: the workspaces renewed. One statement for all of them."""
+    that epoch, expired or not: the workspaces renewed. One statement for all of them. An expired lease still this
+    node's under its epoch was taken by nobody (every take, hand-over and takeover writes a new epoch), so nothing
+    was written under another node's hold meanwhile and it may be renewed as it is."""
     if not held:
         return set()
     rows = await db.fetch(
         "UPDATE workspace_leases l SET expires_at = now() + $4"
         " FROM unnest($2::bigint[], $3::bigint[]) AS h(workspace_id, epoch)"
-        " WHERE l.workspace_id = h.workspace_id AND l.epoch = h.epoch AND l.node_id = $1 AND l.expires_at > now()"
+        " WHERE l.workspace_id = h.workspace_id AND l.epoch = h.epoch AND l.node_id = $1"
         " RETURNING l.workspace_id",
         node_id, list(held), list(held.values()), ttl)
     return {row["workspace_id"] for row in rows}
@@ -73,7 +90,7 @@ async def hand_to(db: Database, workspace_id: int, node_id: str, epoch: int, tar
     before the lease expires. Whether it was still `node_id`'s to hand."""
     return await db.fetchval(
         "UPDATE workspace_leases SET node_id = $4, epoch = epoch + 1, expires_at = now() + $5"
-        " WHERE workspace_id = $1 AND node_id = $2 AND epoch = $3 AND expires_at > now() RETURNING true",
+        " WHERE workspace_id = $1 AND node_id = $2 AND epoch = $3 RETURNING true",
         workspace_id, node_id, epoch, target, ttl) is not None
 
 
@@ -94,6 +111,28 @@ async def live_nodes(db: Database, within: timedelta) -> list[str]:
     return [row["node_id"] for row in rows]
 
 
+class Liveness(NamedTuple):
+    server_started: datetime            # pg_postmaster_start_time(): a restart frees every lock at once
+    alive: dict[str, bool]              # each node seen lately: whether its liveness lock is held now
+
+
+async def liveness(db: Database, within: timedelta) -> Liveness:
+    """Each node seen within `within`, and whether its liveness lock is held: one look at pg_locks."""
+    rows = await db.fetch(
+        f"WITH held AS (SELECT objid FROM pg_locks WHERE {_LIVENESS_LOCKS})"
+        " SELECT pg_postmaster_start_time() AS started, n.node_id,"
+        "  hashtext(n.node_id)::oid IN (SELECT objid FROM held) AS alive"
+        " FROM (SELECT 1) AS one LEFT JOIN cluster_nodes n ON n.seen_at > now() - $1::interval", within)
+    return Liveness(rows[0]["started"], {row["node_id"]: row["alive"] for row in rows if row["node_id"] is not None})
+
+
+async def held_by(db: Database, node_id: str, limit: int) -> list[int]:
+    """The workspaces whose unexpired lease `node_id` holds, at most `limit`."""
+    rows = await db.fetch("SELECT workspace_id FROM workspace_leases WHERE node_id = $1 AND expires_at > now()"
+                          " ORDER BY workspace_id LIMIT $2", node_id, limit)
+    return [row["workspace_id"] for row in rows]
+
+
 async def shares(db: Database, within: timedelta) -> dict[str, int]:
     """Each node seen within `within`, with how many workspaces it holds now (zero included)."""
     rows = await db.fetch(
@@ -107,8 +146,8 @@ async def release(db: Database, node_id: str, workspace_id: int, epoch: int) -> 
     """End the lease now (a node handing a workspace over), so another node may take it at once; whether it was
     still this node's under `epoch`."""
     return await db.fetchval(
-        "UPDATE workspace_leases SET expires_at = now() WHERE workspace_id = $1 AND node_id = $2 AND epoch = $3"
-        " AND expires_at > now() RETURNING true",
+        "UPDATE workspace_leases SET expires_at = least(expires_at, now())"
+        " WHERE workspace_id = $1 AND node_id = $2 AND epoch = $3 RETURNING true",
         workspace_id, node_id, epoch) is not None
 
 

@@ -70,6 +70,27 @@ async def drop_database(server_url: str, name: str) -> None:
         await aio_as_trio(admin.close)()
 
 
+async def outage(server_url: str, embedded: bool, work_dir: Path, database: str, down_for: float) -> str:
+    """PostgreSQL out for about `down_for` seconds, returning once it answers again; what was done, in words. The
+    embedded server (in `work_dir`/data) is stopped (fast: every session ended, as a restart does) and started again
+    on its port; a server of --database-url, which a script may not restart, has `database` refuse connections and
+    its sessions ended for that long instead (what tests/integration/test_database_blip.py does)."""
+    if embedded:
+        await trio.to_thread.run_sync(EmbeddedPostgres(work_dir / "data", durable=False).restart, down_for)
+        return "the embedded PostgreSQL stopped (fast shutdown) and started again on its port"
+    admin = await aio_as_trio(asyncpg.connect)(server_url)
+    try:
+        await aio_as_trio(admin.execute)(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS false')
+        await aio_as_trio(admin.execute)(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", database)
+        await trio.sleep(down_for)
+    finally:
+        with trio.CancelScope(shield=True):
+            await aio_as_trio(admin.execute)(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS true')
+            await aio_as_trio(admin.close)()
+    return f"database {database} refused connections and its sessions were ended (--database-url: not restarted)"
+
+
 @contextlib.asynccontextmanager
 async def bench_database(server_url: str, name: str) -> AsyncIterator[tuple[str, Database]]:
     """A fresh migrated database on the server, dropped on the way out; (its URL, a pool on it)."""

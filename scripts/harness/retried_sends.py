@@ -73,6 +73,10 @@ async def client(http: Poster, connections: trio.CapacityLimiter, service: Servi
         if answer.status_code == 409:
             doubt = "outcome is not known" in payload.get("error", "")
             send.answers["409 in doubt" if doubt else "409 in progress"] += 1
+            if doubt and not send.key:
+                # It may have gone out: without a key a retry is a new send, which a careful client does not make.
+                send.final = "in doubt"
+                return
             if doubt and service.up.is_set() and trio.current_time() - service.started_at > doubt_timeout:
                 send.final = "in doubt"
                 return
@@ -141,7 +145,10 @@ def report(chats: int, sends: list[Send], kill_times: list[float], seconds: floa
     print(f"acknowledged sends lost: {len(lost)}")
     print(f"sends delivered twice to the platform for one key: {len(keyed_twice)}")
     print(f"keyed sends answered two different messageIds: {len(two_answers)}")
-    print(f"unkeyed sends delivered more than once (the client retried without a key): {len(unkeyed_twice)}")
+    twice_after = sum((by_label[label].answers for label in unkeyed_twice), Counter())
+    print(f"unkeyed sends delivered more than once (the client retried without a key): {len(unkeyed_twice)}"
+          + (f" (their clients were answered {', '.join(f'{name} x{count}' for name, count in twice_after.items())})"
+             if unkeyed_twice else ""))
     print(f"rows left in doubt: {len(in_doubt)} ({len(in_doubt) - len(reached)} never reached the platform, "
           f"{len(reached)} reached it and are not settled)")
     print(f"platform sends the database does not know: {len(unknown)}")

@@ -1,18 +1,22 @@
 """The platform simulator (`inbox-actors simulator`) in a process of its own, as the real platform would be: the
 service's CPU is then its own, and the simulator's record of what it accepted outlives a service that is killed.
-Also what the scripts read back from it, and the customer numbers it treats as ordinary customers."""
+Also what the scripts read back from it, and the customer numbers it treats as ordinary customers. With the AI
+agent, the same in a process of its own that plays the agent's model too (SimulatorWithModel)."""
 
 from __future__ import annotations
 
 import os
 import random
 import secrets
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
 import trio
 
 from harness.processes import cli_command, free_ports
+from inbox_actors.model_simulator.grounded import MODEL_ID
 
 # About a minute of status retries, as Meta retries: longer than a restart of the service.
 STATUS_RETRIES = "0.5,1,2,4,8,15,30"
@@ -55,6 +59,35 @@ class SeparateSimulator:
     def service_env(self) -> dict[str, str]:
         return {"WHATSAPP_API_URL": self.url, "WHATSAPP_ACCESS_TOKEN": self.access_token,
                 "WHATSAPP_APP_SECRET": self.app_secret, "WHATSAPP_VERIFY_TOKEN": self.verify_token}
+
+
+WITH_MODEL = Path(__file__).with_name("simulator_with_model.py")
+
+
+@dataclass(frozen=True)
+class SimulatorWithModel(SeparateSimulator):
+    """The same, playing the AI agent's model too (harness/simulator_with_model.py), as the built-in simulator does:
+    the service is pointed at it with INBOX_MODEL_URL and a made-up key, each model call taking `model_latency`
+    seconds. `inbox-actors simulator` serves no model, and a service given WHATSAPP_API_URL starts none itself."""
+
+    model_latency: float = 0.0
+    model_key: str = field(default_factory=lambda: secrets.token_hex(24))
+
+    @property
+    def model_url(self) -> str:
+        return f"{self.url}/model/v1"
+
+    def command(self, *, from_environment: bool = True) -> list[str]:
+        """The command's options, given to the file (-P: scripts/harness/ not first on its path, where its
+        modules would shadow any of the same name)."""
+        options = super().command(from_environment=from_environment)
+        options = options[options.index("simulator") + 1:]
+        return [sys.executable, "-P", str(WITH_MODEL), *options, "--model-key", self.model_key,
+                "--model-latency", str(self.model_latency)]
+
+    def service_env(self) -> dict[str, str]:
+        return {**super().service_env(), "INBOX_MODEL_URL": self.model_url, "INBOX_MODEL": MODEL_ID,
+                "INBOX_MODEL_KEY": self.model_key}
 
 
 async def platform_record(simulator_url: str, phone_number_id: str) -> list[dict]:

@@ -7,19 +7,24 @@ Two ways to start it:
 - `spawned_nodes`: `inbox-actors serve --nodes N` on a database of the run's own on harness.postgres's server
   (embedded, durability off, or --database-url's), migrated and dropped, holding W workspaces: each a Scale
   workspace with its own business number (phone_number_id, which the simulator takes as it comes), a full-access key
-  whose limit nothing reaches (harness.workspace) and the bot's FAQ answers given (the demo's), added the way the
-  demo and `inbox-actors bot add` add them. With N = 1 the service is one process; with N > 1 a parent (its small
-  pool, the built-in simulator if any) and N node processes behind one port, which its ready line lists with their
-  pids (inbox_http/cluster/node_launcher.py). `each_node_count` runs one of these for each N of a comparison in turn.
+  whose limit nothing reaches (harness.workspace) and what the bot knows, given by the caller (the load script
+  gives the demo's). With N = 1 the service is one process; with N > 1 a parent (its small pool, the built-in
+  simulator if any) and N node processes behind one port, which its ready line lists with their pids
+  (inbox_http/cluster/node_launcher.py). `each_run` runs one of these for each run of a comparison in turn.
 
 Either way the platform is `inbox-actors simulator` in a process of its own (harness.simulator's SeparateSimulator),
 started after the service and stopped before it (it holds keep-alive connections to the service, which would wait
 its whole shutdown grace for them), or the service's built-in one; both accept the given sends a second per business
 number, the service's pace (WHATSAPP_SENDS_PER_SECOND).
 
+The bot (`ModelSetup`): the AI agent asking the model simulator — the one built into `serve`'s simulator, or, with
+the simulator apart, one served beside it in its process (SimulatorWithModel), since a service pointed at a
+platform starts none — or the keyword FAQ bot (INBOX_MODEL_URL=none). A model the caller's environment names
+(INBOX_MODEL_URL, INBOX_MODEL, INBOX_MODEL_KEY) is never asked: the script's service must not reach it.
+
 What is read of them (`SpawnedService.measured`): the CPU time each process started spent (psutil; PostgreSQL with
-its backends), and from each node's own /metrics the requests it relayed to another node, those its app answered,
-and the workspaces it holds.
+its backends; the balancer in front of the nodes, if any: harness/balancer.py), and from each node's own /metrics
+the requests it relayed to another node, those its app answered, and the workspaces it holds.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -38,28 +43,70 @@ from typing import TypeVar
 import httpx
 import trio_asyncio
 
+from harness.balancer import BALANCER, Balancer, running_balancer
 from harness.meters import psutil_cpu_seconds, tree_cpu_seconds
 from harness.postgres import bench_database
 from harness.processes import Child, cli_command, service_env
-from harness.simulator import SeparateSimulator
+from harness.simulator import SeparateSimulator, SimulatorWithModel
 from harness.workspace import Workspace, make_workspace
-from inbox_actors.conversations import bot
 from persistence.database import Database
 
 POSTGRES = "PostgreSQL"
 SIMULATOR = "simulator"
+# Where the caller's model is: a spawned service never inherits it.
+CALLERS_MODEL = ("INBOX_MODEL_URL", "INBOX_MODEL", "INBOX_MODEL_KEY", "INBOX_MODEL_SIMULATOR_LATENCY")
 T = TypeVar("T")
+# What a workspace made by the script knows: called with the database and the workspace's id.
+Seed = Callable[[Database, int], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class ModelSetup:
+    """The spawned service's bot: the AI agent asking the model simulator (`agent`), each call taking `latency`
+    seconds, at most `concurrency` calls of a workspace at once (None: the service's default,
+    INBOX_MODEL_CONCURRENCY if the caller's environment sets it); or the keyword FAQ bot."""
+
+    agent: bool = True
+    latency: float = 0.0
+    concurrency: int | None = None
+
+    def service_env(self, env: dict[str, str]) -> dict[str, str]:
+        """`env` without the caller's model, with this setup's settings (a separate simulator's model URL and key
+        come with its own service_env)."""
+        env = {name: value for name, value in env.items() if name not in CALLERS_MODEL}
+        if not self.agent:
+            return {**env, "INBOX_MODEL_URL": "none"}
+        env["INBOX_MODEL_SIMULATOR_LATENCY"] = str(self.latency)   # the built-in model simulator's
+        if self.concurrency is not None:
+            env["INBOX_MODEL_CONCURRENCY"] = str(self.concurrency)
+        return env
+
+    def separate_platform(self) -> SeparateSimulator:
+        """The simulator in a process of its own, playing the model too when the agent asks one."""
+        if not self.agent:
+            return SeparateSimulator.on_free_ports()
+        ports = SeparateSimulator.on_free_ports()
+        return SimulatorWithModel(port=ports.port, service_port=ports.service_port, model_latency=self.latency)
 
 
 @dataclass(frozen=True)
 class NodesPlan:
-    """The runs a script asks for: `serve --nodes N` for each of `counts` in turn, each with `workspaces`."""
+    """The runs a script asks for: `serve --nodes N` for each of `counts` in turn, or with each of `models` in turn
+    (one of the two has one item), each with `workspaces`."""
 
     counts: tuple[int, ...]
     workspaces: int
     separate_simulator: bool
     sends_per_second: int
     startup_timeout: float
+    models: tuple[ModelSetup, ...] = (ModelSetup(),)
+    balancer: bool = False               # HAProxy routing by workspace in front of two nodes or more (balancer.py)
+
+    def runs(self) -> list[tuple[int, ModelSetup]]:
+        """(nodes, model) of each run, in order."""
+        if len(self.counts) > 1 and len(self.models) > 1:
+            raise ValueError("compare node counts or models, not both")
+        return [(count, model) for count in self.counts for model in self.models]
 
 
 @dataclass(frozen=True)
@@ -98,6 +145,10 @@ class Spent:
     def simulator(self) -> float | None:
         return self.cpu.get(SIMULATOR)
 
+    @property
+    def balancer(self) -> float | None:
+        return self.cpu.get(BALANCER)
+
 
 @dataclass
 class SpawnedService:
@@ -107,10 +158,12 @@ class SpawnedService:
     workspaces: list[Workspace]
     nodes: int | None = None             # `serve --nodes N`; None: `serve --demo`
     node_urls: list[str] = field(default_factory=list)   # each node's own address (the service's, with one)
+    model: ModelSetup = ModelSetup()     # its bot
+    balancer: Balancer | None = None     # in front of the nodes: the platform and the script call it
 
     @property
     def url(self) -> str:
-        return self.service.ready["url"]
+        return self.balancer.url if self.balancer is not None else self.service.ready["url"]
 
     @property
     def simulator_url(self) -> str:
@@ -126,8 +179,11 @@ class SpawnedService:
 
     def describe(self) -> str:
         pids = ", ".join(f"{name} {pid}" for name, pid in self.service_pids().items())
-        return (f"ready at {self.url} (pids {pids}), {len(self.workspaces)} workspace(s), simulator "
-                f"{self.simulator_url}{', in a process of its own' if self.simulator else ''}")
+        bot = f"the AI agent, model latency {self.model.latency:g} s" if self.model.agent else "the FAQ bot"
+        front = ("" if self.balancer is None
+                 else f", behind HAProxy routing by workspace (pid {self.balancer.process.pid})")
+        return (f"ready at {self.url} (pids {pids}){front}, {len(self.workspaces)} workspace(s), simulator "
+                f"{self.simulator_url}{', in a process of its own' if self.simulator else ''}; {bot}")
 
     def cpu_seconds(self) -> dict[str, float | None]:
         """CPU time so far of every process started, by name: the service's (each node), PostgreSQL (its backends
@@ -137,6 +193,8 @@ class SpawnedService:
             spent[POSTGRES] = tree_cpu_seconds(self.postgres_pid)
         if self.simulator is not None:
             spent[SIMULATOR] = self.simulator.cpu_seconds()
+        if self.balancer is not None:
+            spent[BALANCER] = self.balancer.cpu_seconds()
         return spent
 
     async def node_figures(self) -> NodeFigures:
@@ -184,22 +242,23 @@ def parse_metrics(text: str) -> dict[str, float]:
 
 
 @contextlib.asynccontextmanager
-async def spawned_demo(*, separate_simulator: bool, sends_per_second: int,
-                       startup_timeout: float) -> AsyncIterator[SpawnedService]:
+async def spawned_demo(*, separate_simulator: bool, sends_per_second: int, startup_timeout: float,
+                       model: ModelSetup = ModelSetup()) -> AsyncIterator[SpawnedService]:
     """`serve --demo` on a fresh embedded PostgreSQL in a temporary INBOX_DATA_DIR, and its simulator, up and ready;
     on the way out each stopped with SIGINT and waited for, then the data directory removed."""
     data_dir = Path(tempfile.mkdtemp(prefix="inbox-load-"))
-    platform = SeparateSimulator.on_free_ports() if separate_simulator else None
+    platform = model.separate_platform() if separate_simulator else None
     port = platform.service_port if platform else 0
+    env = model.service_env({**service_env(data_dir), **pace_env(sends_per_second, builtin_simulator=not platform)})
     service = Child("service", [*cli_command(), "serve", "--demo", "--port", str(port)],
-                    {**service_env(data_dir, platform.service_env() if platform else None),
-                     **pace_env(sends_per_second, builtin_simulator=platform is None)}, data_dir / "serve.log")
+                    {**env, **(platform.service_env() if platform else {})}, data_dir / "serve.log")
     simulator = None if platform is None else simulator_child(platform, sends_per_second, dict(os.environ), data_dir)
     try:
         async with running(service, simulator, startup_timeout):
             demo = service.ready["demo"]
             yield SpawnedService(service, simulator, postgres_pid(data_dir),
-                                 [Workspace(demo["workspace_id"], demo["phone_number_id"], demo["key"])])
+                                 [Workspace(demo["workspace_id"], demo["phone_number_id"], demo["key"])],
+                                 model=model)
     finally:
         remove_data_dir(data_dir, [child for child in (service, simulator) if child is not None])
 
@@ -223,18 +282,17 @@ def remove_data_dir(data_dir: Path, children: list[Child]) -> None:
 # -- `serve --nodes N` with W workspaces ---------------------------------------------------------------------
 
 
-async def each_node_count(plan: NodesPlan, answers: Sequence[tuple[list[str], str]], server_url: str,
-                          postgres: int | None, work_dir: Path, run: Callable[[SpawnedService], Awaitable[T]]
-                          ) -> list[T]:
-    """`run(spawned)` on `serve --nodes N` for each N of the plan in turn, each on a fresh database with its
-    workspaces, everything stopped and the database dropped before the next."""
+async def each_run(plan: NodesPlan, seed: Seed, server_url: str, postgres: int | None, work_dir: Path,
+                   run: Callable[[SpawnedService], Awaitable[T]]) -> list[T]:
+    """`run(spawned)` on `serve --nodes N` with its bot for each run of the plan in turn, each on a fresh database
+    with its workspaces (each given `seed`), everything stopped and the database dropped before the next."""
     results = []
-    for index, count in enumerate(plan.counts, start=1):
+    for index, (count, model) in enumerate(plan.runs(), start=1):
         async with spawned_nodes(server_url, postgres, work_dir / f"run-{index}",
                                  f"inbox_bench_load_{os.getpid()}_{index}", nodes=count, workspaces=plan.workspaces,
-                                 answers=answers, sends_per_second=plan.sends_per_second,
-                                 separate_simulator=plan.separate_simulator,
-                                 startup_timeout=plan.startup_timeout) as spawned:
+                                 seed=seed, sends_per_second=plan.sends_per_second,
+                                 separate_simulator=plan.separate_simulator, startup_timeout=plan.startup_timeout,
+                                 model=model, balancer=plan.balancer and count > 1) as spawned:
             print(f"`serve --nodes {count}` {spawned.describe()}", file=sys.stderr, flush=True)
             results.append(await run(spawned))
     return results
@@ -242,33 +300,43 @@ async def each_node_count(plan: NodesPlan, answers: Sequence[tuple[list[str], st
 
 @contextlib.asynccontextmanager
 async def spawned_nodes(server_url: str, postgres: int | None, work_dir: Path, database: str, *, nodes: int,
-                        workspaces: int, answers: Sequence[tuple[list[str], str]], sends_per_second: int,
-                        separate_simulator: bool, startup_timeout: float) -> AsyncIterator[SpawnedService]:
+                        workspaces: int, seed: Seed, sends_per_second: int, separate_simulator: bool,
+                        startup_timeout: float, model: ModelSetup = ModelSetup(),
+                        balancer: bool = False) -> AsyncIterator[SpawnedService]:
     """The database `database` with its workspaces, `serve --nodes <nodes>` on it and its simulator, up and ready
     (with a loop for asyncpg opened here); on the way out each stopped with SIGINT (every node drains) and waited
-    for, then the database dropped."""
+    for, then the database dropped. With `balancer`, HAProxy routing by workspace (balancer.py) takes the port the
+    simulator posts to, in front of the nodes' own addresses."""
     work_dir.mkdir(parents=True, exist_ok=True)
     async with trio_asyncio.open_loop():
         async with bench_database(server_url, database) as (url, db):
-            made = [await bot_workspace(db, f"Load workspace {n}", answers) for n in range(1, workspaces + 1)]
-            platform = SeparateSimulator.on_free_ports() if separate_simulator else None
-            env = {**service_env(work_dir / "service", platform.service_env() if platform else None),
-                   "DATABASE_URL": url, **pace_env(sends_per_second, builtin_simulator=platform is None)}
+            made = [await bot_workspace(db, f"Load workspace {n}", seed) for n in range(1, workspaces + 1)]
+            platform = model.separate_platform() if separate_simulator else None
+            env = model.service_env({**service_env(work_dir / "service"), "DATABASE_URL": url,
+                                     **pace_env(sends_per_second, builtin_simulator=platform is None)})
+            env.update(platform.service_env() if platform else {})
             env.pop("INBOX_HEALTH_TOKEN", None)   # each node's /metrics read from loopback, no token
-            port = platform.service_port if platform else 0
+            if balancer and platform is None:
+                raise ValueError("a balancer goes with the simulator in a process of its own")
+            port = platform.service_port if platform and not balancer else 0
             service = Child("service", [*cli_command(), "serve", "--port", str(port), "--nodes", str(nodes)], env,
                             work_dir / "serve.log")
             simulator = None if platform is None else simulator_child(platform, sends_per_second, env, work_dir)
-            async with running(service, simulator, startup_timeout):
+            async with contextlib.AsyncExitStack() as stack:
+                await stack.enter_async_context(service.running(startup_timeout))
                 listed = service.ready.get("nodes") or [{"url": service.ready["url"]}]
-                yield SpawnedService(service, simulator, postgres, made, nodes, [node["url"] for node in listed])
+                node_urls = [node["url"] for node in listed]
+                front = None if not balancer else await stack.enter_async_context(
+                    running_balancer(platform.service_port, node_urls, work_dir / "balancer"))
+                if simulator is not None:
+                    await stack.enter_async_context(simulator.running(startup_timeout))
+                yield SpawnedService(service, simulator, postgres, made, nodes, node_urls, model, front)
 
 
-async def bot_workspace(db: Database, name: str, answers: Sequence[tuple[list[str], str]]) -> Workspace:
-    """harness.workspace's Scale workspace, key and admin, with the bot's `answers` (keywords, answer)."""
+async def bot_workspace(db: Database, name: str, seed: Seed) -> Workspace:
+    """harness.workspace's Scale workspace, key and admin, knowing what `seed` gives it."""
     workspace = await make_workspace(db, name)
-    for keywords, answer in answers:
-        await bot.add_answer(db, workspace_id=workspace.workspace_id, keywords=keywords, answer=answer)
+    await seed(db, workspace.workspace_id)
     return workspace
 
 

@@ -18,7 +18,7 @@ from quart_trio import QuartTrio
 
 from inbox_actors.outbound_http.verified_tls import verified_context
 from inbox_actors.runtime import ActorSystem
-from inbox_http.settings import Settings
+from inbox_http.settings import NO_MODEL, Settings
 from persistence.database import Database
 from tests.browser import artifacts, chromium  # noqa: F401 (fixtures of the web pages' tests)
 from tests.e2e.running_nodes import ActorsOfNodes, Node, Spread, running_cluster, running_node
@@ -63,10 +63,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture
 def service_settings(database_url: str) -> Settings:
-    # Webhook receivers in tests listen on this machine, which only an allowed network may be.
+    # Webhook receivers in tests listen on this machine, which only an allowed network may be. The bot is the
+    # keyword FAQ bot, whose answers most tests pin; the AI agent's tests ask the built-in model simulator
+    # (`model_url=None`, the service's default: tests/e2e/test_ai_agent.py).
     return Settings(database_url=database_url, port=0, shutdown_grace_seconds=2.0,
                     simulator_status_delays=(0.01, 0.02, 0.03),
-                    webhook_allowed_networks=(ipaddress.ip_network("127.0.0.0/8"),))
+                    webhook_allowed_networks=(ipaddress.ip_network("127.0.0.0/8"),), model_url=NO_MODEL)
 
 
 @pytest.fixture

@@ -306,3 +306,71 @@ async def test_requests_on_one_keep_alive_connection_each_answer_at_once_read_bo
             assert status_of(await _answer_on(stream, plain_get + b"\r\n\r\n")) == 200
             assert status_of(await _answer_on(stream, unread + b"\r\n\r\n" + body)) == 403
             assert status_of(await _answer_on(stream, plain_get + b"\r\n\r\n")) == 200
+
+
+# -- a chunked body over the limit -----------------------------------------------------------------------------
+
+def _chunked(path: str, key: str, size: int, piece: int = 64 * 1024) -> bytes:
+    head = (f"POST {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\n"
+            "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n").encode()
+    chunk = f"{piece:x}\r\n".encode() + b"a" * piece + b"\r\n"
+    return head + chunk * (size // piece) + b"0\r\n\r\n"
+
+
+async def _next_answer(stream: trio.SocketStream, received: bytearray) -> bytes | None:
+    """The next whole answer on `stream` (its head and a body of Content-Length), or None if the server closed
+    the connection first; whatever follows it stays in `received`."""
+    while True:
+        head, found, rest = bytes(received).partition(b"\r\n\r\n")
+        if found and _complete(bytes(received)):
+            length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                          if line.lower().startswith(b"content-length:"))
+            answer = head + found + rest[:length]
+            del received[:len(answer)]
+            return answer
+        try:
+            chunk = await stream.receive_some(65536)
+        except trio.BrokenResourceError:
+            return None
+        if not chunk:
+            return None
+        received += chunk
+
+
+async def chunked_over_the_limit_then_another(url: str, path: str, key: str, size: int) -> tuple[bytes, bytes | None]:
+    """Send `size` bytes to `path` chunked (no Content-Length) on a kept-alive connection, then a whoami on the same
+    one: the answer to the first, and to the second or None when the server closed the connection instead. Fails if
+    either answer does not come within 20 s."""
+    parts = urlsplit(url)
+    stream = await trio.open_tcp_stream(parts.hostname, parts.port)
+    async with stream:
+        received = bytearray()
+        with trio.fail_after(20):
+            async with trio.open_nursery() as nursery:
+                async def write() -> None:
+                    try:
+                        await stream.send_all(_chunked(path, key, size))
+                    except trio.BrokenResourceError:
+                        pass          # the server closed the connection after its answer: the rest was not read
+                nursery.start_soon(write)
+                first = await _next_answer(stream, received)
+            assert first is not None, "the connection closed without an answer"
+            try:
+                await stream.send_all(f"GET {WHOAMI} HTTP/1.1\r\nHost: test\r\n"
+                                      f"Authorization: Bearer {key}\r\n\r\n".encode())
+            except trio.BrokenResourceError:
+                return first, None
+            return first, await _next_answer(stream, received)
+
+
+@pytest.mark.parametrize(("path", "size"), [("/api/bulk-send", 9 * 1024 * 1024),
+                                            ("/api/send-message", 2 * 1024 * 1024)])
+async def test_a_chunked_body_over_the_limit_is_413_and_the_connection_answers_or_closes(service, path, size):
+    """No Content-Length to judge from: the limit (8 MiB for a broadcast, 1 MiB elsewhere) is met while the body
+    is read. The kept-alive connection then answers its next request, or is closed; it never hangs."""
+    issued = await builders.plaintext_key(service.db)
+    first, second = await chunked_over_the_limit_then_another(service.url, path, issued.key, size)
+    assert status_of(first) == 413, first
+    assert b'"error":"payload_too_large"' in body_of(first)
+    assert second is None or status_of(second) == 200, second
+    await still_serving(service)

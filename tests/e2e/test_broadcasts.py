@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import httpx
 import pytest
 import trio
 
@@ -364,11 +365,10 @@ async def test_dashboard_sessions_broadcast_and_approve_with_their_permissions(s
     from inbox_actors.access.sessions import create_session
 
     workspace_id, _, key = await broadcasting_workspace(service)
-    now = datetime.now(timezone.utc)
     marketer = await builders.member(service.db, workspace_id, "agent", permissions=["campaigns"])
-    marketer_session, _ = await create_session(service.db, member_id=marketer, hours=1, now=now)
+    marketer_session, _ = await create_session(service.db, member_id=marketer, hours=1)
     admin = await builders.member(service.db, workspace_id, "admin")
-    admin_session, _ = await create_session(service.db, member_id=admin, hours=1, now=now)
+    admin_session, _ = await create_session(service.db, member_id=admin, hours=1)
 
     pending = await service.client.post(BULK_SEND, headers=bearer(marketer_session), json={
         "template": PROMO, "recipients": ["919700001001"]})
@@ -415,3 +415,100 @@ async def test_a_throughput_refusal_whose_retry_a_crash_lost_is_sent_when_the_br
     assert (done["counts"]["sent"], done["counts"]["failed"]) == (1, 0)
     assert (await service.client.get(f"{BROADCASTS}/{broadcast_id}/recipients", headers=bearer(key))
             ).json()["data"][0]["attempts"] == 2
+
+
+async def left_in_flight(service, workspace_id: int, broadcast_id: int, phone: str) -> int:
+    """The recipient as a node killed between committing its message and the platform's answer leaves it: claimed,
+    its message pending (the platform never got it). The message's id."""
+    pending = await service.db.fetchval(
+        "INSERT INTO messages (workspace_id, recipient, direction, sender_type, type, template_name, status,"
+        " broadcast_id) VALUES ($1, $2, 'outbound', 'system', 'template', 'promo', 'pending', $3) RETURNING id",
+        workspace_id, phone, broadcast_id)
+    await service.db.execute("UPDATE broadcast_recipients SET state = 'claimed', message_id = $3, attempts = 1"
+                             " WHERE broadcast_id = $1 AND phone = $2", broadcast_id, phone, pending)
+    return pending
+
+
+async def platform_sends_to(service, phone_number_id: str, phone: str) -> int:
+    async with httpx.AsyncClient(base_url=service.simulator_url) as simulator:
+        record = (await simulator.get(f"/simulator/numbers/{phone_number_id}/messages")).json()["data"]
+    return sum(1 for send in record if send["to"] == phone)
+
+
+async def test_a_recipient_a_stopped_node_left_in_flight_is_sent_once_before_the_broadcast_completes(
+        service, monkeypatch):
+    """Before: the resumed broadcast completed at once, its in-flight recipient never sent (1 to 5 of 1,000 in a
+    failover)."""
+    from inbox_actors.broadcasts import broadcast, schedule
+
+    monkeypatch.setattr(broadcast, "ORPHANED_SEND_SECONDS", 0.5)
+    workspace_id, phone_number_id, _, key = await scale_workspace(service.db)
+    await templates.add_template(service.db, workspace_id=workspace_id, name="promo", language="en",
+                                 body="Hello {{1}}, our sale starts today!", category_name="MARKETING")
+    created = await service.client.post(BULK_SEND, headers=bearer(key), json={
+        "template": PROMO, "recipients": ["919700001301", "919700001302"],
+        "scheduled_at": (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat()})
+    broadcast_id = created.json()["id"]
+    stale = await left_in_flight(service, workspace_id, broadcast_id, "919700001301")
+    await service.db.execute("UPDATE broadcasts SET status = 'sending', started_at = now() WHERE id = $1",
+                             broadcast_id)
+    schedule.workspace_taken(service.actors, workspace_id)       # as the node taking the workspace tells it
+
+    done = await finished(service, key, broadcast_id)
+    assert (done["counts"]["sent"], done["counts"]["failed"], done["counts"]["in_flight"]) == (2, 0, 0)
+    assert await platform_sends_to(service, phone_number_id, "919700001301") == 1
+    messages = await service.db.fetch("SELECT id, status, error_code FROM messages WHERE broadcast_id = $1"
+                                      " AND recipient = '919700001301' ORDER BY id", broadcast_id)
+    assert [(row["id"] == stale, row["status"], row["error_code"]) for row in messages[:1]] == [
+        (True, "failed", 131000)]                               # given up as never sent, kept in the chat
+    assert len(messages) == 2 and messages[1]["status"] in ("delivered", "read")
+
+
+async def test_a_recipient_in_flight_whose_status_comes_is_not_sent_again(service, monkeypatch):
+    """The node died after the platform accepted the message and before its answer was written: the status settles
+    it, and the broadcast completes without a second send."""
+    from inbox_actors.broadcasts import broadcast, schedule
+
+    monkeypatch.setattr(broadcast, "ORPHANED_SEND_SECONDS", 3.0)
+    workspace_id, phone_number_id, _, key = await scale_workspace(service.db)
+    await templates.add_template(service.db, workspace_id=workspace_id, name="promo", language="en",
+                                 body="Hello {{1}}, our sale starts today!", category_name="MARKETING")
+    created = await service.client.post(BULK_SEND, headers=bearer(key), json={
+        "template": PROMO, "recipients": ["919700001401"],
+        "scheduled_at": (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat()})
+    broadcast_id = created.json()["id"]
+    pending = await left_in_flight(service, workspace_id, broadcast_id, "919700001401")
+    await service.db.execute("UPDATE broadcasts SET status = 'sending', started_at = now() WHERE id = $1",
+                             broadcast_id)
+    schedule.workspace_taken(service.actors, workspace_id)
+    await trio.sleep(0.5)
+    view = (await service.client.get(f"{BROADCASTS}/{broadcast_id}", headers=bearer(key))).json()
+    assert (view["status"], view["counts"]["in_flight"]) == ("sending", 1)      # not completed while in flight
+    # The platform's status for it, which carries the message's id as its callback data.
+    await service.db.execute("UPDATE messages SET status = 'sent', platform_message_id = 'wamid.settled'"
+                             " WHERE id = $1", pending)
+    done = await finished(service, key, broadcast_id, settled=False)
+    assert (done["counts"]["sent"], done["counts"]["in_flight"]) == (1, 0)
+    assert await platform_sends_to(service, phone_number_id, "919700001401") == 0
+    assert await service.db.fetchval("SELECT count(*) FROM messages WHERE broadcast_id = $1", broadcast_id) == 1
+
+
+@pytest.mark.single_node("takes a workspace from its own node")
+async def test_a_node_taking_a_workspace_resumes_its_broadcast_at_once_not_at_the_schedules_recheck(service):
+    """Before: only the schedule's round, every 60 s, resumed a broadcast whose node had died."""
+    workspace_id, _, key = await broadcasting_workspace(service)
+    created = await service.client.post(BULK_SEND, headers=bearer(key), json={
+        "template": PROMO, "recipients": ["919700001501", "919700001502"],
+        "scheduled_at": (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat()})
+    broadcast_id = created.json()["id"]
+    # The workspace leaves this node (as its node died), with its broadcast sending and nothing sending it.
+    node = service.nodes[0]
+    node.state.actors.evict_workspace(workspace_id)
+    await eventually(lambda: not node.state.actors.live_in_workspace(workspace_id))
+    await node.state.placement.keeper.release(workspace_id)
+    await service.db.execute("UPDATE broadcasts SET status = 'sending', started_at = now() WHERE id = $1",
+                             broadcast_id)
+    # A request for the workspace takes its lease again, under a new epoch.
+    assert (await service.client.get(f"{BROADCASTS}/{broadcast_id}", headers=bearer(key))).status_code == 200
+    done = await finished(service, key, broadcast_id, settled=False, timeout=10.0)
+    assert done["counts"]["sent"] == 2

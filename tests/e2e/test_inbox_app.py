@@ -175,7 +175,7 @@ def _story(chromium: str, ready: dict, folder: Path) -> None:
 
             # The agent resolves the first chat: back with the bot, in the resolved view.
             agent.goto(f"{url}/app/chats/{CUSTOMER}")
-            agent.get_by_text("Resolve", exact=True).click()
+            agent.locator("#resolve-box").get_by_text("Resolve", exact=True).click()
             agent.get_by_label("Reason (optional)").last.fill("answered")
             agent.get_by_role("button", name="Resolve, back to the bot").click()
             expect(agent.get_by_role("status")).to_have_text("The chat is resolved.")

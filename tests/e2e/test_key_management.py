@@ -45,8 +45,13 @@ async def make_team(db, plan: str = "scale") -> Team:
     return Team(workspace_id, admin_id, issued, bearer(issued.key), await session_of(db, admin_id))
 
 
-async def session_of(db, member_id: int, *, hours: int = 8, now: datetime | None = None) -> dict[str, str]:
-    token, _ = await create_session(db, member_id=member_id, hours=hours, now=now or datetime.now(timezone.utc))
+async def session_of(db, member_id: int, *, hours: int = 8, expired: bool = False) -> dict[str, str]:
+    """A session's bearer header; `expired`: one whose expiry passed an hour ago, by PostgreSQL's clock, which
+    judges it."""
+    token, _ = await create_session(db, member_id=member_id, hours=hours)
+    if expired:
+        await db.execute("UPDATE member_sessions SET expires_at = now() - interval '1 hour' WHERE token_hash = $1",
+                         hashlib.sha256(token.encode()).digest())
     return bearer(token)
 
 
@@ -535,7 +540,7 @@ async def test_a_non_admin_reads_keys_only_with_the_settings_permission(service,
 
 async def test_session_refusals(service, team):
     unknown = bearer(f"session_{secrets.token_urlsafe(32)}")
-    expired = await session_of(service.db, team.admin_id, hours=1, now=from_now(hours=-2))
+    expired = await session_of(service.db, team.admin_id, hours=1, expired=True)
     suspended_id = await builders.member(service.db, team.workspace_id)
     suspended = await session_of(service.db, suspended_id)
     await accounts.set_member_status(service.db, member_id=suspended_id, status="suspended")

@@ -4,15 +4,13 @@ node admits them in the bucket of the node that owns the address (inbox_http/clu
 
 from __future__ import annotations
 
-import hashlib
-
 import msgspec
 import pytest
 import trio
 
-from inbox_actors.access.sign_in import SIGN_IN_ATTEMPTS_PER_ACCOUNT
+from inbox_actors.access.sign_in import ACCOUNT_BUCKET_PREFIX, SIGN_IN_ATTEMPTS_PER_ACCOUNT
 from inbox_http.cluster.address_admission import ADMISSION_PATH
-from inbox_http.cluster.forwarding_proof import proof_headers
+from inbox_http.cluster.forwarding_proof import body_digest, sign
 from tests.e2e.conftest import with_settings
 from tests.e2e.running_nodes import CLUSTER_SECRET, running_cluster
 
@@ -72,11 +70,34 @@ async def test_an_admission_asked_without_the_clusters_proof_or_with_another_bod
         for headers in ({}, forged):
             answer = await node.client.post(ADMISSION_PATH, headers=headers, content=asks)
             assert answer.status_code == 404, answer.text
-    # With the proof of another body's digest: refused by the owner, 400.
-    target = f"{ADMISSION_PATH}?digest={hashlib.sha256(b'[]').hexdigest()}"
-    proof = proof_headers(CLUSTER_SECRET.encode(), nodes[1].url.encode(), {"client": None}, b"POST", target.encode())
-    answer = await nodes[0].client.post(target, content=asks, headers={name.decode(): value.decode()
-                                                                       for name, value in proof})
-    assert answer.status_code == 400 and answer.json()["error"] == "bad_admission", answer.text
+    # With the proof of another body: refused by the owner, 400.
+    answer = await nodes[0].client.post(ADMISSION_PATH, content=asks, headers=_signed_by(nodes[1], b"[]"))
+    assert answer.status_code == 400 and answer.json()["error"] == "forwarded_body_mismatch", answer.text
     statuses = [(await nodes[n % 3].client.get(WHOAMI)).status_code for n in range(CEILING + 1)]
     assert statuses == [401] * CEILING + [429]
+
+
+def _signed_by(node, body: bytes) -> dict[str, str]:
+    """The proof `node` would send an address admission of `body` with."""
+    signed = sign(CLUSTER_SECRET.encode(), node.url.encode(), b"", b"POST", ADMISSION_PATH.encode(), body_digest(body))
+    return {name.decode(): value.decode() for name, value in signed.headers}
+
+
+async def test_an_admission_exchange_seen_on_the_wire_and_sent_again_counts_once(nodes):
+    """Sent again, a captured exchange would use up an account's sign-in attempts on its owner: each copy is
+    refused, and the account keeps the attempts the one real exchange left it."""
+    email = "ann@example.com"
+    bucket = ACCOUNT_BUCKET_PREFIX + email
+    owner = next(node for node in nodes if node.state.membership.owner_of(bucket) == node.url)
+    asking = next(node for node in nodes if node is not owner)
+    asks = msgspec.json.encode([{"bucket": bucket, "limit": SIGN_IN_ATTEMPTS_PER_ACCOUNT}])
+    captured = _signed_by(asking, asks)
+    first = await owner.client.post(ADMISSION_PATH, content=asks, headers=captured)
+    assert first.status_code == 200 and first.json()[0]["allowed"], first.text
+    for _ in range(5):
+        again = await owner.client.post(ADMISSION_PATH, content=asks, headers=captured)
+        assert (again.status_code, again.json()["error"]) == (403, "forwarding_replayed"), again.text
+    form = {"email": email, "password": "not-the-password"}
+    statuses = [(await nodes[n % 3].client.post("/app/sign-in", data=form)).status_code
+                for n in range(SIGN_IN_ATTEMPTS_PER_ACCOUNT)]
+    assert 429 not in statuses[:-1] and statuses[-1] == 429, statuses

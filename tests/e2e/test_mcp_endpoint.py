@@ -167,13 +167,14 @@ async def test_only_exposed_actions_are_tools_and_approval_needing_ones_cannot_b
     by_name = {action["name"]: action for action in settings}
     assert {name for name, a in by_name.items() if a["exposed"]} == {
         "list_conversations", "get_conversation", "read_messages", "unread_summary", "list_templates",
-        "list_broadcasts", "get_broadcast"}
+        "list_broadcasts", "get_broadcast", "quote_price", "search_bot_knowledge", "get_bot_usage"}
     assert {name for name, a in by_name.items() if a["needs_approval"]} == {
         "send_text", "send_template", "reply_in_chat", "send_broadcast"}
 
     tools = (await call(service, token, "tools/list"))["result"]["tools"]
     assert [t["name"] for t in tools] == ["list_conversations", "get_conversation", "read_messages",
-                                          "unread_summary", "list_templates", "list_broadcasts", "get_broadcast"]
+                                          "unread_summary", "list_templates", "list_broadcasts", "get_broadcast",
+                                          "quote_price", "search_bot_knowledge", "get_bot_usage"]
     assert all(t["inputSchema"]["type"] == "object" and t["description"] for t in tools)
 
     hidden = await call(service, token, "tools/call", {"name": "claim_conversation", "arguments": {"phone": PHONE}})

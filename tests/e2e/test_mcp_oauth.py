@@ -111,7 +111,7 @@ def _approve(chromium: str, authorization_url: str, url: str, demo: DemoAccess, 
             expect(page.locator(".client-name")).to_have_text("Test assistant")
             expect(page.get_by_text(urlsplit(callback_url).netloc)).to_be_visible()
             offered = page.get_by_role("checkbox")
-            assert offered.count() == 7, "the seven read actions a workspace exposes by default"
+            assert offered.count() == 10, "the ten read actions a workspace exposes by default"
             for box in offered.all():
                 box.uncheck()
             for name in CHOSEN:  # each label shows the action's title and its name

@@ -42,7 +42,8 @@ async def test_the_sdk_client_reads_a_chat_claims_it_and_the_reporting_api_sees_
 
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
         assert set(tools) == {"list_conversations", "get_conversation", "read_messages", "unread_summary",
-                              "list_templates", "list_broadcasts", "get_broadcast", "claim_conversation"}
+                              "list_templates", "list_broadcasts", "get_broadcast", "claim_conversation",
+                              "quote_price", "search_bot_knowledge", "get_bot_usage"}
         assert tools["claim_conversation"].input_schema["required"] == ["phone"]
 
         chats = await session.call_tool("list_conversations", {"needs_reply": True})

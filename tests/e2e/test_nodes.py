@@ -4,14 +4,24 @@ because every one of them is served by the node holding the workspace's lease, t
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 import trio
 
+from inbox_actors.access.activity_log import wait_recorded
+from inbox_http.cluster.forwarding_proof import body_digest, sign
 from tests.e2e.chat_helpers import chat, customer_writes, outbox_events, scale_workspace
 from tests.e2e.conftest import bearer, with_settings
-from tests.e2e.running_nodes import cluster_settings, on_first_nodes_platform, running_node, running_node_of_its_own
+from tests.e2e.running_nodes import (
+    CLUSTER_SECRET,
+    cluster_settings,
+    on_first_nodes_platform,
+    running_node,
+    running_node_of_its_own,
+)
+from tests.e2e.test_bad_input import body_of, chunked_over_the_limit_then_another, status_of
 from tests.waiting import eventually
 
 PHONE = "919812345777"
@@ -116,3 +126,46 @@ async def test_a_request_for_a_node_that_is_gone_is_answered_503_until_its_lease
 
         await eventually(answered)
         assert staying.holds(workspace_id)
+
+
+async def test_a_proof_seen_on_the_wire_carries_no_other_send_and_no_second_one(nodes):
+    """A proof one node made for a send, claiming its client's address: taken once for that body, refused for
+    another body (sent again: 403; made afresh and sent with another body: 400), so the claimed address is the
+    caller's of the one send it was made for."""
+    first, second, _third = nodes
+    workspace_id, number, _, key = await scale_workspace(first.state.db)
+    assert (await second.client.get("/api/reporting/v1/whoami", headers=bearer(key))).status_code == 200
+    await customer_writes(first, number, PHONE, "hello")
+    path = "/api/send-message"
+    signed_for, other = (json.dumps({"to": PHONE, "message": text}).encode() for text in ("Signed", "Swapped"))
+
+    def proof() -> dict[str, str]:
+        made = sign(CLUSTER_SECRET.encode(), first.url.encode(), b"203.0.113.9", b"POST", path.encode(),
+                    body_digest(signed_for))
+        return {**bearer(key), "Content-Type": "application/json",
+                **{name.decode(): value.decode() for name, value in made.headers}}
+
+    captured = proof()
+    taken = await second.client.post(path, content=signed_for, headers=captured)
+    assert taken.status_code == 200, taken.text
+    again = await second.client.post(path, content=other, headers=captured)
+    assert (again.status_code, again.json()["error"]) == (403, "forwarding_replayed"), again.text
+    swapped = await second.client.post(path, content=other, headers=proof())
+    assert (swapped.status_code, swapped.json()["error"]) == (400, "forwarded_body_mismatch"), swapped.text
+
+    texts = await first.state.db.fetch("SELECT text FROM messages WHERE text IN ('Signed', 'Swapped')")
+    assert [row["text"] for row in texts] == ["Signed"]
+    await wait_recorded(second.state.actors)
+    sends = await first.state.db.fetch(
+        "SELECT status, ip FROM key_activity WHERE workspace_id = $1 AND path = $2", workspace_id, path)
+    assert [(row["status"], row["ip"]) for row in sends if row["ip"] == "203.0.113.9"] == [(200, "203.0.113.9")]
+
+
+async def test_a_chunked_body_over_the_limit_relayed_to_the_workspaces_node_is_413(nodes):
+    first, second, _third = nodes
+    _, _, _, key = await scale_workspace(first.state.db)
+    assert (await second.client.get("/api/reporting/v1/whoami", headers=bearer(key))).status_code == 200
+    answer, after = await chunked_over_the_limit_then_another(first.url, "/api/bulk-send", key, 9 * 1024 * 1024)
+    assert status_of(answer) == 413 and b'"error":"payload_too_large"' in body_of(answer), answer
+    assert after is None or status_of(after) == 200, after
+    assert (await first.client.get("/api/reporting/v1/whoami", headers=bearer(key))).status_code == 200

@@ -71,12 +71,14 @@ async def test_serve_with_database_url_prints_a_working_demo_key_and_stops_on_si
 
 
 async def _demo_bot_answers(client: httpx.AsyncClient, ready: dict) -> None:
-    """The built-in simulator plays a customer; the demo's FAQ bot answers through it."""
+    """The built-in simulator plays a customer; the demo's AI agent (the built-in model simulator its model)
+    quotes the demo's pricing sheet through it."""
     assert ready["simulator"] is True
     demo, phone = ready["demo"], "919855555551"
     async with httpx.AsyncClient(base_url=ready["platform"]) as platform:
         written = await platform.post(f"/simulator/customers/{phone}/messages",
-                                      json={"phone_number_id": demo["phone_number_id"], "text": "Your price?"})
+                                      json={"phone_number_id": demo["phone_number_id"],
+                                            "text": "How much is express shipping?"})
         assert written.json()["delivered_to_service"] is True
     with trio.fail_after(10):
         while True:
@@ -84,7 +86,7 @@ async def _demo_bot_answers(client: httpx.AsyncClient, ready: dict) -> None:
             if detail["counts"]["from_bot"] == 1:
                 break
             await trio.sleep(0.05)
-    assert detail["last_message"]["preview"] == "Our plans start at 10 USD a month."
+    assert detail["last_message"]["preview"] == "Express shipping: 7.50 USD per order."
 
 
 async def test_demo_key_is_replaced_on_each_start(database_url, nursery):

@@ -92,6 +92,8 @@ def _the_bot(admin: Page, api: httpx.Client, url: str, folder: Path) -> None:
     admin.get_by_role("button", name="Save behaviour").click()
     expect(admin.get_by_role("status")).to_have_text("The bot's behaviour is saved.")
 
+    # The FAQ answers are on the bot's knowledge page.
+    admin.goto(f"{url}/app/bot/knowledge")
     admin.get_by_label("Keywords").fill("delivery, shipping")
     admin.get_by_label("Answer", exact=True).fill(HOSTILE_ANSWER)
     admin.get_by_role("button", name="Add answer").click()
@@ -102,14 +104,16 @@ def _the_bot(admin: Page, api: httpx.Client, url: str, folder: Path) -> None:
 
     admin.get_by_role("button", name="Remove the answer to refund").click()
     expect(admin.get_by_role("status")).to_have_text("Answer removed.")
+    admin.goto(f"{url}/app/bot")
     admin.get_by_role("button", name="Switch the bot off").click()
     expect(admin.get_by_role("status")).to_contain_text("The bot is off")
     expect(admin.get_by_role("button", name="Switch the bot on")).to_be_visible()
 
     # A keyword the bot could never answer (it names a hand-off phrase) is the bot's rule: its sentence, 400.
+    admin.goto(f"{url}/app/bot/knowledge")
     admin.get_by_label("Keywords").fill("travel agent")
     admin.get_by_label("Answer", exact=True).fill("We book trips.")
-    with admin.expect_response(lambda answer: answer.url == f"{url}/app/bot/answers") as refused:
+    with admin.expect_response(lambda answer: answer.url == f"{url}/app/bot/knowledge/answers") as refused:
         admin.get_by_role("button", name="Add answer").click()
     assert refused.value.status == 400
     expect(admin.get_by_role("alert")).to_contain_text("contains a hand-off phrase")

@@ -15,7 +15,7 @@ from inbox_actors.conversations.conversation import ConversationDeps, CustomerWr
 from inbox_actors.conversations.send_pacer import send_pacer_kind
 from inbox_actors.platform.payloads import InboundMessage
 from inbox_actors.runtime import ActorKind, ActorSystem
-from inbox_actors.runtime.clock import WallClock
+from inbox_actors.runtime.clock import Clock, WallClock
 from persistence.database import Database
 from tests.integration.test_conversation_actor import RecordingPlatform
 
@@ -33,13 +33,14 @@ def customer_writes(phone: str, text: str = "hello") -> CustomerWrote:
 async def running_chats_with_clock(db: Database, clock_kind: ActorKind,
                                    start_clock: Callable[[ActorSystem], Awaitable[None]], *,
                                    deadline_set: Callable[[ActorSystem, datetime], None] | None = None,
-                                   ) -> AsyncIterator[ActorSystem]:
+                                   clock: Clock | None = None) -> AsyncIterator[ActorSystem]:
     """The chats and one clock as the service runs them, for tests of what the clock does across a restart: the
     block is one run of the service, so a second block is the service started again on the same database.
 
     `start_clock` runs once the system does, as at the service's start; with `deadline_set`, chats tell the clock
-    each new SLA deadline (the service's wiring in inbox_http/server.py)."""
-    deps = ConversationDeps(db=db, clock=WallClock(), platform=RecordingPlatform(), responder=None)
+    each new SLA deadline (the service's wiring in inbox_http/server.py). `clock`: the node's own (the wall clock by
+    default)."""
+    deps = ConversationDeps(db=db, clock=clock or WallClock(), platform=RecordingPlatform(), responder=None)
     system = ActorSystem()
     for kind in (conversation_kind(deps), send_pacer_kind(), clock_kind):
         system.register(kind)

@@ -34,7 +34,8 @@ async def test_reading_the_settings_needs_ai_agent_or_its_read(use_cases):
     reader = await use_cases.member(permissions=READER)
     assert refused(await use_cases.run(reader, bot.SETTINGS, {"extra": 1}), 400, "invalid_arguments")
     shown = await use_cases.run(reader, bot.SETTINGS, {})
-    assert isinstance(shown, Done) and shown.data == settings.BotSettings(True, "", "", None, None)
+    assert isinstance(shown, Done) and shown.data == settings.BotSettings(
+        enabled=True, persona="", handoff_message="", updated_at=None, updated_by=None)
 
 
 async def test_the_behaviour_is_changed_by_ai_behavior_edit_alone_and_audited(use_cases):

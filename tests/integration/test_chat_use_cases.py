@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 import msgspec
 
 from inbox_actors.reporting.conversation_detail import ConversationDetail
-from inbox_actors.use_cases import chat_reads, chats
+from inbox_actors.use_cases import chat_organising, chat_reads, chats
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.fields import MAX_REASON
 from inbox_actors.use_cases.outcomes import Done, Reason, Refused
@@ -44,13 +44,13 @@ async def test_a_snooze_until_without_a_zone_or_in_the_past_is_invalid_until(use
     agent = await use_cases.member(permissions=["inbox"])
     await use_cases.customer_writes(PHONE)
     for until in ("2030-01-01T10:00:00", "tomorrow", 12):
-        outcome = await use_cases.run(agent, chats.SNOOZE, {"phone": PHONE, "until": until})
+        outcome = await use_cases.run(agent, chat_organising.SNOOZE, {"phone": PHONE, "until": until})
         assert isinstance(outcome, Refused) and (outcome.status, outcome.code) == (400, "invalid_until"), until
     past = (datetime.now(timezone.utc) - timedelta(minutes=1)).isoformat()
-    outcome = await use_cases.run(agent, chats.SNOOZE, {"phone": PHONE, "until": past})
+    outcome = await use_cases.run(agent, chat_organising.SNOOZE, {"phone": PHONE, "until": past})
     assert isinstance(outcome, Refused) and outcome.code == "invalid_until"
     later = (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat()
-    snoozed = await use_cases.run(agent, chats.SNOOZE, {"phone": PHONE, "until": later})
+    snoozed = await use_cases.run(agent, chat_organising.SNOOZE, {"phone": PHONE, "until": later})
     assert isinstance(snoozed, Done) and snoozed.data.snoozed
 
 
@@ -80,10 +80,10 @@ async def test_a_state_that_does_not_allow_the_action_is_refused_with_the_state(
 async def test_a_note_is_text_never_blank_and_never_sent(use_cases):
     agent = await use_cases.member(permissions=["inbox"])
     await use_cases.customer_writes(PHONE)
-    blank = await use_cases.run(agent, chats.ADD_NOTE, {"phone": PHONE, "text": "   "})
+    blank = await use_cases.run(agent, chat_organising.ADD_NOTE, {"phone": PHONE, "text": "   "})
     assert isinstance(blank, Refused) and blank.code == "invalid_text"
     sent_before = len(use_cases.platform.sent)
-    note = await use_cases.run(agent, chats.ADD_NOTE, {"phone": PHONE, "text": "  call back Monday \n"})
+    note = await use_cases.run(agent, chat_organising.ADD_NOTE, {"phone": PHONE, "text": "  call back Monday \n"})
     assert isinstance(note, Done) and note.data.type == "note" and note.data.text == "call back Monday"
     assert len(use_cases.platform.sent) == sent_before
 
@@ -128,3 +128,26 @@ async def test_a_template_filter_no_template_can_match_is_refused_in_its_own_wor
         assert isinstance(outcome, Refused) and (outcome.status, outcome.code) == (400, code), field
     none = await use_cases.run(agent, chat_reads.LIST_TEMPLATES, {"name": "no such template", "language": "x"})
     assert isinstance(none, Done) and none.data == {"data": []}
+
+
+async def test_a_members_key_sends_a_reply_or_a_note_once_and_answers_as_the_first_did(use_cases):
+    agent = await use_cases.member(permissions=["inbox"])
+    other = await use_cases.member(permissions=["inbox"])
+    await use_cases.customer_writes(PHONE)
+    reply = {"phone": PHONE, "text": "On its way", "idempotency_key": "k-1"}
+    first = await use_cases.run(agent, chats.REPLY_TEXT, reply)
+    again = await use_cases.run(agent, chats.REPLY_TEXT, reply)
+    assert isinstance(first, Done) and isinstance(again, Done)
+    assert again.data.messageId == first.data.messageId and again.data.conversation.state == "HUMAN_ACTIVE"
+    assert [request.text for _, request in use_cases.platform.sent] == ["On its way"]
+    changed = await use_cases.run(agent, chats.REPLY_TEXT, {**reply, "text": "On its way!"})
+    assert isinstance(changed, Refused) and (changed.status, changed.code) == (422, "idempotency_key_reused")
+    note = {"phone": PHONE, "text": "Asked twice", "idempotency_key": "k-1"}  # the same key, another use case
+    notes = [await use_cases.run(caller, chat_organising.ADD_NOTE, note) for caller in (agent, agent, other)]
+    assert all(isinstance(outcome, Done) for outcome in notes)
+    assert notes[0].data.id == notes[1].data.id != notes[2].data.id  # the other member's key is theirs
+    bad = await use_cases.run(agent, chats.REPLY_TEXT, {**reply, "idempotency_key": "has space"})
+    assert isinstance(bad, Refused) and bad.code == "invalid_idempotency_key"
+    long = await use_cases.run(agent, chats.REPLY_TEXT, {"phone": PHONE, "text": "x" * 4097})
+    assert isinstance(long, Refused) and long.message.startswith("A reply is 1 to 4,096 characters")
+    assert len(use_cases.platform.sent) == 1

@@ -53,7 +53,7 @@ async def chats(db, nursery):
     platform = Platform()
     deps = ConversationDeps(db=db, clock=WallClock(), platform=platform, responder=None)
     system = ActorSystem([conversation_kind(deps), send_pacer_kind(), status_writer_kind(db, WallClock()),
-                          timer_kind({"in-doubt sends": in_doubt_job(db, WallClock(), every=3600)})])
+                          timer_kind({"in-doubt sends": in_doubt_job(db, every=3600)})])
     await nursery.start(system.run)
     workspace_id = await builders.workspace(db)
     yield system, workspace_id, platform

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -14,7 +15,8 @@ import httpx
 import pytest
 import trio
 
-from inbox_http.cluster.forwarding_proof import forwarded_by, forwarded_client_ip
+from inbox_http.cluster.forwarded_body import as_forwarded
+from inbox_http.cluster.forwarding_proof import Forwarded, ProofCheck, Refused, body_digest, sign
 from inbox_http.cluster.relay import NodeRelay
 from tests.local_http import serve_on_free_port
 from tests.waiting import eventually
@@ -48,19 +50,31 @@ def _text_headers(headers) -> list[list[str]]:
 
 @dataclass
 class Target:
-    """The node that owns the workspace; what it answers depends on the path."""
+    """The node that owns the workspace, checking the proofs as the service does (routing.py); what it answers
+    depends on the path."""
 
     client_ports: set[int] = field(default_factory=set)
     release: trio.Event = field(default_factory=trio.Event)          # lets /stream send its second chunk
     disconnected: trio.Event = field(default_factory=trio.Event)     # /stream or /hang saw its client leave
     upload_started: trio.Event = field(default_factory=trio.Event)   # /upload read a first part of the body
     forwarding_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    proofs: ProofCheck = field(default_factory=lambda: ProofCheck(SECRET))
+    forwarded: Forwarded | None = None                                 # the last request's verified proof
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
             return
         self.client_ports.add(scope["client"][1])
+        self.forwarding_headers = [(name, value) for name, value in scope["headers"]
+                                   if name.decode("latin-1") in FORWARDING]
+        proof = self.proofs.check(scope)
+        if isinstance(proof, Refused):
+            await proof.answer(send)
+            return
+        self.forwarded = proof
+        if proof is not None:
+            scope, receive, send = as_forwarded(proof, scope, receive, send)
         path = scope["path"]
         if path == "/stream":
             await self._stream(receive, send)
@@ -96,13 +110,12 @@ class Target:
             "sha256": hashlib.sha256(body).hexdigest(), "length": len(body)}, ((b"x-echo", b"yes"),))
 
     async def _forwarding(self, scope, send) -> None:
-        self.forwarding_headers = [(name, value) for name, value in scope["headers"]
-                                   if name.decode("latin-1") in FORWARDING]
+        forwarded = self.forwarded
         await _reply(send, 200, {
-            "headers": _text_headers(self.forwarding_headers),
-            "forwarded_by": forwarded_by(scope, SECRET), "forwarded_by_wrong": forwarded_by(scope, b"wrong"),
-            "client_ip": forwarded_client_ip(scope, SECRET),
-            "client_ip_wrong": forwarded_client_ip(scope, b"wrong")})
+            "headers": _text_headers(self.forwarding_headers), "client": scope["client"][0],
+            "forwarded_by": forwarded.node_id if forwarded else None,
+            "client_ip": forwarded.client_ip if forwarded else None,
+            "wrong_secret": ProofCheck(b"wrong").check(scope)})
 
     async def _stream(self, receive, send) -> None:
         await send({"type": "http.response.start", "status": 200,
@@ -218,8 +231,11 @@ async def test_a_streamed_answer_reaches_the_client_chunk_by_chunk(cluster):
 
 
 async def test_an_upload_streams_to_the_target_as_it_arrives(cluster):
+    # Longer than the seal: the target passes on all but the last SEAL_BYTES it has, which may be the seal.
+    part_one = b"part one;" * 10
+
     async def body():
-        yield b"part one;"
+        yield part_one
         with trio.fail_after(10):      # only a relay that passed part one on lets this end
             await cluster.target.upload_started.wait()
         yield b"part two"
@@ -227,9 +243,11 @@ async def test_an_upload_streams_to_the_target_as_it_arrives(cluster):
     response = await cluster.client.post("/upload", content=body())
 
     seen = response.json()
-    assert (response.status_code, seen["body"]) == (201, "part one;part two")
+    assert (response.status_code, seen["body"]) == (201, part_one.decode() + "part two")
     assert ["transfer-encoding", "chunked"] in seen["headers"]
     assert not any(name == "content-length" for name, _value in seen["headers"])
+    # Streamed, so sealed: the target checked the seal that followed the body, and passed on the body alone.
+    assert cluster.target.forwarded.seal is not None
 
 
 async def test_a_large_upload_keeps_its_content_length(cluster):
@@ -238,8 +256,9 @@ async def test_a_large_upload_keeps_its_content_length(cluster):
 
     seen = response.json()
     assert (seen["length"], seen["sha256"]) == (len(body), hashlib.sha256(body).hexdigest())
-    assert ["content-length", str(len(body))] in seen["headers"]
+    assert ["content-length", str(len(body))] in seen["headers"]       # the body's own, the seal's taken off
     assert not any(name == "transfer-encoding" for name, _value in seen["headers"])
+    assert cluster.target.forwarded.seal is not None
 
 
 async def test_a_clients_forwarding_headers_are_replaced_and_only_the_secret_verifies_them(cluster):
@@ -252,14 +271,60 @@ async def test_a_clients_forwarding_headers_are_replaced_and_only_the_secret_ver
     assert sorted(names) == sorted(FORWARDING)                  # one of each: the relay's
     assert dict(seen["headers"])["x-inbox-forwarded-by"] == NODE
     assert dict(seen["headers"])["x-inbox-client-ip"] == "127.0.0.1"
-    assert (seen["forwarded_by"], seen["client_ip"]) == (NODE, "127.0.0.1")
-    assert (seen["forwarded_by_wrong"], seen["client_ip_wrong"]) == (None, None)
+    assert (seen["forwarded_by"], seen["client_ip"], seen["wrong_secret"]) == (NODE, "127.0.0.1", None)
 
     # Straight to the target: forged headers prove nothing, nor does a real proof on another path.
     relayed = [(name.decode(), value.decode()) for name, value in cluster.target.forwarding_headers]
     async with httpx.AsyncClient(base_url=cluster.target_url, timeout=10) as direct:
         assert (await direct.get("/forwarding?x=1", headers=forged)).json()["forwarded_by"] is None
         assert (await direct.get("/forwarding?x=2", headers=relayed)).json()["forwarded_by"] is None
+
+
+async def _captured_post(cluster, body: dict) -> list[tuple[str, str]]:
+    """The forwarding headers of a POST /echo the relay sent the target with `body`."""
+    response = await cluster.client.post("/echo", json=body)
+    assert response.status_code == 201 and cluster.target.forwarded is not None
+    return [(name.decode(), value.decode()) for name, value in cluster.target.forwarding_headers]
+
+
+async def test_a_captured_proof_is_taken_once_and_for_its_own_method_path_and_body_only(cluster):
+    """A proof seen on the wire, sent again: for the same request it is a replay (its nonce was taken); for another
+    method or path it does not verify, so the request is any client's; with another body it never reaches the
+    handler as a body."""
+    captured = await _captured_post(cluster, {"to": "919800000001", "message": "one"})
+    async with httpx.AsyncClient(base_url=cluster.target_url, timeout=10) as direct:
+        again = await direct.post("/echo", json={"to": "919800000001", "message": "one"}, headers=captured)
+        assert (again.status_code, again.json()["error"]) == (403, "forwarding_replayed")
+        other_body = await direct.post("/echo", json={"to": "919800000002", "message": "two"}, headers=captured)
+        assert (other_body.status_code, other_body.json()["error"]) == (403, "forwarding_replayed")
+        for method, path in (("POST", "/echo?again=1"), ("PUT", "/echo")):
+            answer = await direct.request(method, path, json={"to": "919800000001", "message": "one"},
+                                          headers=captured)
+            assert answer.status_code == 201 and cluster.target.forwarded is None, (method, path)
+
+        # A proof not yet used, with a body it was not made for: refused, and the handler never read a body.
+        fresh = await _captured_post(cluster, {"to": "919800000001", "message": "one"})
+        cluster.target.proofs = ProofCheck(SECRET)                 # as if the relayed one had never arrived
+        swapped = await direct.post("/echo", json={"to": "919800000002", "message": "two"}, headers=fresh)
+    assert (swapped.status_code, swapped.json()["error"]) == (400, "forwarded_body_mismatch")
+
+
+@pytest.mark.parametrize("offset", [-31.0, 31.0])
+async def test_a_proof_made_out_of_the_window_is_refused_and_says_why(cluster, offset):
+    body = b'{"n": 1}'
+    signed = sign(SECRET, NODE.encode(), b"203.0.113.9", b"POST", b"/echo", body_digest(body),
+                  now=time.time() + offset)
+    headers = [(name.decode(), value.decode()) for name, value in signed.headers]
+    async with httpx.AsyncClient(base_url=cluster.target_url, timeout=10) as direct:
+        stale = await direct.post("/echo", content=body, headers=headers)
+        assert (stale.status_code, stale.json()["error"]) == (403, "forwarding_stale")
+        side = "behind" if offset < 0 else "ahead of"
+        assert f"made 31 s {side} this node's clock" in stale.json()["message"]
+        # Within the window, the same request is taken.
+        signed = sign(SECRET, NODE.encode(), b"203.0.113.9", b"POST", b"/echo", body_digest(body),
+                      now=time.time() + offset * 0.9)
+        taken = await direct.post("/echo", content=body, headers=[(n.decode(), v.decode()) for n, v in signed.headers])
+    assert taken.status_code == 201 and cluster.target.forwarded.client_ip == "203.0.113.9"
 
 
 async def test_sequential_requests_reuse_one_connection_to_the_target(cluster):

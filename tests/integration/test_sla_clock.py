@@ -16,7 +16,6 @@ import trio
 
 from inbox_actors.conversations.conversation import Claim, Resolve, SlaDue, ask_conversation
 from inbox_actors.conversations.sla_clock import SlaClockDeps, deadline_set, sla_clock_kind, start_sla_clock
-from inbox_actors.runtime.clock import WallClock
 from inbox_actors.team import sla
 from tests import builders
 from tests.integration.chat_helpers import customer_writes, running_chats_with_clock
@@ -27,7 +26,7 @@ PHONE = "919800000077"
 
 def running_service(db):
     """The conversation and SLA clock actors as the service runs them."""
-    return running_chats_with_clock(db, sla_clock_kind(SlaClockDeps(db=db, clock=WallClock())), start_sla_clock,
+    return running_chats_with_clock(db, sla_clock_kind(SlaClockDeps(db=db)), start_sla_clock,
                                     deadline_set=deadline_set)
 
 

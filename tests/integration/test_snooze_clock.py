@@ -11,7 +11,6 @@ from datetime import datetime, timedelta, timezone
 
 from inbox_actors.conversations.conversation import Snooze, Unsnooze, ask_conversation
 from inbox_actors.conversations.snooze_clock import SnoozeClockDeps, snooze_clock_kind, start_snooze_clock
-from inbox_actors.runtime.clock import WallClock
 from tests import builders
 from tests.integration.chat_helpers import customer_writes, running_chats_with_clock
 from tests.waiting import eventually
@@ -21,7 +20,7 @@ PHONE = "919800000078"
 
 def running_service(db):
     """The conversation and snooze clock actors as the service runs them."""
-    return running_chats_with_clock(db, snooze_clock_kind(SnoozeClockDeps(db=db, clock=WallClock())),
+    return running_chats_with_clock(db, snooze_clock_kind(SnoozeClockDeps(db=db)),
                                     start_snooze_clock)
 
 

@@ -44,7 +44,7 @@ class AcceptingTransport:
     def __init__(self) -> None:
         self.posts: list[tuple[str, bytes]] = []
 
-    async def post(self, destination, headers, body, *, timeout: float) -> AttemptResult:
+    async def post(self, destination, headers, body, *, timeout: float, before_write=None) -> AttemptResult:
         self.posts.append((destination.host, body))
         return AttemptResult(status_code=200, error=None, duration_ms=1)
 

@@ -10,6 +10,7 @@ import trio
 from trio_asyncio import aio_as_trio
 
 from inbox_actors.cluster.leases import LeaseKeeper
+from persistence.database import DatabaseUnavailable
 from persistence.queries import workspace_leases
 from persistence.statement_fence import LeaseLost
 from tests import builders
@@ -124,30 +125,94 @@ async def test_a_released_workspace_is_taken_at_once_under_a_new_epoch(db):
     assert await a.acquire(workspace_id) is None
 
 
-async def test_a_node_that_cannot_renew_gives_the_lease_up_at_its_deadline(db, nursery):
-    """PostgreSQL unreachable for the renewals: the lease is told lost when this node's hold runs out, and another
-    node takes it once it has expired."""
+async def test_a_node_that_cannot_renew_gives_the_lease_up_a_lease_after_its_deadline(db, nursery):
+    """PostgreSQL unreachable for the renewals: the hold lapses at its deadline (nothing is written under it), is
+    told lost once it has stayed lapsed for a lease's length, and another node takes it once it has expired."""
     workspace_id = await builders.workspace(db)
     lost: list[int] = []
     a, b = keeper(db, "a", lost), keeper(db, "b")
     outage = db.fail_next(lambda sql: sql.startswith("UPDATE workspace_leases l SET expires_at"), times=100)
     await nursery.start(a.run)
     assert await a.acquire(workspace_id) == 1
+    await eventually(lambda: a.epoch(workspace_id) is None)
+    assert lost == []                                             # lapsed: asked for again, not given up yet
     await eventually(lambda: lost == [workspace_id])
     assert outage.raised >= 1
     assert await eventually(lambda: b.acquire(workspace_id), interval=0.01) == 2
 
 
-async def test_a_node_that_stalled_past_its_lease_hears_it_lost_before_taking_the_workspace_again(db):
+async def test_a_lapsed_lease_nobody_took_is_taken_back_under_its_epoch_once_postgresql_answers(db, nursery):
+    """A database blip (or a stall) longer than a hold but shorter than the hold and a lease: the renewals that
+    follow find the lease still this node's under its epoch, and the workspace's actors are never told to stop."""
+    workspace_id = await builders.workspace(db)
+    lost: list[int] = []
+    a = keeper(db, "a", lost, ttl=1.5)
+    await nursery.start(a.run)
+    assert await a.acquire(workspace_id) == 1
+    out = True
+    outage = db.fail_next(lambda sql: out and renews(sql), times=1_000)
+    await eventually(lambda: a.epoch(workspace_id) is None)      # lapsed: writes refused meanwhile
+    out = False                                                   # PostgreSQL answers again
+    await eventually(lambda: a.epoch(workspace_id) == 1)
+    assert lost == [] and a.held() == {workspace_id: 1} and outage.raised >= 1
+    assert await workspace_leases.owner(db, workspace_id) == ("a", 1)
+    await fenced_write(db, workspace_id, 1)
+
+
+async def test_a_node_that_stalled_past_its_lease_takes_it_back_under_its_epoch_if_nobody_took_it(db):
     workspace_id = await builders.workspace(db)
     lost: list[int] = []
     a = keeper(db, "a", lost)                                     # no renewals, no watch: a stalled node
     assert await a.acquire(workspace_id) == 1
     await eventually(lambda: a.epoch(workspace_id) is None)      # its hold ran out while it stalled
+    await trio.sleep(TTL)                                         # and the lease in PostgreSQL too
+    assert await a.acquire(workspace_id) == 1 and lost == []
+
+
+async def test_a_node_that_stalled_while_another_took_its_lease_hears_it_lost_before_taking_it_again(db):
+    workspace_id = await builders.workspace(db)
+    lost: list[int] = []
+    a, b = keeper(db, "a", lost), keeper(db, "b")                 # a: no renewals, no watch: a stalled node
+    assert await a.acquire(workspace_id) == 1
+
+    async def taken_by_b():
+        return await b.acquire(workspace_id)
+
+    assert await eventually(taken_by_b, interval=0.01) == 2
+    await b.release(workspace_id)
     assert lost == []                                             # nothing has looked yet
+    assert await a.acquire(workspace_id) == 3
+    assert lost == [workspace_id] and a.epoch(workspace_id) == 3
 
-    async def taken_again():
-        return await a.acquire(workspace_id)
 
-    assert await eventually(taken_again, interval=0.01) == 2
-    assert lost == [workspace_id] and a.epoch(workspace_id) == 2
+def renews(sql: str) -> bool:
+    return sql.startswith("UPDATE workspace_leases l SET expires_at")
+
+
+async def test_a_renewal_that_meets_any_database_error_is_tried_again_and_the_node_keeps_its_lease(db, nursery):
+    """What asyncpg answers on a connection a restart left mid-operation, raised as it is (not as the pool's
+    DatabaseUnavailable): it ended the renewals, and the node with them (issue 40, item 6)."""
+    workspace_id = await builders.workspace(db)
+    lost: list[int] = []
+    a = keeper(db, "a", lost, ttl=3.0)                            # renewed every 0.5 s, held 2 s from each
+    busy = db.fail_next(renews, asyncpg.InterfaceError("cannot perform operation: another operation is in progress"),
+                        times=2)
+    then_out = db.fail_next(renews)                               # and then the database out, as the pool says it
+    await nursery.start(a.run)
+    assert await a.acquire(workspace_id) == 1
+    await eventually(lambda: busy.raised == 2 and then_out.raised == 1)
+    await trio.sleep(2.5)                                         # longer than a hold: renewed since, or lost
+    assert a.held() == {workspace_id: 1} and lost == [], "tried again soon after the failures, and renewed"
+    assert await workspace_leases.owner(db, workspace_id) == ("a", 1)
+
+
+async def test_a_take_that_meets_the_database_out_raises_its_unavailability_as_itself(db):
+    """Not wrapped in the take's nursery's exception group, which no caller's `except DatabaseUnavailable` caught:
+    the routing answered a bare 500, and a task of the actor system placing a webhook endpoint ended the node."""
+    workspace_id = await builders.workspace(db)
+    a = keeper(db, "a")
+    out = db.fail_next(lambda sql: sql.startswith("INSERT INTO workspace_leases"))
+    with pytest.raises(DatabaseUnavailable):
+        await a.acquire(workspace_id)
+    assert out.raised == 1
+    assert await a.acquire(workspace_id) == 1                     # and the next take, the database back, takes it

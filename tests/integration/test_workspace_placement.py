@@ -112,9 +112,10 @@ async def test_senders_that_need_one_workspace_at_once_take_its_lease_once(db):
     assert await db.fetchval("SELECT epoch FROM workspace_leases WHERE workspace_id = $1", workspace_id) == 1
 
 
-async def test_a_node_that_loses_a_workspace_stops_its_actors_before_another_node_takes_it(db):
-    """Node a stops renewing (its database is out of reach, say): at its own deadline it stops the workspace's actors,
-    and node b, taking the workspace once PostgreSQL lets it, starts them afresh."""
+async def test_a_node_that_loses_a_workspace_stops_its_actors_and_another_node_starts_them_afresh(db):
+    """Node a stops renewing (its database is out of reach, say): its hold lapses at its own deadline (nothing it
+    writes passes the fence), it stops the workspace's actors once the hold has stayed lapsed a lease's length, and
+    node b, taking the workspace once PostgreSQL lets it, starts them afresh."""
     workspace_id = await builders.workspace(db)
     a = Node(db, "node-a")
     async with running(a, renewing=False), running(Node(db, "node-b")) as b:

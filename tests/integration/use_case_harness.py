@@ -47,8 +47,8 @@ class UseCases:
         """A member of the workspace signed in to the app, as the web pages' guard makes its caller."""
         workspace = self.workspace_id if workspace_id is None else workspace_id
         member_id = await builders.member(self.db, workspace, role, permissions, assigned_only)
-        token, _ = await sessions.create_session(self.db, member_id=member_id, hours=1, now=self.deps.clock.now())
-        session = await sessions.find_session(self.db, token, self.deps.clock.now())
+        token, _ = await sessions.create_session(self.db, member_id=member_id, hours=1)
+        session = await sessions.find_session(self.db, token)
         assert session is not None
         return Caller.of_session(session)
 
@@ -68,8 +68,8 @@ async def use_cases(db, nursery):
     chats = ConversationDeps(db=db, clock=clock, platform=platform, responder=None)
     system = ActorSystem([conversation_kind(chats), send_pacer_kind(), contact_card_kind(db, clock),
                           status_writer_kind(db, clock), broadcast_kind(BroadcastDeps(db=db, clock=clock)),
-                          broadcast_schedule_kind(ScheduleDeps(db=db, clock=clock)),
-                          snooze_clock_kind(SnoozeClockDeps(db=db, clock=clock))])
+                          broadcast_schedule_kind(ScheduleDeps(db=db)),
+                          snooze_clock_kind(SnoozeClockDeps(db=db))])
     await nursery.start(system.run)
     await start_broadcast_schedule(system)
     await start_snooze_clock(system)

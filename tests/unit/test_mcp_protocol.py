@@ -92,7 +92,7 @@ def test_every_action_has_an_object_input_schema_its_struct_decodes_and_a_descri
         assert schema["type"] == "object" and schema["additionalProperties"] is False, action.name
         assert len(action.description) > 40, action.name
         examples = {"phone": "919876543210", "to": "919876543210", "text": "hello", "template": "welcome",
-                    "tag": "vip", "name": "Asha", "to_user_id": 2, "broadcast_id": 1}
+                    "tag": "vip", "name": "Asha", "to_user_id": 2, "broadcast_id": 1, "q": "basic plan"}
         required = {name: examples[name] for name in schema.get("required", ())}
         msgspec.convert(required, type=action.arguments)
     assert [a.name for a in catalog.ACTIONS if a.default_exposed] == [

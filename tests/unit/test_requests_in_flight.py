@@ -78,3 +78,27 @@ async def test_once_http_stops_a_new_request_is_refused_503_without_reaching_the
     assert (b"connection", b"close") in sent[0]["headers"]
     assert sent[1]["body"] == b'{"error":"shutting_down","message":"The service is shutting down; retry the request."}'
     assert (counted.refused_stopping, counted.unanswered, counted.active) == (1, 0, 0)
+
+
+async def test_the_last_part_of_an_answer_that_closes_its_connection_is_not_cut_off_by_a_cancel():
+    """Hypercorn closes the connection inside the send of the last part, after telling the app the client left,
+    which makes quart-trio cancel the request: the close must still happen (a 413 with the body half read)."""
+    closed: list[bool] = []
+
+    async def server_send(message):
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            outer.cancel()                     # the app hears the client leave, and is cancelled...
+            await trio.lowlevel.checkpoint()   # ...while the server is still closing the connection
+            closed.append(True)
+
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 413, "headers": [(b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": b"{}", "more_body": False})
+
+    async def receive():
+        return {"type": "http.request", "body": b""}
+
+    counted = RequestsInFlight(app)
+    with trio.CancelScope() as outer:
+        await counted(SCOPE, receive, server_send)
+    assert closed == [True] and counted.unanswered == 0

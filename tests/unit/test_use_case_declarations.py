@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from inbox_actors import use_cases
-from inbox_actors.use_cases import catalog, chats, permissions
+from inbox_actors.use_cases import catalog, chat_organising, chats, permissions
 from inbox_actors.use_cases.use_case import UseCase, field_rules
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +40,7 @@ def test_every_tool_is_a_declared_use_case():
 
 def test_a_field_s_declared_rule_is_found_through_optional_types():
     assert field_rules(chats.ChatWithReason)["reason"].code == "invalid_reason"
-    assert field_rules(chats.SnoozeChat)["until"].code == "invalid_until"
+    assert field_rules(chat_organising.SnoozeChat)["until"].code == "invalid_until"
     phone = field_rules(chats.ChatWithReason)["phone"]
     assert (phone.code, phone.status) == ("not_found", 404)  # text that is no phone names no chat
     assert "to" not in field_rules(chats.SendText)  # a send's recipient is refused in msgspec's words

@@ -25,7 +25,7 @@ class ScriptedReceiver:
         self.results = list(results)
         self.calls: list[tuple[float, float, dict]] = []
 
-    async def post(self, endpoint, headers, body, *, timeout):
+    async def post(self, endpoint, headers, body, *, timeout, before_write=None):
         self.calls.append((trio.current_time(), timeout, dict(headers)))
         return self.results.pop(0)
 

@@ -3,14 +3,20 @@
 Routes:
 - `POST /{phone_number_id}/messages` (also under a version prefix, `/v21.0/{phone_number_id}/messages`, so a
   Graph-style base URL works unchanged): Meta's answers, see `rules`.
-- `GET /{media-id}` (also versioned) and the URL it answers: a customer's media, as Meta serves it (both need
-  the access token).
+- `POST /{phone_number_id}/media` (also versioned): an upload, multipart `file`, `type`, `messaging_product`, as
+  Meta takes it (`media_desk`); answers `{"id"}`. Its body may be up to UPLOAD_BODY_BYTES.
+- `GET /{media-id}` (also versioned) and the URL it answers: a customer's media or an upload, as Meta serves it
+  (both need the access token).
 - `POST /simulator/customers/{phone}/messages` `{"phone_number_id", "text", "name"?, "type"?}` (media also
   `"content_base64"?`, `"mime_type"?`, `"filename"?`): the customer writes; answers `{"message_id",
   "delivered_to_service", "service_status", "media_id"}` once the service has answered.
-- `PUT /simulator/customers/{phone}` `{"read_receipts": bool}`: the customer's read-receipt setting.
+- `PUT /simulator/customers/{phone}` `{"read_receipts"?: bool, "auto_read"?: bool}`: the customer's settings.
+- `POST /simulator/customers/{phone}/read` `{"phone_number_id"?}` (or no body): the customer reads what they were
+  sent; answers `{"phone", "read_statuses", "read_receipts"}`.
 - `GET /simulator/stats`: the counters.
 - `GET /simulator/numbers/{phone_number_id}/messages?to=PHONE`: the accepted sends kept, oldest first.
+- With a `ModelSimulator`, the simulated language model's routes too (`/model/v1/...`, `/simulator/model`; see
+  `inbox_actors.model_simulator.routes`).
 Control routes answer their own errors as `{"error": sentence}` (400); unknown paths get Meta's error body.
 """
 
@@ -24,19 +30,37 @@ import msgspec
 import trio
 from quart import Response, request
 from quart_trio import QuartTrio
+from quart_trio.wrappers import TrioRequest
 from werkzeug.exceptions import HTTPException
 
-from inbox_actors.platform.cloud_api import encode_accepted, encode_error
-from inbox_actors.platform.simulator.customers import CustomerMessage, InvalidCustomerMessage
+from inbox_actors.model_simulator.routes import add_model_routes
+from inbox_actors.model_simulator.simulated_model import ModelSimulator
+from inbox_actors.platform.cloud_api import encode_accepted, encode_error, encode_uploaded
+from inbox_actors.platform.media_types import META_LIMITS
+from inbox_actors.platform.simulator.customers import (
+    CustomerMessage,
+    CustomerReads,
+    CustomerSettings,
+    InvalidCustomerMessage,
+)
+from inbox_actors.platform.simulator.media import StoredMedia
+from inbox_actors.platform.simulator.media_desk import UploadForm
 from inbox_actors.platform.simulator.model import Simulator
 from inbox_actors.platform.simulator.rules import Refusal, unknown_path
 
 MAX_BODY_BYTES = 1024 * 1024
+# An upload's body: Meta's largest file (a 100 MB document) and the form around it. Larger is cut off, 413.
+UPLOAD_BODY_BYTES = max(META_LIMITS.values()) + MAX_BODY_BYTES
 _encoder = msgspec.json.Encoder()
 
 
-class ReadReceiptsSetting(msgspec.Struct, frozen=True):
-    read_receipts: bool
+class SimulatorRequest(TrioRequest):
+    """A request held to its path's body limit as it arrives: an upload's, or MAX_BODY_BYTES."""
+
+    def __init__(self, method: str, scheme: str, path: str, *args, **kwargs) -> None:
+        upload = method == "POST" and path.endswith("/media")
+        kwargs["max_content_length"] = UPLOAD_BODY_BYTES if upload else MAX_BODY_BYTES
+        super().__init__(method, scheme, path, *args, **kwargs)
 
 
 def _json(payload: Any, status: int = 200) -> Response:
@@ -61,9 +85,12 @@ def stamping_arrival(app: QuartTrio) -> Callable[[dict, Any, Any], Awaitable[Non
     return stamped
 
 
-def create_simulator_app(simulator: Simulator) -> QuartTrio:
+def create_simulator_app(simulator: Simulator, model: ModelSimulator | None = None) -> QuartTrio:
     app = QuartTrio("inbox_actors.platform.simulator")
-    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+    app.request_class = SimulatorRequest
+    app.config["MAX_CONTENT_LENGTH"] = UPLOAD_BODY_BYTES
+    if model is not None:
+        add_model_routes(app, model)
 
     async def send(phone_number_id: str) -> Response:
         outcome = await simulator.send(phone_number_id, request.headers.get("Authorization"),
@@ -81,8 +108,27 @@ def create_simulator_app(simulator: Simulator) -> QuartTrio:
     async def send_versioned(version: str, phone_number_id: str) -> Response:
         return await send(phone_number_id)
 
+    async def upload() -> Response:
+        fields, files = await request.form, await request.files
+        part = files.get("file")
+        file = None if part is None else StoredMedia(part.mimetype or "application/octet-stream", part.read(),
+                                                     part.filename or None)
+        outcome = simulator.media_desk.upload(request.headers.get("Authorization"), UploadForm(
+            messaging_product=fields.get("messaging_product"), type=fields.get("type"), file=file))
+        if isinstance(outcome, Refusal):
+            return _platform_error(outcome)
+        return Response(encode_uploaded(outcome.id), content_type="application/json")
+
+    @app.post("/<phone_number_id>/media")
+    async def upload_unversioned(phone_number_id: str) -> Response:
+        return await upload()
+
+    @app.post("/<version>/<phone_number_id>/media")
+    async def upload_versioned(version: str, phone_number_id: str) -> Response:
+        return await upload()
+
     def media_location(media_id: str) -> Response:
-        outcome = simulator.media_location(media_id, request.headers.get("Authorization"))
+        outcome = simulator.media_desk.location(media_id, request.headers.get("Authorization"))
         return _platform_error(outcome) if isinstance(outcome, Refusal) else _json(outcome)
 
     @app.get("/<media_id>")
@@ -95,7 +141,7 @@ def create_simulator_app(simulator: Simulator) -> QuartTrio:
 
     @app.get("/simulator/media/<media_id>")
     async def media_file(media_id: str) -> Response:
-        outcome = simulator.media_file(media_id, request.headers.get("Authorization"))
+        outcome = simulator.media_desk.file(media_id, request.headers.get("Authorization"))
         if isinstance(outcome, Refusal):
             return _platform_error(outcome)
         return Response(outcome.content, content_type=outcome.mime_type)
@@ -112,11 +158,21 @@ def create_simulator_app(simulator: Simulator) -> QuartTrio:
     @app.put("/simulator/customers/<phone>")
     async def customer_settings(phone: str) -> Response:
         try:
-            setting = msgspec.json.decode(await request.get_data(as_text=False), type=ReadReceiptsSetting)
-            customer = simulator.set_read_receipts(phone, setting.read_receipts)
+            setting = msgspec.json.decode(await request.get_data(as_text=False), type=CustomerSettings)
+            customer = simulator.set_customer(phone, read_receipts=setting.read_receipts, auto_read=setting.auto_read)
         except (msgspec.DecodeError, InvalidCustomerMessage) as err:
             return _json({"error": str(err)}, 400)
-        return _json({"phone": customer, "read_receipts": setting.read_receipts})
+        return _json({"phone": customer, "read_receipts": simulator.read_receipts(customer),
+                      "auto_read": simulator.customers.auto_read(customer)})
+
+    @app.post("/simulator/customers/<phone>/read")
+    async def customer_reads(phone: str) -> Response:
+        try:
+            raw = await request.get_data(as_text=False)
+            reading = msgspec.json.decode(raw, type=CustomerReads) if raw.strip() else CustomerReads()
+            return _json(simulator.customer_reads(phone, reading.phone_number_id))
+        except (msgspec.DecodeError, InvalidCustomerMessage) as err:
+            return _json({"error": str(err)}, 400)
 
     @app.get("/simulator/stats")
     async def stats() -> Response:

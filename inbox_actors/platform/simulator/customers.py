@@ -33,3 +33,16 @@ class CustomerMessageResult(msgspec.Struct, frozen=True):
 
 class InvalidCustomerMessage(ValueError):
     """A simulated customer's message the simulator cannot write (bad phone, missing text, bad file)."""
+
+
+class CustomerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The body of `PUT /simulator/customers/{phone}`: the settings given change, the others stay."""
+
+    read_receipts: bool | None = None        # read statuses posted at all (Meta's privacy setting)
+    auto_read: bool | None = None            # reads each message as it arrives; false: only when told to
+
+
+class CustomerReads(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The body of `POST /simulator/customers/{phone}/read` (may be empty): one business number's chat, or all."""
+
+    phone_number_id: str | None = None

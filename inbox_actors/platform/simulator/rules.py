@@ -8,8 +8,14 @@ simulator before these, since it needs the per-number window):
 - text or media more than 24 hours after the customer's last message to this business number, or to a
   customer who never wrote: 131047 Re-engagement message (templates are allowed outside the window).
 After an accepted send the statuses follow at fixed delays after acceptance: sent, delivered, then read when
-the customer has read receipts on (by default on, off for numbers ending in 0); a recipient starting with 998
-gets sent then failed (131026).
+the customer has read receipts on (by default on, off for numbers ending in 0) and reads as messages arrive (by
+default; otherwise when told to, `POST /simulator/customers/{phone}/read`); a recipient starting with 998 gets sent
+then failed (131026), and media sent by an uploaded id that its message kind cannot carry (a PDF as an image) sent
+then failed (131053), as Meta fails media it cannot deliver after accepting the send.
+
+Uploads (`POST /{phone_number_id}/media`) are judged as Meta judges them: `messaging_product`, `file` and `type`
+required (100); the file's own type one Meta takes (100, Meta's sentence listing them); its size within Meta's
+limit for its kind (131053). A send naming a media id the platform never gave is 100, in Meta's words.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from datetime import datetime, timedelta
 
 import msgspec
 
+from inbox_actors.platform import media_types
 from inbox_actors.platform.cloud_api import ErrorData, GraphError
 from inbox_actors.platform.payloads import SendRequest
 from inbox_actors.platform.template_catalog import TemplateSpec
@@ -34,10 +41,12 @@ THROUGHPUT_EXCEEDED = 130429
 UNDELIVERABLE = 131026
 RE_ENGAGEMENT = 131047
 ECOSYSTEM_ENGAGEMENT = 131049
+MEDIA_UPLOAD_ERROR = 131053
 PARAMETER_COUNT_MISMATCH = 132000
 TEMPLATE_NOT_FOUND = 132001
 
 UNDELIVERABLE_TITLE = "Message undeliverable"
+MEDIA_UPLOAD_TITLE = "Media upload error"
 
 
 class Refusal(msgspec.Struct, frozen=True):
@@ -107,6 +116,38 @@ def re_engagement() -> Refusal:
                     "replied to this number.")
 
 
+# -- media ----------------------------------------------------------------------------------------------------
+
+def missing_parameter(name: str) -> Refusal:
+    return _refusal(INVALID_PARAMETER, f"(#100) The parameter {name} is required.", None, None)
+
+
+def unsupported_upload_type(received: str) -> Refusal:
+    return _refusal(INVALID_PARAMETER, "(#100) Param file must be a file with one of the following types: "
+                    f"{', '.join(media_types.UPLOADABLE)}. Received file of type '{received}'.", None, None)
+
+
+def media_too_large(mime_type: str, size: int, limit: int) -> Refusal:
+    return _refusal(MEDIA_UPLOAD_ERROR, f"(#{MEDIA_UPLOAD_ERROR}) {MEDIA_UPLOAD_TITLE}", MEDIA_UPLOAD_TITLE,
+                    f"The file is {size:,} bytes; the platform takes at most {limit:,} bytes of {mime_type}.")
+
+
+def unknown_media_id(kind: str) -> Refusal:
+    return _refusal(INVALID_PARAMETER,
+                    f"(#100) Param {kind}['id'] is not a valid whatsapp business account media attachment ID", None,
+                    None)
+
+
+def upload_refusal(mime_type: str, size: int) -> Refusal | None:
+    """Why the platform refuses a file of this type (the file part's own) and size; None when it takes it."""
+    limit = media_types.meta_limit(mime_type)
+    if mime_type not in media_types.UPLOADABLE or limit is None:
+        return unsupported_upload_type(mime_type)
+    if size > limit:
+        return media_too_large(mime_type, size, limit)
+    return None
+
+
 # -- numbers ------------------------------------------------------------------------------------------------
 
 def wa_id(raw: str) -> str | None:
@@ -172,13 +213,23 @@ class PlannedStatus(msgspec.Struct, frozen=True):
     error_title: str | None = None
 
 
-def planned_statuses(recipient: str, *, read_receipts: bool, delays: StatusDelays) -> tuple[PlannedStatus, ...]:
-    """The statuses an accepted message will get, in order."""
+def planned_statuses(recipient: str, *, read_receipts: bool, delays: StatusDelays,
+                     media_fails: bool = False) -> tuple[PlannedStatus, ...]:
+    """The statuses an accepted message will get, in order. `read_receipts`: the customer reads it (as it
+    arrives) and has read receipts on; `media_fails`: its media cannot be delivered."""
     sent = PlannedStatus(after=delays.sent, status="sent")
     if recipient.startswith(FAILS_AFTER_SENT_PREFIX):
         return sent, PlannedStatus(after=delays.delivered, status="failed", error_code=UNDELIVERABLE,
                                    error_title=UNDELIVERABLE_TITLE)
+    if media_fails:
+        return sent, PlannedStatus(after=delays.delivered, status="failed", error_code=MEDIA_UPLOAD_ERROR,
+                                   error_title=MEDIA_UPLOAD_TITLE)
     delivered = PlannedStatus(after=delays.delivered, status="delivered")
     if not read_receipts:
         return sent, delivered
-    return sent, delivered, PlannedStatus(after=delays.read, status="read")
+    return sent, delivered, read_now(delays.read)
+
+
+def read_now(after: float) -> PlannedStatus:
+    """The read status of a message the customer reads `after` seconds past its acceptance."""
+    return PlannedStatus(after=after, status="read")

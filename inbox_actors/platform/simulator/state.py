@@ -1,6 +1,6 @@
 """What the simulator remembers, every piece of it bounded.
 
-Customers (their last message per business number, their read-receipt setting), per-number throughput
+Customers (their last message per business number, their read-receipt and reading settings), per-number throughput
 windows and per-number sent history live in least-recently-used maps of fixed capacity, and each number's
 history keeps only its newest messages: a simulator left running under load holds a fixed amount of memory.
 Forgetting a customer's last message closes their 24-hour window, as if they had not written.
@@ -24,6 +24,7 @@ import msgspec
 
 from inbox_actors.domain.rate_window import SlidingWindow
 from inbox_actors.platform.payloads import SendRequest, StatusUpdate
+from inbox_actors.platform.simulator.media import StoredMedia
 from inbox_actors.platform.simulator.rules import PlannedStatus
 
 K = TypeVar("K", bound=Hashable)
@@ -56,13 +57,19 @@ class LruMap(Generic[K, V]):
     def __len__(self) -> int:
         return len(self._items)
 
+    def items(self) -> list[tuple[K, V]]:
+        """Every entry, least recently used first (reading them uses none)."""
+        return list(self._items.items())
+
 
 class Customers:
-    """The simulated customers: when each last wrote to each business number, and their read receipts."""
+    """The simulated customers: when each last wrote to each business number, their read receipts, and whether
+    they read each message as it arrives."""
 
     def __init__(self, capacity: int) -> None:
         self._last_inbound: LruMap[tuple[str, str], datetime] = LruMap(capacity)
         self._read_receipts: LruMap[str, bool] = LruMap(capacity)
+        self._auto_read: LruMap[str, bool] = LruMap(capacity)
 
     def wrote(self, phone_number_id: str, phone: str, at: datetime) -> None:
         self._last_inbound.put((phone_number_id, phone), at)
@@ -76,6 +83,14 @@ class Customers:
     def read_receipts(self, phone: str) -> bool | None:
         """The customer's own setting, or None when they never changed the default."""
         return self._read_receipts.get(phone)
+
+    def set_auto_read(self, phone: str, enabled: bool) -> None:
+        self._auto_read.put(phone, enabled)
+
+    def auto_read(self, phone: str) -> bool:
+        """Whether the customer reads each message as it arrives (by default), or only when told to."""
+        setting = self._auto_read.get(phone)
+        return True if setting is None else setting
 
 
 class Throughput:
@@ -109,8 +124,13 @@ class SentRecord(msgspec.Struct):
     type: str
     accepted_at: datetime
     text: str | None = None
-    media_url: str | None = None
+    media_url: str | None = None             # media sent by link
     filename: str | None = None
+    # Media sent by an uploaded id: the id, and the file the customer got (its type, size and SHA-256).
+    media_id: str | None = None
+    mime_type: str | None = None
+    file_size: int | None = None
+    sha256: str | None = None
     template_name: str | None = None
     template_language: str | None = None
     template_parameters: tuple[str, ...] = ()
@@ -120,10 +140,12 @@ class SentRecord(msgspec.Struct):
 
     @classmethod
     def of(cls, message_id: str, phone_number_id: str, recipient: str, request: SendRequest,
-           accepted_at: datetime) -> SentRecord:
+           accepted_at: datetime, media: StoredMedia | None = None) -> SentRecord:
         return cls(message_id=message_id, phone_number_id=phone_number_id, to=recipient, type=request.type,
                    accepted_at=accepted_at, text=request.text, media_url=request.media_url,
-                   filename=request.filename, template_name=request.template_name,
+                   filename=request.filename, media_id=request.media_id,
+                   mime_type=media.mime_type if media else None, file_size=len(media.content) if media else None,
+                   sha256=media.sha256 if media else None, template_name=request.template_name,
                    template_language=request.template_language, template_parameters=request.template_parameters,
                    callback_data=request.callback_data)
 
@@ -150,6 +172,12 @@ class SentLog:
         """Oldest first; only those to `to` when given."""
         log = self._by_number.get(phone_number_id) or ()
         return [record for record in log if to is None or record.to == to]
+
+    def to_customer(self, to: str, phone_number_id: str | None = None) -> list[SentRecord]:
+        """What was sent to `to`, from one business number or from any, each number's oldest first."""
+        if phone_number_id is not None:
+            return self.sent(phone_number_id, to)
+        return [record for _, log in self._by_number.items() for record in log if record.to == to]
 
 
 class Timeline(msgspec.Struct):
@@ -273,6 +301,9 @@ class SimulatorStats(msgspec.Struct):
     status_timelines_running: int = 0        # accepted messages whose statuses are not all posted or dropped
     status_timelines_dropped: int = 0        # accepted while too many were running: no statuses will come
     media_downloads: int = 0                 # media files the service downloaded
+    media_uploads: int = 0                   # files the service uploaded (POST /{phone_number_id}/media)
+    uploads_refused: dict[str, int] = msgspec.field(default_factory=dict)  # by error code
+    read_statuses_requested: int = 0         # read statuses of customers told to read (POST .../read)
 
     def refused(self, code: int) -> None:
         key = str(code)

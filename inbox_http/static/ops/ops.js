@@ -10,6 +10,10 @@
 (() => {
   const TOKEN_KEY = "inbox-actors-ops-token";
   const BUSIEST = 10;
+  // The nodes are read twice a second whatever `refresh` says: a node's loss shows within 2 s even when an answer
+  // is slow (docs/operating.md).
+  const NODES_SECONDS = 0.5;
+  const LEASES_SHOWN = 100;
   const params = new URLSearchParams(location.search);
   const intervalSeconds = Math.min(60, Math.max(1, Number(params.get("refresh")) || 5));
 
@@ -30,6 +34,9 @@
     previous: null, // {at: seconds, requests: {...}, sends: {...}, deliveries: {...}}
     selected: null, // {kind, key}
     refreshes: 0,
+    nodesTimer: null,
+    nodesBusy: false,
+    nodesRefreshes: 0,
   };
 
   class NeedsToken extends Error {}
@@ -489,10 +496,36 @@
     document.body.classList.remove("detail-open");
   }
 
+  // -- the nodes (nodes.js draws them) ----------------------------------------------------------------------
+
+  const TOOLS = { number, duration, agoText, cell, header };
+
+  async function refreshNodes() {
+    if (state.nodesBusy || !$("sign-in").hidden || !window.opsNodes) return;
+    state.nodesBusy = true;
+    try {
+      window.opsNodes.draw(await getJson(`/ops/cluster?leases=${LEASES_SHOWN}`), TOOLS);
+    } catch (err) {
+      if (err instanceof NeedsToken) {
+        needToken(err);
+        return;
+      }
+      window.opsNodes.unavailable(err instanceof HttpError && err.status === 404
+        ? "this service has no /ops/cluster" : err.message);
+    } finally {
+      state.nodesBusy = false;
+    }
+    state.nodesRefreshes += 1;
+    document.body.dataset.nodesRefreshes = String(state.nodesRefreshes);
+  }
+
   // -- the refresh loop -----------------------------------------------------------------------------------
 
   function needToken(err) {
     if (!(err instanceof NeedsToken)) return;
+    // Two reads under way (actors, nodes) meet the same refusal: the second finds the token dropped and the question
+    // asked already, and leaves what the first said.
+    if (!$("sign-in").hidden && !currentToken()) return;
     const hadOne = Boolean(currentToken());
     keepToken(null);
     $("board").hidden = true;
@@ -538,6 +571,19 @@
     state.timer = setInterval(() => {
       if (!state.paused && !document.hidden) refresh();
     }, intervalSeconds * 1000);
+    nodesRound();
+  }
+
+  // Each round starts NODES_SECONDS after the last one started, or as soon as it ends when it took longer: a slow
+  // answer never costs a whole round.
+  function nodesRound() {
+    clearTimeout(state.nodesTimer);
+    const began = performance.now();
+    const next = () => {
+      state.nodesTimer = setTimeout(nodesRound, Math.max(0, NODES_SECONDS * 1000 - (performance.now() - began)));
+    };
+    if (state.paused || document.hidden) next();
+    else refreshNodes().finally(next);
   }
 
   function start() {
@@ -551,6 +597,7 @@
       $("sign-in").hidden = true;
       $("board").hidden = false;
       refresh();
+      refreshNodes();
     });
     $("sign-out").addEventListener("click", () => {
       keepToken(null);
@@ -559,14 +606,20 @@
     $("pause").addEventListener("click", () => {
       state.paused = !state.paused;
       $("pause").textContent = state.paused ? "Resume" : "Pause";
-      if (!state.paused) refresh();
+      if (!state.paused) {
+        refresh();
+        refreshNodes();
+      }
     });
     $("detail-close").addEventListener("click", closeDetail);
     document.addEventListener("keydown", (event) => {
       if (event.key === "Escape") closeDetail();
     });
     document.addEventListener("visibilitychange", () => {
-      if (!document.hidden && !state.paused) refresh();
+      if (!document.hidden && !state.paused) {
+        refresh();
+        refreshNodes();
+      }
     });
     refresh();
     schedule();
