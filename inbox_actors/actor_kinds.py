@@ -29,6 +29,7 @@ from inbox_actors.monitoring.clock_skew import clock_skew_job
 from inbox_actors.monitoring.metrics import ServiceMetrics
 from inbox_actors.runtime import ActorKind, Directory, Job, start_timers, timer_kind
 from inbox_actors.runtime.clock import Clock
+from inbox_actors.team.assignment_desk import AssignmentDeskDeps, assignment_desk_kind, desk_timer
 from inbox_actors.team.audit_log import prune_expired as prune_audit
 from inbox_actors.webhooks.endpoint import EndpointDeps, webhook_endpoint_kind
 from inbox_actors.webhooks.retention import prune_delivered_events
@@ -64,14 +65,16 @@ class ServiceDeps:
 
 
 def actor_jobs(db: Database) -> dict[str, Job]:
-    """The timers of the actors' own data: hourly retention (activity, delivery log, team audit log), and giving up
-    sends left in doubt."""
+    """The timers of the actors' own data: hourly retention (activity, delivery log, team audit log), giving up
+    sends left in doubt, and waking the assignment desks."""
     return {
         # Node-wide sweeps: each reads PostgreSQL's clock in its statement, never this node's.
         "activity retention": Job(HOUR, lambda _actors: prune_expired_activity(db)),
         "webhook delivery log retention": Job(HOUR, lambda _actors: prune_delivered_events(db)),
         "team audit retention": Job(HOUR, lambda _actors: prune_audit(db)),
         "in-doubt sends": in_doubt_job(db),
+        # Wakes the assignment desk of each workspace this node holds with chats waiting (one that is not running).
+        "automatic assignment": desk_timer(db),
     }
 
 
@@ -89,6 +92,7 @@ def actor_kinds(deps: ServiceDeps) -> list[ActorKind]:
         model_gate_kind(),
         contact_card_kind(deps.db, deps.clock, idle_timeout=idle),
         conversation_kind(deps.conversations, idle_timeout=idle),
+        assignment_desk_kind(AssignmentDeskDeps(db=deps.db)),
         status_writer_kind(deps.db, deps.clock),
         sla_clock_kind(SlaClockDeps(db=deps.db)),
         snooze_clock_kind(SnoozeClockDeps(db=deps.db)),

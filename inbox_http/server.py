@@ -17,7 +17,12 @@ from quart_trio import QuartTrio
 from inbox_actors.access.credentials import CredentialCache
 from inbox_actors.access.demo_workspace import DemoAccess, seed_demo
 from inbox_actors.access.rate_bucket import AddressAdmission, NodeAddresses
-from inbox_actors.actor_kinds import OUTAGES, ServiceDeps, actor_kinds, start_standing_actors
+from inbox_actors.actor_kinds import (
+    OUTAGES,
+    ServiceDeps,
+    actor_kinds,
+    start_standing_actors,
+)
 from inbox_actors.ai_agent.agent import AgentConfig, AiAgent
 from inbox_actors.ai_agent.openai_compatible import OpenAICompatibleModel
 from inbox_actors.broadcasts.schedule import workspace_taken
@@ -43,6 +48,7 @@ from inbox_actors.platform.stored_templates import StoredTemplateCatalog
 from inbox_actors.runtime import ActorKind, ActorSystem, Job
 from inbox_actors.runtime.clock import Clock, WallClock
 from inbox_actors.runtime.stop_signal import set_on_stop_signal
+from inbox_actors.team import assignment_desk
 from inbox_actors.webhooks.address_guard import AddressGuard
 from inbox_actors.webhooks.endpoint import EndpointDeps
 from inbox_actors.webhooks.outbox_listener import OutboxListener
@@ -92,7 +98,8 @@ async def build_app(db: Database, settings: Settings, *, clock: Clock | None = N
     conversations = ConversationDeps(db=db, clock=clock, platform=platform, responder=responder,
                                      sends_per_second=settings.platform_sends_per_second,
                                      template_prices=settings.template_prices,
-                                     ai_reply_credits=settings.ai_reply_credits)
+                                     ai_reply_credits=settings.ai_reply_credits,
+                                     on_queue_moved=assignment_desk.look)
     guard = address_guard or AddressGuard(settings.webhook_allowed_networks)
     # As many kept-alive connections as requests in flight: fewer would close and reopen one per event.
     webhooks = WebhookServices(guard=guard, transport=WebhookTransport(

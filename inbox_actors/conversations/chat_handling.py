@@ -18,17 +18,25 @@ from typing import Any
 from inbox_actors.conversations import events as data
 from inbox_actors.conversations import idempotency_keys
 from inbox_actors.conversations.chat_state import ChatState, OutboxEvent
-from inbox_actors.conversations.conversation_protocol import Changed, KeyReservation, NoteAdded, Refused
+from inbox_actors.conversations.conversation_protocol import (
+    Changed,
+    KeyReservation,
+    NoteAdded,
+    Refused,
+)
 from inbox_actors.domain import conversation_states as states
 from inbox_actors.domain import events, team_audit
 from inbox_actors.domain.conversation_states import State
 from inbox_actors.team.mentions import Found
+from persistence.database import UnitOfWork
 from persistence.queries import conversations as conversation_queries
 from persistence.queries import database_clock, member_reads, note_mentions
 from persistence.queries import labels as label_queries
 from persistence.queries import messages as message_queries
 from persistence.queries import team_audit as audit_queries
+from persistence.queries import teams as team_queries
 from persistence.queries import workspaces as workspace_queries
+from persistence.queries.assignment import AUTO_ASSIGNED
 
 # Repeated opens by one member within this long count once (the spec's views list).
 VIEW_DEDUP = timedelta(minutes=1)
@@ -54,8 +62,11 @@ class ChatHandling:
             return Refused(400, "invalid_member", f"No active member {to_member} in this workspace.")
         return await self.assign(assignment, by=by, reason=reason, author=author)
 
-    async def assign(self, assignment: states.Assignment, *, by: int, reason: str | None, author: str) -> Changed:
-        """Apply a claim, release, transfer or resolve: the assignment event, the row, the webhook event."""
+    async def assign(self, assignment: states.Assignment, *, by: int | None, reason: str | None, author: str,
+                     routed: tuple[int | None, str | None] | None = None) -> Changed:
+        """Apply a claim, release, transfer or resolve: the assignment event, the row, the webhook event. `by` None:
+        the system (automatic assignment). `routed`: the chat also moves to this team's queue (its id, or None for
+        the workspace's; and the team's name), recorded in the same transaction."""
         chat = self._chat
         if assignment.event is None:
             return Changed(chat.row["state"], chat.row["version"])
@@ -63,6 +74,8 @@ class ChatHandling:
         row = chat.row
         previous = row["assigned_to"]
         changes: dict[str, Any] = {"state": assignment.state.value, "assigned_to": assignment.assignee}
+        if routed is not None:
+            changes["team_id"] = routed[0]
         if assignment.event in ("claimed", "transferred"):
             changes.update(claimed_by=assignment.assignee, claimed_at=now)
             if row["state"] == State.AI_ONLY.value:
@@ -86,8 +99,51 @@ class ChatHandling:
             await audit_queries.record(tx, workspace_id=chat.workspace_id, at=now, member_id=by, via=author,
                                        action=team_audit.CHAT_ACTIONS[assignment.event], subject=chat.phone,
                                        details={"from": previous, "to": assignment.assignee, "reason": reason})
+            if routed is not None:
+                await self._record_route(tx, routed, by=by, reason=reason, author=author, now=now)
             await chat.commit(tx, changes, [announced], now)
         return Changed(chat.row["state"], chat.row["version"])
+
+    async def route_to_team(self, team_id: int | None, *, by: int, reason: str | None, author: str
+                            ) -> Changed | Refused:
+        """Put the chat in `team_id`'s queue (None: the workspace's own). A chat a member holds is released to it,
+        so the team's members (or automatic assignment) take it from there; a chat the bot still answers keeps
+        it, and its hand-over lands in that queue."""
+        chat = self._chat
+        name = None
+        if team_id is not None:
+            team = await team_queries.find_team(chat.db, chat.workspace_id, team_id)
+            if team is None:
+                return Refused(400, "invalid_team", f"No team {team_id} in this workspace.")
+            name = team["name"]
+        if chat.row["team_id"] == team_id:
+            return Changed(chat.row["state"], chat.row["version"])
+        if chat.state is State.HUMAN_ACTIVE:
+            released = states.release(chat.state, chat.row["assigned_to"])
+            return await self.assign(released, by=by, reason=reason or _routed_reason(name), author=author,
+                                     routed=(team_id, name))
+        now = chat.clock.now()
+        async with chat.transaction() as tx:
+            await self._record_route(tx, (team_id, name), by=by, reason=reason, author=author, now=now)
+            await chat.commit(tx, {"team_id": team_id}, [self._changed("team", author, now)], now)
+        return Changed(chat.row["state"], chat.row["version"])
+
+    async def _record_route(self, tx: UnitOfWork, routed: tuple[int | None, str | None], *, by: int | None,
+                            reason: str | None, author: str, now: datetime) -> None:
+        await audit_queries.record(tx, workspace_id=self._chat.workspace_id, at=now, member_id=by, via=author,
+                                   action=team_audit.CHAT_ROUTED, subject=self._chat.phone,
+                                   details={"from_team": self._chat.row["team_id"], "to_team": routed[0],
+                                            "team_name": routed[1], "reason": reason})
+
+    async def auto_assign(self, member_id: int, team_id: int | None) -> Changed | Refused:
+        """The assignment desk's gift: only while the chat still waits in that team's queue, held by nobody."""
+        chat = self._chat
+        row = chat.row
+        if row is None or chat.state is not State.HANDOFF_PENDING or row["assigned_to"] is not None \
+                or row["snoozed"] or row["team_id"] != team_id:
+            return Refused(409, "not_waiting", "The chat no longer waits in that queue.")
+        return await self.assign(states.claim(chat.state, None, member_id), by=None, reason=AUTO_ASSIGNED,
+                                 author="system")
 
     async def open(self, member_id: int, *, via: str, author: str) -> Changed:
         chat = self._chat
@@ -215,3 +271,7 @@ class ChatHandling:
             changes = {"unread_count": 0, "unread_since": None} if chat.row["unread_count"] else {}
             await chat.commit(tx, changes, [self._changed("read", author, now)], now)
         return Changed(chat.row["state"], chat.row["version"])
+
+
+def _routed_reason(team_name: str | None) -> str:
+    return f"to team {team_name}" if team_name is not None else "to the workspace's queue"

@@ -35,6 +35,7 @@ from inbox_actors.conversations.conversation_protocol import (
     SNOOZE_CLOCK,
     SNOOZE_CLOCK_KEY,
     AddNote,
+    AutoAssign,
     BotAnswered,
     BotTurn,
     BroadcastRecipient,
@@ -53,6 +54,7 @@ from inbox_actors.conversations.conversation_protocol import (
     Refused,
     Release,
     Resolve,
+    RouteToTeam,
     Send,
     SendOutcome,
     SlaDue,
@@ -84,9 +86,10 @@ from persistence.queries import workspaces as workspace_queries
 from persistence.queries.conversations import NEW_MESSAGE_ID
 
 __all__ = [
-    "KIND", "AddNote", "BotTurn", "BroadcastRecipient", "Changed", "Claim", "Conversation", "ConversationDeps",
+    "KIND", "AddNote", "AutoAssign", "BotTurn", "BroadcastRecipient", "Changed", "Claim", "Conversation",
+    "ConversationDeps",
     "CustomerWrote", "EraseChat", "Erased", "GiveUpInDoubt", "Label", "MarkRead", "NoteAdded", "NotVisible", "Open",
-    "Recorded", "Refused", "Release", "Resolve", "Send", "SendOutcome", "SlaDue", "Snooze", "SnoozeDue",
+    "Recorded", "Refused", "Release", "Resolve", "RouteToTeam", "Send", "SendOutcome", "SlaDue", "Snooze", "SnoozeDue",
     "StatusReported", "Transfer", "Unsnooze",
     "ask_conversation", "conversation_key", "conversation_kind",
 ]
@@ -120,6 +123,9 @@ class ConversationDeps:
     numbers: WorkspaceNumbers = field(default_factory=WorkspaceNumbers)
     # Credits one AI reply costs (0: not metered; docs/ai-agent.md#costs-and-credits).
     ai_reply_credits: int = 0
+    # Told (the system, the workspace) when a chat begins waiting for a person or its holder lets it go: the
+    # assignment desk's `look` (team/assignment_desk.py); None: nobody hands chats out.
+    on_queue_moved: Callable[[Directory, int], None] | None = None
 
 
 class Conversation(Actor):
@@ -130,6 +136,7 @@ class Conversation(Actor):
         self.workspace_id, self.phone = self.chat.workspace_id, self.chat.phone
         self.team = ChatHandling(self.chat)
         self.sends = SendRecords(self.chat)
+        self._routed_since = False   # a waiting chat moved to another queue: the desk looks again
 
     async def on_start(self) -> None:
         # The runtime has given the actor its system (`self.actors`) and its own ref by now.
@@ -143,10 +150,31 @@ class Conversation(Actor):
             self.bot.queue()   # a turn an earlier life of the chat may have lost; a stale one does nothing
 
     async def receive(self, message: object) -> object:
+        before = self._queue_place()
         try:
             return await self._receive(message)
         finally:
             self.bot.stop_if_taken()
+            self._tell_desk_if_moved(before)
+
+    def _queue_place(self) -> tuple[bool, int | None]:
+        """Whether the chat waits in a queue for a person now, and who holds it."""
+        row = self.chat.row
+        if row is None:
+            return False, None
+        waits = row["state"] == State.HANDOFF_PENDING.value and row["assigned_to"] is None and not row["snoozed"]
+        held_by = row["assigned_to"] if row["state"] == State.HUMAN_ACTIVE.value else None
+        return waits, held_by
+
+    def _tell_desk_if_moved(self, before: tuple[bool, int | None]) -> None:
+        """The workspace's assignment desk hears of a chat that began waiting (or moved queue) and of a holder
+        with one chat fewer: both may let it give a chat now."""
+        after = self._queue_place()
+        began_waiting = after[0] and (not before[0] or self._routed_since)
+        freed = before[1] is not None and after[1] != before[1]
+        self._routed_since = False
+        if (began_waiting or freed) and self.deps.on_queue_moved is not None:
+            self.deps.on_queue_moved(self.actors, self.workspace_id)
 
     async def _receive(self, message: object) -> object:
         # A broadcast's message is all most of its chats hear: nothing keeps them in memory afterwards.
@@ -170,6 +198,8 @@ class Conversation(Actor):
                 return await self.sends.give_up(message.message_id, send_again=message.send_again)
             case EraseChat():
                 return await self._erase()
+            case AutoAssign():
+                return await self.team.auto_assign(message.member_id, message.team_id)
         chat = self.chat
         if not chat.visible(getattr(message, "only_assigned_to", None)):
             return NotVisible()
@@ -204,6 +234,10 @@ class Conversation(Actor):
                     return changed
                 case Unsnooze():
                     return await self.team.unsnooze(by=message.by_member, author=message.author)
+                case RouteToTeam():
+                    self._routed_since = True
+                    return await self.team.route_to_team(message.team_id, by=message.by_member,
+                                                         reason=message.reason, author=message.author)
         except IllegalTransition as refusal:
             return Refused(409, "invalid_transition", str(refusal), refusal.state.value)
         raise TypeError(f"conversation cannot handle {type(message).__name__}")

@@ -144,6 +144,26 @@ class Resolve(msgspec.Struct, frozen=True):
     only_assigned_to: int | None = None
 
 
+class AutoAssign(msgspec.Struct, frozen=True):
+    """The assignment desk gives the chat to `member_id`, chosen for its team `team_id` (None: no team): done only
+    while the chat still waits for a person, held by nobody, not snoozed, and routed to that team; answered
+    `Changed`, or `Refused` 409 `not_waiting` when it no longer waits so."""
+
+    member_id: int
+    team_id: int | None
+
+
+class RouteToTeam(msgspec.Struct, frozen=True):
+    """Put the chat in a team's queue (`team_id`; None: the workspace's own). A chat a member holds is released
+    to it; answered `Changed`."""
+
+    team_id: int | None
+    by_member: int
+    author: str
+    reason: str | None = None
+    only_assigned_to: int | None = None
+
+
 class Open(msgspec.Struct, frozen=True):
     """A member opened the chat (inbox or embedded panel): a view, and the unread messages count as read."""
 

@@ -17,6 +17,7 @@ import msgspec
 
 from inbox_actors.domain.member_ref import MemberRef
 from inbox_actors.domain.phones import phone_or_none
+from inbox_actors.domain.team_ref import TeamRef
 from persistence.database import Database, Record
 from persistence.queries import conversations as conversation_queries
 
@@ -78,6 +79,8 @@ class ConversationDetail(Conversation, frozen=True):
     waiting_for_person_since: datetime | None
     channel: str
     version: int
+    # Ours: the team whose queue the chat is in (null: the workspace's own; docs/team.md#team-queues).
+    team: TeamRef | None
 
 
 def preview(row: Record) -> str:
@@ -121,6 +124,7 @@ def detail_from_row(row: Record, now: datetime) -> ConversationDetail:
         contact=ContactSummary(row["contact_name"], row["contact_email"], row["contact_company"],
                                row["contact_status"], list(row["contact_tags"])),
         waiting_for_person_since=row["waiting_for_person_since"], channel=row["channel"], version=row["version"],
+        team=TeamRef(row["team_ref_id"], row["team_name"]) if row["team_ref_id"] is not None else None,
     )
 
 

@@ -16,6 +16,7 @@ from datetime import datetime
 import msgspec
 
 from inbox_actors.domain import team_audit
+from inbox_actors.domain.team_ref import TeamRef
 from inbox_actors.team import presence
 from persistence.database import Database, Record, UnitOfWork
 from persistence.queries import team_audit as audit_queries
@@ -70,6 +71,11 @@ NOT_IN_TEAM = TeamRefusal(404, "not_in_team", "This member is not in the team.")
 async def teams(db: Database, workspace_id: int, member_id: int | None = None) -> TeamList:
     """The teams by name, each with its members (only the teams `member_id` is in, when given)."""
     return TeamList(await _views(db, workspace_id, await queries.list_teams(db, workspace_id, member_id)))
+
+
+async def team_names(db: Database, workspace_id: int) -> list[TeamRef]:
+    """The workspace's teams by name, without their members: what a chat can be routed to."""
+    return [TeamRef(row["id"], row["name"]) for row in await queries.list_teams(db, workspace_id)]
 
 
 async def members_teams(db: Database, workspace_id: int, member_id: int) -> TeamList:

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import msgspec
 
-from inbox_actors.team import presence
+from inbox_actors.team import assignment_desk, presence
 from inbox_actors.team.presence import MAX_IDLE_SECONDS, MIN_IDLE_SECONDS
 from inbox_actors.use_cases import permissions
 from inbox_actors.use_cases.caller import Caller
@@ -54,6 +54,8 @@ async def _choose(deps: UseCaseDeps, caller: Caller, a: StatusChoice) -> Outcome
     if caller.is_operator:
         return NOBODY
     await presence.choose(deps.db, caller.workspace_id, caller.member_id, a.status)
+    # Online again: chats waiting may go to them now (busy or offline: the desk's next round passes them by).
+    assignment_desk.look(deps.actors, caller.workspace_id)
     return await _mine(deps, caller, NoArguments())
 
 

@@ -25,7 +25,7 @@ from inbox_actors.reporting.thread import one_message
 from inbox_actors.use_cases import chats, keyed_sends, mentions, permissions
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.deps import UseCaseDeps
-from inbox_actors.use_cases.fields import ChatPhone, IdempotencyKey, Text
+from inbox_actors.use_cases.fields import BIGINT_MAX, ChatPhone, IdempotencyKey, Reason, Text
 from inbox_actors.use_cases.outcomes import Done, Outcome, Refused
 from inbox_actors.use_cases.outcomes import Reason as Why
 from inbox_actors.use_cases.use_case import Kind, UseCase, rule
@@ -48,6 +48,14 @@ class ChatLabelOff(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     phone: ChatPhone
     label: str
     """Any text: a label the chat lacks (or no label's name at all) changes nothing."""
+
+
+class RouteChat(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    phone: ChatPhone
+    team_id: Annotated[int, msgspec.Meta(
+        ge=1, le=BIGINT_MAX, description="The team whose queue the chat goes to; null: the workspace's own queue.",
+        extra=rule("invalid_team", "team_id is a team's id, or null for the workspace's own queue."))] | None
+    reason: Reason | None = None
 
 
 class SnoozeChat(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -119,6 +127,13 @@ async def _unsnooze(deps: UseCaseDeps, caller: Caller, a: chats.OneChat) -> Outc
         by_member=caller.member_id, author=caller.author, only_assigned_to=caller.only_assigned_to))
 
 
+async def _route(deps: UseCaseDeps, caller: Caller, a: RouteChat) -> Outcome:
+    """Put the chat in a team's queue (null: the workspace's own); a chat a member holds is released to it."""
+    return await chats.act_on_chat(deps, caller, a.phone, conversation.RouteToTeam(
+        team_id=a.team_id, by_member=caller.member_id, author=caller.author, reason=a.reason,
+        only_assigned_to=caller.only_assigned_to))
+
+
 # -- the declarations ----------------------------------------------------------------------------------------
 
 ADD_NOTE = UseCase("add_note", Note, permissions.CHAT_ACTIONS, Kind.WRITE, _add_note)
@@ -126,3 +141,4 @@ ADD_LABEL = UseCase("label_conversation", ChatLabel, permissions.CHAT_ACTIONS, K
 REMOVE_LABEL = UseCase("unlabel_conversation", ChatLabelOff, permissions.CHAT_ACTIONS, Kind.WRITE, _remove_label)
 SNOOZE = UseCase("snooze_conversation", SnoozeChat, permissions.CHAT_ACTIONS, Kind.WRITE, _snooze)
 UNSNOOZE = UseCase("unsnooze_conversation", chats.OneChat, permissions.CHAT_ACTIONS, Kind.WRITE, _unsnooze)
+ROUTE_TO_TEAM = UseCase("route_conversation_to_team", RouteChat, permissions.CHAT_ACTIONS, Kind.WRITE, _route)

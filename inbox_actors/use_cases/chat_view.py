@@ -23,6 +23,7 @@ from inbox_actors.contacts.contact_card import ContactView
 from inbox_actors.conversations.sending import CUSTOMER_WINDOW
 from inbox_actors.domain.member_ref import MemberRef
 from inbox_actors.domain.phones import phone_or_none
+from inbox_actors.domain.team_ref import TeamRef
 from inbox_actors.labels import label_set as labels
 from inbox_actors.platform import templates
 from inbox_actors.platform.templates import Template, filled
@@ -31,6 +32,7 @@ from inbox_actors.reporting.chat_lookup import ChatNotFound
 from inbox_actors.reporting.chat_trail import TrailEntry, chat_trail, handed_over_to
 from inbox_actors.reporting.conversation_detail import ConversationDetail, find_detail_and_row
 from inbox_actors.reporting.thread import Message
+from inbox_actors.team.teams import team_names
 from inbox_actors.use_cases import chats, contacts, mentions, reports, team
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.deps import UseCaseDeps
@@ -81,6 +83,8 @@ class ChatView(msgspec.Struct, frozen=True):
     """Approved templates, offered when the window is closed."""
     members: list[MemberRef]
     """Active members other than the caller, to transfer to."""
+    teams: list[TeamRef]
+    """The workspace's teams, whose queues the chat can be routed to (none to whoever may not act on it)."""
     labels: list[str]
     """The workspace's labels not on the chat yet, to put on it."""
     contact: ContactView | None
@@ -193,6 +197,7 @@ async def chat_view(deps: UseCaseDeps, caller: Caller, raw_phone: str, *,
                     failure_reasons=await thread.failure_reasons(deps.db, ref["id"], page.data),
                     window_open=window_open,
                     window_closes_at=closes_at, templates=offered, members=members,
+                    teams=await team_names(deps.db, caller.workspace_id) if act else [],
                     labels=offered_labels, contact=contact, groundings=groundings,
                     abilities=Abilities(act=act, transfer_to_others=transfer,
                                         edit_contact=contact is not None and contacts.EDIT_CARD.allows(caller)),

@@ -147,6 +147,17 @@ async def unsnooze(phone: str):
     return await run_route(chat_organising.UNSNOOZE, phone=phone)
 
 
+@blueprint.post("/<phone>/team")
+@responds(ConversationDetail)
+@guarded(tier=ApiTier.FULL, use_case=chat_organising.ROUTE_TO_TEAM)
+@takes(body_of(chat_organising.ROUTE_TO_TEAM))
+@answers(404)
+async def route_to_team(phone: str):
+    """Put the chat in a team's queue: {team_id (null: the workspace's own queue), reason?}. A chat a member holds
+    is released to that queue; automatic assignment, when on, gives it to one of the team's members."""
+    return await run_route(chat_organising.ROUTE_TO_TEAM, body=True, phone=phone)
+
+
 @blueprint.post("/<phone>/reply")
 @responds(ReplySent)
 @guarded(tier=ApiTier.FULL, use_case=chats.REPLY)

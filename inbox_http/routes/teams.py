@@ -1,13 +1,14 @@
-"""The workspace's teams and its members' availability, `/api/team/teams*`, `/api/team/availability*` and
-`/api/team/me/availability` (full API; ours: the specification's `team_management` scope names the roster and its
-kin without shapes).
+"""The workspace's teams, its members' availability and automatic assignment, `/api/team/teams*`,
+`/api/team/availability*`, `/api/team/me/availability` and `/api/team/assignment` (full API; ours: the
+specification's `team_management` scope names the roster and its kin without shapes).
 
 Each call binds one of the teams' or availability's use cases (`use_cases/teams.py`, `use_cases/availability.py`,
 where their permissions are declared): reading the teams and everyone's availability is the team overview's
-(`inbox` or `team_management`, each with `:read`); changing the teams and the idle time is a team setting
-(`team_management`); a member's own status needs `inbox` (`inbox:read` to read it) and is the caller's member's (a
-key's creator). A member's dashboard session may call these with the same permissions. Stable-code errors; the
-rules are `inbox_actors/team/teams.py`'s and `inbox_actors/team/presence.py`'s.
+(`inbox` or `team_management`, each with `:read`); changing the teams, the idle time and automatic assignment is
+a team setting (`team_management`); a member's own status needs `inbox` (`inbox:read` to read it) and is the
+caller's member's (a key's creator). A member's dashboard session may call these with the same permissions.
+Stable-code errors; the rules are `inbox_actors/team/teams.py`'s, `inbox_actors/team/presence.py`'s and
+`inbox_actors/domain/auto_assignment.py`'s.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from __future__ import annotations
 from quart import Blueprint
 
 from inbox_actors.domain.plans import ApiTier
+from inbox_actors.team.assignment_settings import AssignmentSettings
 from inbox_actors.team.presence import AvailabilitySettings, MemberAvailability, TeamAvailability
 from inbox_actors.team.teams import Team, TeamList
-from inbox_actors.use_cases import availability, teams
+from inbox_actors.use_cases import auto_assignment, availability, teams
 from inbox_http.contract import answers, body_of, takes
 from inbox_http.guard import guarded, responds
 from inbox_http.outcome_answers import run_route
@@ -143,3 +145,22 @@ async def choose_availability():
     """Choose the calling member's status: {status: online | busy | offline}. Choosing counts as being seen; a
     choice made outside the business hours holds until the next opening."""
     return await run_route(availability.CHOOSE, body=True)
+
+
+@blueprint.get("/assignment")
+@responds(AssignmentSettings)
+@guarded(tier=ApiTier.FULL, use_case=auto_assignment.SETTINGS, dashboard=True)
+async def read_assignment_settings():
+    """Automatic assignment: how waiting chats are handed to members who are online (off, round_robin or
+    least_busy), and the open chats a member holds at most."""
+    return await run_route(auto_assignment.SETTINGS)
+
+
+@blueprint.put("/assignment")
+@responds(AssignmentSettings)
+@guarded(tier=ApiTier.FULL, use_case=auto_assignment.SAVE_SETTINGS, dashboard=True)
+@takes(body_of(auto_assignment.SAVE_SETTINGS, path=()))
+async def save_assignment_settings():
+    """Set automatic assignment: {mode: off | round_robin | least_busy, capacity? (1 to 1,000, default 10)}. Chats
+    already waiting are handed out at once."""
+    return await run_route(auto_assignment.SAVE_SETTINGS, body=True)

@@ -40,7 +40,7 @@ _DONE = {"claim": "You claimed this chat.", "release": "The chat is back in the 
          "transfer": "The chat was transferred.", "resolve": "The chat is resolved.", "read": "Marked read.",
          "reply": "Sent.", "template": "Template sent.", "note": "Note added.", "label": "Label added.",
          "unlabel": "Label removed.", "snooze": "Snoozed.", "unsnooze": "Back in the open views.",
-         "contact": "Contact saved.", "start": "Template sent."}
+         "contact": "Contact saved.", "start": "Template sent.", "team": "The chat is in that team's queue."}
 # What the snooze form offers: hours from now, or None for "until the customer writes".
 SNOOZE_CHOICES = {"1h": 1, "4h": 4, "24h": 24, "reply": None}
 
@@ -191,6 +191,12 @@ def _contact(form) -> dict[str, Any]:
             **({"attribute": [name, (form.get("attribute_value") or "").strip()]} if name else {})}
 
 
+def _team_choice(form) -> int | str | None:
+    """The team chosen: its id, or none for the workspace's own queue (anything else is refused as typed)."""
+    chosen = (form.get("team_id") or "").strip()
+    return None if chosen in ("", "none") else int(chosen) if chosen.isdigit() else chosen
+
+
 # Each form's use case, and how its fields become the use case's arguments.
 _FORMS: dict[str, tuple[UseCase, Callable[[Any], dict[str, Any]]]] = {
     "claim": (chats.CLAIM, _nothing),
@@ -206,6 +212,7 @@ _FORMS: dict[str, tuple[UseCase, Callable[[Any], dict[str, Any]]]] = {
     "label": (chat_organising.ADD_LABEL, lambda form: {"label": form.get("label") or ""}),
     "unlabel": (chat_organising.REMOVE_LABEL, lambda form: {"label": form.get("label") or ""}),
     "snooze": (chat_organising.SNOOZE, _snooze),
+    "team": (chat_organising.ROUTE_TO_TEAM, lambda form: {"team_id": _team_choice(form), **_filled(form, "reason")}),
     "unsnooze": (chat_organising.UNSNOOZE, _nothing),
     "contact": (contacts.EDIT_CARD, _contact),
     "start": (chats.SEND_TEMPLATE, _start),
@@ -224,6 +231,6 @@ _DRAFTS = {"reply": "reply", "note": "note"}
 _COMPOSED_PARTS = (COMPOSER, THREAD, HEAD, NOTICE)
 _CHANGES: dict[str, tuple[str, ...]] = {
     **{action: (HEAD, NOTICE) for action in ("claim", "release", "transfer", "resolve", "read", "label", "unlabel",
-                                             "snooze", "unsnooze")},
+                                             "snooze", "unsnooze", "team")},
     **{action: _COMPOSED_PARTS for action in _COMPOSED}, "contact": (CONTACT, NOTICE), "start": ()}
 assert set(_FORMS) == set(_DONE) == set(_CHANGES), "every form has its notice and its parts"

@@ -1,7 +1,8 @@
 """The workspace's teams: `/app/teams` (every team with its members and whether each is online, and a form to
 create one), `/app/teams/<id>` (rename or describe it, put members in and take them out) and
 `/app/teams/<id>/delete` (a page that asks before deleting, so a keyboard user confirms as anyone else does,
-without a script); and `/app/teams/idle-time`, the availability's idle time, a team setting shown on the list.
+without a script); `/app/teams/idle-time`, the availability's idle time, and `/app/teams/assignment`, automatic
+assignment's mode and capacity: team settings shown on the list.
 
 Each form runs one of the teams' use cases (`use_cases/teams.py`), whose permission and rules (a name unique
 whatever its case, at most 100 teams, the fields' lengths) answer with a refusal the page shows; the pages open for
@@ -16,7 +17,7 @@ from typing import Any
 from quart import Blueprint, redirect, request
 
 from inbox_actors.team.teams import Team
-from inbox_actors.use_cases import availability, team, teams
+from inbox_actors.use_cases import auto_assignment, availability, team, teams
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.outcomes import Refused
 from inbox_actors.use_cases.use_case import UseCase, run
@@ -30,7 +31,7 @@ blueprint = Blueprint("web_teams", __name__, url_prefix="/app/teams", template_f
 
 _DONE = {"created": "Team created.", "changed": "Team saved.", "deleted": "Team deleted.",
          "added": "Member added to the team.", "removed": "Member taken out of the team.",
-         "idle": "Idle time saved."}
+         "idle": "Idle time saved.", "assignment": "Automatic assignment saved."}
 
 
 @blueprint.app_template_global()
@@ -92,6 +93,19 @@ async def save_idle_time():
     if isinstance(saved, Refused):
         return await _list_page(saved)
     return redirect("/app/teams?done=idle", 303)
+
+
+@blueprint.post("/assignment")
+@signed_in
+async def save_assignment():
+    """Automatic assignment: how waiting chats are handed to members online, and each one's capacity."""
+    _require_reading()
+    form = await request.form
+    saved = await _run(auto_assignment.SAVE_SETTINGS, {"mode": (form.get("mode") or "").strip(),
+                                                       "capacity": (form.get("capacity") or "").strip()})
+    if isinstance(saved, Refused):
+        return await _list_page(saved)
+    return redirect("/app/teams?done=assignment", 303)
 
 
 @blueprint.get("/<int:team_id>")
@@ -163,12 +177,15 @@ async def _list_page(refused: Refused | None = None, notice: str | None = None, 
     listed = await _run(teams.LIST, {})
     if isinstance(listed, Refused):  # only a permission, which every page here checked first
         raise WebRefusal(listed.status, listed.message)
-    idle = None
+    idle = assignment = None
     if availability.SAVE_SETTINGS.allows(current_caller()):
         idle = (await _run(availability.SETTINGS, {})).data.idle_seconds
+    if auto_assignment.SAVE_SETTINGS.allows(current_caller()):
+        assignment = (await _run(auto_assignment.SETTINGS, {})).data
     return await page("teams.html", refused.status if refused else 200, teams=listed.data.data,
                       may_change=_may_change(), typed={"name": "", "description": ""} | (typed or {}),
-                      idle_seconds=idle, notice=notice, refusal=refused.message if refused else None)
+                      idle_seconds=idle, assignment=assignment, notice=notice,
+                      refusal=refused.message if refused else None)
 
 
 async def _team_page(team_id: int, refused: Refused | None = None, notice: str | None = None,
