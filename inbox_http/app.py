@@ -33,6 +33,7 @@ from inbox_http.routes import (
     reporting_chat,
     send_message,
     team,
+    team_reports,
     teams,
     templates,
     webhooks,
@@ -53,7 +54,7 @@ def create_app(services: Dependencies | None) -> QuartTrio:
         app.extensions["inbox"] = services
     for module in (reporting, reporting_chat, keys, send_message, contact_reads, contact_removal, contacts,
                    templates, inbox, labels, bot, team, credits, broadcasts, mcp, webhooks, whatsapp_webhook, health,
-                   ops, docs, metrics, bot_knowledge, canned_responses, teams):
+                   ops, docs, metrics, bot_knowledge, canned_responses, teams, team_reports):
         app.register_blueprint(module.blueprint)
     for blueprint in connectors.blueprints:  # /api/zapier and /api/make: the same handlers
         app.register_blueprint(blueprint)

@@ -17,7 +17,10 @@ what the contract does promise; negative cases are left as generated:
 - a pricing sheet's CSV must be one its rules accept: replaced by a usable file when it is not; an item's
   valid_until must not come before its valid_from, and a change naming one date alone may not fit the stored other:
   the date is dropped;
-- ids and addresses that must exist: a transfer goes to the workspace's member (FUZZ_MEMBER_ID), a webhook
+- a team report's `tz` must be a time zone this machine knows: dropped when it is not; a goal's target must fit
+  its figure (at most 100 for a percentage): lowered to that;
+- ids and addresses that must exist: a transfer goes to the workspace's member (FUZZ_MEMBER_ID), a goal is for
+  the workspace or that member, a chat is routed to the workspace's own queue (the workspace has no team), a webhook
   endpoint and a connector's hook target are the local receiver (FUZZ_RECEIVER_URL: host names do not resolve
   while fuzzing).
 
@@ -43,8 +46,10 @@ from schemathesis import GenerationMode
 from inbox_actors.conversations.bot import BotAnswerError, keyword_list
 from inbox_actors.domain.business_hours import InvalidBusinessHours, parse_business_hours
 from inbox_actors.domain.phones import phone_or_none
+from inbox_actors.domain.time_zones import is_time_zone
 from inbox_actors.paging import windows
 from inbox_actors.paging.parameters import InvalidParameter
+from inbox_actors.team.goals import MAX_SECONDS, MAX_TARGET
 from inbox_actors.use_cases.outcomes import Refused
 from inbox_actors.use_cases.pricing_sheets import csv_items
 
@@ -62,6 +67,9 @@ CHAT_LABELS = ("POST", "/api/inbox/conversations/{phone}/labels")
 PRICING_CSV = ("PUT", "/api/bot/pricing-sheets/{sheet_id}/items.csv")
 NEW_PRICING_ITEM = ("POST", "/api/bot/pricing-sheets/{sheet_id}/items")
 PRICING_ITEM_CHANGE = ("PATCH", "/api/bot/pricing-sheets/{sheet_id}/items/{item_id}")
+ROUTE_TO_TEAM = ("POST", "/api/inbox/conversations/{phone}/team")
+TEAM_REPORT = ("GET", "/api/team/report")
+SET_GOAL = ("PUT", "/api/team/goals")
 USABLE_CSV = "name,price,currency\r\nHaircut,19.00,EUR\r\n"
 USABLE_ANSWER = {"keywords": ["shipping"], "answer": "Orders ship within two days."}
 # The fuzzing workspace's template (scripts/fuzz_contract.py), as a broadcast must name it.
@@ -93,6 +101,12 @@ def map_case(context, case):
         case.body = USABLE_CSV
     if isinstance(case.body, dict) and route in (NEW_PRICING_ITEM, PRICING_ITEM_CHANGE):
         _usable_dates(case.body, change=route == PRICING_ITEM_CHANGE)
+    if isinstance(case.body, dict) and route == ROUTE_TO_TEAM:
+        case.body["team_id"] = None          # the fuzzing workspace has no team: its own queue
+    if isinstance(case.query, dict) and route == TEAM_REPORT and not is_time_zone(str(case.query.get("tz", "UTC"))):
+        case.query.pop("tz", None)
+    if isinstance(case.body, dict) and route == SET_GOAL:
+        _usable_goal(case.body)
     if isinstance(case.body, dict):
         if isinstance(case.body.get("idempotency_key"), str):
             # A key of its own per case: the same key with other arguments is rightly refused 422.
@@ -107,6 +121,16 @@ def map_case(context, case):
         if isinstance(case.body.get("business_hours"), dict) and not _usable_hours(case.body["business_hours"]):
             case.body["business_hours"] = USABLE_HOURS
     return case
+
+
+def _usable_goal(body: dict) -> None:
+    """A goal for the workspace or the fuzzing admin (no team exists), its target within its figure's range."""
+    body.pop("team_id", None)
+    if body.get("member_id") is not None and os.environ.get("FUZZ_MEMBER_ID"):
+        body["member_id"] = int(os.environ["FUZZ_MEMBER_ID"])
+    target = body.get("target")
+    if isinstance(target, (int, float)) and not isinstance(target, bool):
+        body["target"] = min(target, MAX_TARGET.get(str(body.get("metric")), MAX_SECONDS))
 
 
 def _usable_answer(body: dict) -> bool:

@@ -67,12 +67,13 @@ def artifacts(tmp_path: Path, request) -> Path:
 async def in_browser_thread(browse, *args):
     """Playwright's sync API in a worker thread with plain asyncio: outside this test's context (the copy a thread
     gets carries trio-asyncio's running loop) and under asyncio's own loop policy for that thread only
-    (trio-asyncio makes `asyncio.new_event_loop()` build its loops unless a thread sets a policy)."""
+    (trio-asyncio makes `asyncio.new_event_loop()` build its loops unless a thread sets a policy). What `browse`
+    returns is the answer."""
 
-    def with_asyncio() -> None:
+    def with_asyncio():
         asyncio.set_event_loop_policy(asyncio.DefaultEventLoopPolicy())
         try:
-            browse(*args)
+            return browse(*args)
         finally:
             asyncio.set_event_loop_policy(None)
 

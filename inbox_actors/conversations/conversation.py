@@ -265,6 +265,8 @@ class Conversation(Actor):
             # A redelivery of something older than what the customer has said since (the platform retried
             # after a failure) is recorded and counted, but it neither becomes the last word nor wakes the bot.
             latest_word = row["last_customer_message_at"] is None or inbound.at >= row["last_customer_message_at"]
+            # Nobody was waiting for an answer: this message opens a conversation (the team reports count them).
+            values["opens_wait"] = latest_word and row["waiting_since"] is None
             changes: dict[str, Any] = {
                 "unread_count": row["unread_count"] + 1,
                 "unread_since": min(row["unread_since"] or inbound.at, inbound.at),

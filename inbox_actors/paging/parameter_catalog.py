@@ -69,6 +69,8 @@ UNANSWERED = (
     STATE, ASSIGNED_TO, Q, LABEL, SNOOZED, SINCE, TO, LIMIT_50, CURSOR,
 )
 WINDOW_ONLY = (SINCE, TO)
+TEAM_REPORT = (SINCE, TO, _p("tz", "string", "an IANA time zone name: the report's days and hours (default: the "
+                                           "member's own, else UTC)", minLength=1, maxLength=64))
 HANDOFF_QUEUE = (LIMIT_50, CURSOR)
 LEDGER = (SINCE, TO, LIMIT_50, CURSOR)
 BOT_HANDOFFS = (SINCE, TO, LIMIT_50, CURSOR)

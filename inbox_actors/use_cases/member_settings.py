@@ -7,12 +7,11 @@ is the caller's own, whatever member the arguments could name: there is no membe
 
 from __future__ import annotations
 
-import functools
-import zoneinfo
 from typing import Annotated
 
 import msgspec
 
+from inbox_actors.domain.time_zones import is_time_zone
 from inbox_actors.use_cases import permissions
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.deps import UseCaseDeps
@@ -36,14 +35,6 @@ class TimeZoneSet(msgspec.Struct, frozen=True):
     time_zone: str
 
 
-@functools.cache
-def known_time_zones() -> frozenset[str]:
-    """The IANA names this machine's time zone database has (the system's, else the tzdata package's)."""
-    return frozenset(zoneinfo.available_timezones())
-
-
-def is_time_zone(name: str) -> bool:
-    return name in known_time_zones()
 
 
 async def _set_time_zone(deps: UseCaseDeps, caller: Caller, a: TimeZoneChoice) -> Outcome:

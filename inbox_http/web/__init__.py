@@ -33,6 +33,7 @@ from inbox_http.web import (
     member_settings_pages,
     member_time,
     mention_pages,
+    report_pages,
     saved_view_pages,
     sign_in_pages,
     sla_pages,
@@ -65,6 +66,7 @@ PAGE_GROUPS = (
     member_settings_pages,
     teams_pages,
     availability_pages,
+    report_pages,
 )
 
 # The script and the style sheet: the package's own files, the same for every caller.

@@ -14,7 +14,17 @@ import msgspec
 from markupsafe import escape
 from quart import Quart, Response, g, render_template, request
 
-from inbox_actors.use_cases import bot, broadcasts, canned_responses, keys, labels, mentions, team, webhook_settings
+from inbox_actors.use_cases import (
+    bot,
+    broadcasts,
+    canned_responses,
+    keys,
+    labels,
+    mentions,
+    team,
+    team_reports,
+    webhook_settings,
+)
 from inbox_actors.use_cases.outcomes import Reason, Refused
 from inbox_http.dependencies import dependencies
 from inbox_http.web.page_guard import WebRefusal, is_script_request
@@ -28,6 +38,7 @@ SECTIONS = (
     ("/app/inbox", "Inbox", None),
     ("/app/mentions", "Mentions", mentions.MY_MENTIONS),
     ("/app/team", "Team", team.MEMBERS),
+    ("/app/reports", "Reports", team_reports.REPORT),
     ("/app/bot", "Bot", bot.SETTINGS),
     ("/app/labels", "Labels", labels.LIST),
     ("/app/canned", "Canned responses", canned_responses.LIST),

@@ -14,7 +14,7 @@ _MESSAGE_COLUMNS = (
     "workspace_id", "conversation_id", "platform_message_id", "direction", "sender_type", "actor_id",
     "sender_label", "type", "text", "template_name", "template_language", "template_parameters", "media_url",
     "filename", "status", "source", "error_code", "error_text", "answers_message_id", "waited_from", "sent_at",
-    "status_at", "recipient", "idempotency_key", "broadcast_id", "media_id", "mime_type",
+    "status_at", "recipient", "idempotency_key", "broadcast_id", "media_id", "mime_type", "opens_wait",
 )
 PENDING = "pending"
 

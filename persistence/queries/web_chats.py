@@ -34,9 +34,11 @@ async def insert_chat(tx: UnitOfWork, *, workspace_id: int, phone: str, name: st
         len(customer), sum(1 for _, sender, _, _ in messages if sender == "bot"), first)
     ids = await tx.fetch(
         "INSERT INTO messages (workspace_id, conversation_id, direction, sender_type, actor_id, type, text, status,"
-        " source, sent_at, status_at)"
+        " source, sent_at, status_at, opens_wait)"
         " SELECT $1, $2, CASE WHEN m.sender = 'customer' THEN 'inbound' ELSE 'outbound' END, m.sender, m.actor,"
-        "  'text', m.text, CASE WHEN m.sender = 'customer' THEN 'received' ELSE 'delivered' END, $3, m.at, m.at"
+        "  'text', m.text, CASE WHEN m.sender = 'customer' THEN 'received' ELSE 'delivered' END, $3, m.at, m.at,"
+        # A customer's message opens a conversation when it begins the chat or follows the business's (the reports).
+        "  m.sender = 'customer' AND coalesce(lag(m.sender) OVER (ORDER BY m.n), '') <> 'customer'"
         " FROM unnest($4::timestamptz[], $5::text[], $6::text[], $7::bigint[]) WITH ORDINALITY"
         "  AS m(at, sender, text, actor, n) ORDER BY m.n RETURNING id",
         workspace_id, chat_id, WEB_CLIENT, [m[0] for m in messages], [m[1] for m in messages],

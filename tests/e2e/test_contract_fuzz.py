@@ -32,7 +32,7 @@ def contract_operations() -> int:
 def test_every_operation_of_the_contract_answers_as_the_contract_says(postgres_server):
     before = bench_databases(postgres_server.admin_url)
     done = run_script("fuzz_contract.py", "--examples", "3", "--seed", "1",
-                      "--database-url", postgres_server.admin_url, timeout=300)
+                      "--database-url", postgres_server.admin_url, timeout=600)
 
     out = done.stdout
     assert done.returncode == 0, out[-6000:] + done.stderr[-3000:]
