@@ -90,13 +90,13 @@ async def burst(args: argparse.Namespace, agents: Agents, spawned: SpawnedServic
         (await api.put("/api/team/assignment", headers=admin,
                        json={"mode": "least_busy", "capacity": args.capacity})).raise_for_status()
 
-        started = time.monotonic()
+        started = trio.current_time()
         gap = args.seconds / args.handovers
         async with trio.open_nursery() as nursery:
             for n in range(args.handovers):
                 await trio.sleep_until(started + n * gap)
                 nursery.start_soon(_writes, simulator, workspace.phone_number_id, phone(n))
-        posted = time.monotonic() - started
+        posted = trio.current_time() - started
         room = args.members * args.capacity
         verdict.lines.append(f"{args.handovers} hand-overs posted in {posted:.1f} s to `serve --nodes {args.nodes}`; "
                              f"{args.members} agents online, capacity {args.capacity} ({room} places)")
