@@ -31,6 +31,7 @@ Exit status 0 when every read answered 200 (targets missed are reported, not fai
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -47,7 +48,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from itertools import accumulate
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable
 from urllib.parse import urlsplit
 
 import asyncpg
@@ -939,6 +940,17 @@ class RecordingDatabase:
 
     async def fetchval(self, sql: str, *args: Any) -> Any:
         return await self._timed(self.db.fetchval, sql, args)
+
+    async def execute(self, sql: str, *args: Any) -> Any:
+        return await self._timed(self.db.execute, sql, args)
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[RecordingDatabase]:
+        """A read's transaction (the team report's one snapshot), its statements recorded as the others."""
+        async with self.db.transaction() as tx:
+            inner = RecordingDatabase(tx)
+            inner.statements = self.statements
+            yield inner
 
 
 async def explain(url: str, calls: list[Call]) -> None:

@@ -28,6 +28,7 @@ from inbox_actors.paging.windows import REPLIES_AND_MESSAGES, Window, window
 from persistence.database import Database, Record
 from persistence.queries import member_settings
 from persistence.queries.reporting import team_report as queries
+from persistence.statement_fence import fencing_statements
 
 Args = Mapping[str, str | None]
 KNOWN_ZONE = "tz must be an IANA time zone name, such as Europe/Berlin or Asia/Kolkata."
@@ -117,16 +118,18 @@ async def team_report(db: Database, workspace_id: int, member_id: int | None, ar
                       now: datetime) -> TeamReport:
     span = window(args, now, REPLIES_AND_MESSAGES)
     zone = await zone_of(db, workspace_id, member_id, args)
-    opened = await queries.opened_by_hour(db, workspace_id, span.start, span.end, zone)
-    resolved = await queries.resolved_by_hour(db, workspace_id, span.start, span.end, zone)
-    responses = _levels(await queries.first_responses(db, workspace_id, span.start, span.end))
-    resolutions = _levels(await queries.resolution_times(db, workspace_id, span.start, span.end))
-    bot = await queries.bot_figures(db, workspace_id, span.start, span.end)
-    sla = await queries.has_sla(db, workspace_id)
-    people = await db.fetch("SELECT id, name, status, permissions FROM members WHERE workspace_id = $1 ORDER BY id",
-                            workspace_id)
-    teams = await db.fetch("SELECT id, name FROM teams WHERE workspace_id = $1 ORDER BY lower(name), id",
-                           workspace_id)
+    # Every figure from one snapshot, each statement planned for its window (a cached generic plan, blind to how
+    # wide the window is, took seconds where the window's own takes milliseconds). A read: under no lease fence.
+    with fencing_statements(None):
+        async with db.transaction() as tx:
+            await queries.one_snapshot(tx)
+            opened = await queries.opened_by_hour(tx, workspace_id, span.start, span.end, zone)
+            resolved = await queries.resolved_by_hour(tx, workspace_id, span.start, span.end, zone)
+            responses = _levels(await queries.first_responses(tx, workspace_id, span.start, span.end))
+            resolutions = _levels(await queries.resolution_times(tx, workspace_id, span.start, span.end))
+            bot = await queries.bot_figures(tx, workspace_id, span.start, span.end)
+            sla = await queries.has_sla(tx, workspace_id)
+            people, teams = await queries.members_and_teams(tx, workspace_id)
     members = [MemberFigures(**_figures(sla, responses, resolutions, ("member", row["id"])),
                              member=MemberRef(row["id"], row["name"]))
                for row in people if _works_chats(row) or ("member", row["id"]) in responses

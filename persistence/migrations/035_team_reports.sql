@@ -35,3 +35,8 @@ CREATE UNIQUE INDEX goals_subject ON goals (workspace_id, metric, coalesce(team_
 
 -- Whether a wait for a person passed its deadline before its first reply (the reports' SLA met).
 CREATE INDEX sla_breaches_chat ON sla_breaches (conversation_id, deadline);
+
+-- An agent's replies to one wait for a person, in order: whether a reply was the first to answer its wait (the
+-- reports' and the team performance's first human response) is one probe, not a walk of the chat's thread.
+CREATE INDEX messages_agent_replies_to_wait ON messages (conversation_id, waited_from, sent_at, id)
+    WHERE sender_type = 'agent' AND direction = 'outbound' AND waited_from IS NOT NULL;

@@ -6,13 +6,22 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from persistence.database import Database, Record
+from persistence.database import Database, Record, UnitOfWork
+
+Query = Database | UnitOfWork
 
 # An agent's reply whose outcome is known and not a failure (as the Reporting API counts replies).
 _REPLY = "m.direction = 'outbound' AND m.sender_type = 'agent' AND m.status NOT IN ('failed', 'pending')"
 
 
-async def opened_by_hour(db: Database, workspace_id: int, start: datetime, end: datetime, zone: str) -> list[Record]:
+async def one_snapshot(tx: UnitOfWork) -> None:
+    """The transaction's reads see one snapshot, and each statement is planned for its own parameters (the
+    windows' widths differ by a hundredfold)."""
+    await tx.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+    await tx.execute("SET LOCAL plan_cache_mode = force_custom_plan")
+
+
+async def opened_by_hour(db: Query, workspace_id: int, start: datetime, end: datetime, zone: str) -> list[Record]:
     """Messages that opened a conversation in the window, counted by the hour they began in `zone` (local time)."""
     return await db.fetch(
         "SELECT date_trunc('hour', m.sent_at AT TIME ZONE $4) AS hour, count(*) AS count FROM messages m"
@@ -20,7 +29,7 @@ async def opened_by_hour(db: Database, workspace_id: int, start: datetime, end: 
         workspace_id, start, end, zone)
 
 
-async def resolved_by_hour(db: Database, workspace_id: int, start: datetime, end: datetime,
+async def resolved_by_hour(db: Query, workspace_id: int, start: datetime, end: datetime,
                            zone: str) -> list[Record]:
     """Resolves in the window, counted by the hour they happened in `zone` (local time)."""
     return await db.fetch(
@@ -34,7 +43,7 @@ _PERCENTILES = ("count(*) AS count, percentile_cont(0.5) WITHIN GROUP (ORDER BY 
                 " percentile_cont(0.9) WITHIN GROUP (ORDER BY seconds) AS p90_seconds")
 
 
-async def first_responses(db: Database, workspace_id: int, start: datetime, end: datetime) -> list[Record]:
+async def first_responses(db: Query, workspace_id: int, start: datetime, end: datetime) -> list[Record]:
     """The first agent reply to each wait for a person, sent in the window (as the team's performance counts them),
     summed overall (member_id and team_id NULL, `level` 'all'), per member (`level` 'member') and per team of the
     chat (`level` 'team'): how many, their median and 90th percentile seconds, and how many came after the wait's
@@ -58,7 +67,7 @@ async def first_responses(db: Database, workspace_id: int, start: datetime, end:
         workspace_id, start, end)
 
 
-async def resolution_times(db: Database, workspace_id: int, start: datetime, end: datetime) -> list[Record]:
+async def resolution_times(db: Query, workspace_id: int, start: datetime, end: datetime) -> list[Record]:
     """Each resolve in the window, timed from the customer's message that opened the conversation it closed (the
     latest opening before it; a resolve with none is counted, not timed: `timed`), summed overall, per member who
     resolved and per team of the chat, as `first_responses` sums (percentiles leave the untimed out)."""
@@ -76,7 +85,7 @@ async def resolution_times(db: Database, workspace_id: int, start: datetime, end
         workspace_id, start, end)
 
 
-async def bot_figures(db: Database, workspace_id: int, start: datetime, end: datetime) -> list[Record]:
+async def bot_figures(db: Query, workspace_id: int, start: datetime, end: datetime) -> list[Record]:
     """The chats the bot worked in the window (it replied, or handed them over), and its hand-overs by reason: one
     row per reason (`reason` NULL: none), each with `chats` (the chats the bot worked) and `handed_over_chats`
     (distinct chats handed over), the same on every row."""
@@ -95,6 +104,15 @@ async def bot_figures(db: Database, workspace_id: int, start: datetime, end: dat
         workspace_id, start, end)
 
 
-async def has_sla(db: Database, workspace_id: int) -> bool:
+async def has_sla(db: Query, workspace_id: int) -> bool:
     """Whether the workspace holds its team to an SLA (a policy with a target)."""
     return bool(await db.fetchval("SELECT sla_seconds IS NOT NULL FROM workspaces WHERE id = $1", workspace_id))
+
+
+async def members_and_teams(db: Query, workspace_id: int) -> tuple[list[Record], list[Record]]:
+    """The workspace's members (oldest first, with their status and permissions) and teams (by name)."""
+    people = await db.fetch("SELECT id, name, status, permissions FROM members WHERE workspace_id = $1 ORDER BY id",
+                            workspace_id)
+    teams = await db.fetch("SELECT id, name FROM teams WHERE workspace_id = $1 ORDER BY lower(name), id",
+                           workspace_id)
+    return people, teams
