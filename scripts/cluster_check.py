@@ -103,7 +103,7 @@ from harness.broadcast_failover import BroadcastFailover
 from harness.cluster import Cluster, out_of_service
 from harness.options import add_database_url, script_parser
 from harness.postgres import bench_database, outage
-from harness.postgres_restart import PostgresRestart
+from harness.postgres_restart import RESTART_BACK_BOUND, PostgresRestart
 from harness.processes import Child, free_ports, service_child
 from harness.run import run_check
 from harness.simulator import STATUS_RETRIES, SeparateSimulator, platform_record
@@ -355,6 +355,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="--postgres-restart: seconds PostgreSQL stays down (5)")
     parser.add_argument("--after", type=float, default=5.0,
                         help="--postgres-restart: seconds of traffic after PostgreSQL's return (5)")
+    parser.add_argument("--back-within", type=float, default=RESTART_BACK_BOUND, metavar="S",
+                        help="--postgres-restart: the bound on the first send answered after the return (2 s, the "
+                             "figure on a quiet machine; the suite's loaded run allows more)")
     parser.add_argument("--sends-per-second", type=float, default=20.0,
                         help="--postgres-restart: template sends started a second (20)")
     parser.add_argument("--customers-per-second", type=float, default=20.0,
