@@ -158,11 +158,12 @@ def _canned_and_shortcuts(chromium: str, team: Team, folder: Path) -> None:
         # j and k: the next and the previous chat of the list (Asha's is the newest).
         _on_the_page(page)
         page.keyboard.press("j")
-        expect(page.get_by_role("heading", level=1)).to_contain_text("Bilal")
+        # The next chat is fetched and swapped in: on a loaded machine that may take longer than expect's 5 s.
+        expect(page.get_by_role("heading", level=1)).to_contain_text("Bilal", timeout=20_000)
         expect(page).to_have_url(re.compile(rf"/app/chats/{BILAL}"))
         assert _focused(page) == f"link-{BILAL}"
         page.keyboard.press("k")
-        expect(page.get_by_role("heading", level=1)).to_contain_text("Asha")
+        expect(page.get_by_role("heading", level=1)).to_contain_text("Asha", timeout=20_000)
         # / goes to the search box (and types nothing into it).
         page.keyboard.press("/")
         assert _focused(page) == "q"
