@@ -177,6 +177,15 @@ def _reports_in_browser(chromium: str, url: str, folder: Path) -> dict[str, str]
         assert_accessible(page, "the reports page in dark mode")
         page.screenshot(path=str(folder / "02-reports-dark.png"), full_page=True)
 
+        # On a phone: every chart within the screen's width, and the page accessible.
+        phone = watched_page(browser.new_context(viewport={"width": 390, "height": 844}), errors)
+        sign_in(phone, url, "ann@example.com", PASSWORD, then="/app/reports")
+        rights = phone.evaluate("() => [...document.querySelectorAll('svg.chart')]"
+                                ".map(s => s.getBoundingClientRect().right)")
+        assert rights and max(rights) <= 390, rights
+        assert_accessible(phone, "the reports page on a phone")
+        phone.screenshot(path=str(folder / "03-reports-phone.png"), full_page=True)
+
         found = {}
         for name in ("days", "members"):
             with page.expect_download() as download:
