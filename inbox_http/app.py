@@ -31,6 +31,7 @@ from inbox_http.routes import (
     ops,
     reporting,
     reporting_chat,
+    satisfaction,
     send_message,
     team,
     team_reports,
@@ -54,7 +55,8 @@ def create_app(services: Dependencies | None) -> QuartTrio:
         app.extensions["inbox"] = services
     for module in (reporting, reporting_chat, keys, send_message, contact_reads, contact_removal, contacts,
                    templates, inbox, labels, bot, team, credits, broadcasts, mcp, webhooks, whatsapp_webhook, health,
-                   ops, docs, metrics, bot_knowledge, canned_responses, teams, team_reports):
+                   ops, docs, metrics, bot_knowledge, canned_responses, teams, team_reports,
+                   satisfaction):
         app.register_blueprint(module.blueprint)
     for blueprint in connectors.blueprints:  # /api/zapier and /api/make: the same handlers
         app.register_blueprint(blueprint)

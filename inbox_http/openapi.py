@@ -23,7 +23,7 @@ from quart import Quart
 from inbox_http.contract import path_schema
 from inbox_http.route_table import route_table
 
-API_VERSION = "1.1.0"
+API_VERSION = "1.0.0"
 
 _STABLE_ERROR = {
     "type": "object", "required": ["error", "message"],

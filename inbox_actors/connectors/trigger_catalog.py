@@ -5,7 +5,7 @@ an `id` first (the event's correlation id, the platforms' key for de-duplication
     {"id": "evt_…", "event": "message_received", "sent_at": "…", "correlation_id": "evt_…", "actor": "customer",
      "data": {…}}
 
-The plan rules are the outbound webhooks': Growth the 5 core events, Scale all 11.
+The plan rules are the outbound webhooks': Growth the 5 core events, Scale all of them.
 """
 
 from __future__ import annotations
@@ -52,6 +52,10 @@ _TRIGGERS: dict[str, tuple[str, str, dict[str, Any]]] = {
         "deadline": "2026-01-15T09:45:00Z", "sla_seconds": 900, "at": "2026-01-15T09:45:00Z"}),
     events.CREDITS_THRESHOLD: ("Credits below a level", "Credit alert", {
         "level": 1000, "balance": 990, "previous_balance": 1010, "at": _AT}),
+    events.CSAT_RECEIVED: ("Satisfaction rating received", "Rating", {
+        "phone": _PHONE, "survey_id": 88, "rating": 5, "comment": "Quick and friendly, thank you!",
+        "member": {"user_id": 7, "name": "Asha"}, "team": {"id": 3, "name": "Billing"},
+        "resolved_at": "2026-01-15T09:20:00Z", "rated_at": "2026-01-15T09:25:00Z", "commented_at": _AT, "at": _AT}),
 }
 assert tuple(_TRIGGERS) == tuple(sorted(_TRIGGERS, key=events.ALL_EVENTS.index)) and set(_TRIGGERS) == set(
     events.ALL_EVENTS), "a trigger per event, in the catalog's order"

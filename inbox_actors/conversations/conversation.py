@@ -45,10 +45,12 @@ from inbox_actors.conversations.conversation_protocol import (
     EraseChat,
     Erased,
     GiveUpInDoubt,
+    InviteComment,
     Label,
     MarkRead,
     NoteAdded,
     NotVisible,
+    OfferSurvey,
     Open,
     Recorded,
     Refused,
@@ -64,6 +66,7 @@ from inbox_actors.conversations.conversation_protocol import (
     Transfer,
     Unsnooze,
 )
+from inbox_actors.conversations.satisfaction_survey import SatisfactionSurveys
 from inbox_actors.conversations.send_records import SendRecords
 from inbox_actors.conversations.sending import Sender
 from inbox_actors.conversations.workspace_numbers import WorkspaceNumbers
@@ -142,6 +145,7 @@ class Conversation(Actor):
         # The runtime has given the actor its system (`self.actors`) and its own ref by now.
         self.sender = Sender(self.chat, self.sends, self.team, self.deps, self.actors)
         self.bot = BotTurns(self.chat, self.deps.responder, self.sender, self)
+        self.surveys = SatisfactionSurveys(self.chat, self.sender, self)
         await self.chat.load()
         row = self.chat.row
         if row is not None and row["waiting_since"] is not None and states.bot_may_answer(self.chat.state) \
@@ -200,6 +204,10 @@ class Conversation(Actor):
                 return await self._erase()
             case AutoAssign():
                 return await self.team.auto_assign(message.member_id, message.team_id)
+            case OfferSurvey():
+                return await self.surveys.offer(message)
+            case InviteComment():
+                return await self.surveys.invite_comment(message)
         chat = self.chat
         if not chat.visible(getattr(message, "only_assigned_to", None)):
             return NotVisible()
@@ -215,8 +223,11 @@ class Conversation(Actor):
                     return await self.team.transfer(message.to_member, by=message.by_member, reason=message.reason,
                                                     author=message.author)
                 case Resolve():
-                    return await self.team.assign(states.resolve(chat.state), by=message.by_member,
-                                                  reason=message.reason, author=message.author)
+                    before = chat.row
+                    resolved = await self.team.assign(states.resolve(chat.state), by=message.by_member,
+                                                      reason=message.reason, author=message.author)
+                    self.surveys.resolved(before, message.by_member, chat.row["resolved_at"])
+                    return resolved
                 case Open():
                     return await self.team.open(message.member_id, via=message.via, author=message.author)
                 case MarkRead():
@@ -265,36 +276,57 @@ class Conversation(Actor):
             # A redelivery of something older than what the customer has said since (the platform retried
             # after a failure) is recorded and counted, but it neither becomes the last word nor wakes the bot.
             latest_word = row["last_customer_message_at"] is None or inbound.at >= row["last_customer_message_at"]
-            # Nobody was waiting for an answer: this message opens a conversation (the team reports count them).
-            values["opens_wait"] = latest_word and row["waiting_since"] is None
+            survey = await self.surveys.judge(tx, inbound, row)
+            answers_survey = survey is not None and survey.event is not None
             changes: dict[str, Any] = {
-                "unread_count": row["unread_count"] + 1,
-                "unread_since": min(row["unread_since"] or inbound.at, inbound.at),
                 "count_messages": row["count_messages"] + 1,
                 "count_from_customer": row["count_from_customer"] + 1,
-                # Each customer message stored is newer than any before it: what members' unread is judged by.
-                "last_customer_message_id": NEW_MESSAGE_ID,
+                **(survey.changes if survey is not None else {}),
             }
-            if row["snoozed"]:
-                changes.update(snoozed=False, snoozed_until=None)  # the customer writing ends any snooze
+            if answers_survey:
+                # An answer to the business's own question: nobody's unread, no wait, no bot (satisfaction_survey.py).
+                values["opens_wait"] = False
+                emitted = [survey.event]
+            else:
+                # Nobody was waiting for an answer: this message opens a conversation (the team reports count them).
+                values["opens_wait"] = latest_word and row["waiting_since"] is None
+                changes.update(await self._unanswered(tx, row, inbound, latest_word))
+                emitted = []
             if latest_word:
                 changes.update(last_customer_message_at=inbound.at, last_message_id=NEW_MESSAGE_ID,
                                last_activity_at=max(inbound.at, row["last_activity_at"]))
-                if row["waiting_since"] is None:
-                    changes["waiting_since"] = inbound.at
-                if row["state"] != State.AI_ONLY.value and row["waiting_for_person_since"] is None:
-                    changes.update(await chat.waiting_for_person(tx, inbound.at))
             # The message, its chat's changes and its event in one statement; the event's id is the stored one's.
             received = OutboxEvent(events.MESSAGE_RECEIVED, "customer",
                                     data.message_data(self.phone, message_queries.as_inserted(values), {}))
-            message = await chat.commit_message(tx, values, changes, [received], now)
+            message = await chat.commit_message(tx, values, changes, [received, *emitted], now)
             if message is None:
                 # The platform's retry of a message stored before: nothing of this transaction is kept.
                 existing = await message_queries.find_by_platform_id(tx, self.workspace_id, inbound.message_id)
                 raise _StoredBefore(existing["id"])
-        if latest_word and states.bot_may_answer(chat.state) and self.deps.responder is not None:
+        if answers_survey:
+            self.surveys.answered(survey)
+        elif latest_word and states.bot_may_answer(chat.state) and self.deps.responder is not None:
             self.bot.queue()
         return Recorded(message["id"])
+
+    async def _unanswered(self, tx: UnitOfWork, row: Record, inbound: InboundMessage,
+                          latest_word: bool) -> dict[str, Any]:
+        """A customer's message that wants an answer: unread, ending any snooze, and (as their latest word) the
+        wait it begins."""
+        changes: dict[str, Any] = {
+            "unread_count": row["unread_count"] + 1,
+            "unread_since": min(row["unread_since"] or inbound.at, inbound.at),
+            # Each customer message stored is newer than any before it: what members' unread is judged by.
+            "last_customer_message_id": NEW_MESSAGE_ID,
+        }
+        if row["snoozed"]:
+            changes.update(snoozed=False, snoozed_until=None)  # the customer writing ends any snooze
+        if latest_word:
+            if row["waiting_since"] is None:
+                changes["waiting_since"] = inbound.at
+            if row["state"] != State.AI_ONLY.value and row["waiting_for_person_since"] is None:
+                changes.update(await self.chat.waiting_for_person(tx, inbound.at))
+        return changes
 
     async def _status_reported(self, update: StatusUpdate) -> Recorded:
         now = self.clock.now()

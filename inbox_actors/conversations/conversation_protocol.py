@@ -144,6 +144,22 @@ class Resolve(msgspec.Struct, frozen=True):
     only_assigned_to: int | None = None
 
 
+class OfferSurvey(msgspec.Struct, frozen=True):
+    """The chat was just resolved: send its customer the satisfaction survey, if the workspace asks for one. Told by
+    the actor to itself, so the resolve is answered without waiting for the platform. `member_id` and `team_id`: what
+    the rating is credited to (who held the chat, else who resolved it; its team)."""
+
+    member_id: int | None
+    team_id: int | None
+    resolved_at: datetime
+
+
+class InviteComment(msgspec.Struct, frozen=True):
+    """The customer rated survey `survey_id`: thank them and invite a comment (the actor tells itself)."""
+
+    survey_id: int
+
+
 class AutoAssign(msgspec.Struct, frozen=True):
     """The assignment desk gives the chat to `member_id`, chosen for its team `team_id` (None: no team): done only
     while the chat still waits for a person, held by nobody, not snoozed, and routed to that team; answered

@@ -100,3 +100,21 @@ def note_mentions_data(changed: dict[str, Any], note_id: int, writer: int, names
     """A note's chat_changed that mentions members: also the note, its writer and the members it names (ids), whose
     screens tell them (`live/event_stream.py` passes each screen only whether it names its member)."""
     return {**changed, "note": note_id, "by": member_ref(writer, names), "mentioned": mentioned}
+
+
+def csat_data(phone: str, survey: Record, names: dict[int, str], team_name: str | None,
+              at: datetime) -> dict[str, Any]:
+    """csat_received: the survey as it stands after the change (a rating, then maybe a comment), and the member and
+    team it is credited to."""
+    return {
+        "phone": phone,
+        "survey_id": survey["id"],
+        "rating": survey["rating"],
+        "comment": survey["comment"],
+        "member": member_ref(survey["member_id"], names),
+        "team": None if survey["team_id"] is None else {"id": survey["team_id"], "name": team_name},
+        "resolved_at": iso(survey["resolved_at"]),
+        "rated_at": iso(survey["rated_at"]),
+        "commented_at": iso(survey["commented_at"]),
+        "at": iso(at),
+    }

@@ -26,16 +26,19 @@ CONVERSATION_ASSIGNED = "conversation_assigned"
 CONVERSATION_RESOLVED = "conversation_resolved"
 SLA_BREACHED = "sla_breached"
 CREDITS_THRESHOLD = "credits_threshold"
+# Ours, besides the spec's 11 (docs/webhooks.md#csat_received): a customer rated a resolved chat or commented on
+# their rating. A Scale event, as its kin conversation_resolved is.
+CSAT_RECEIVED = "csat_received"
 
 CORE_EVENTS = (MESSAGE_RECEIVED, MESSAGE_SENT, CONTACT_CREATED, HANDOFF, TAG_ADDED)
 SCALE_EVENTS = (MESSAGE_STATUS, CONVERSATION_SEEN, CONVERSATION_ASSIGNED, CONVERSATION_RESOLVED, SLA_BREACHED,
-                CREDITS_THRESHOLD)
+                CREDITS_THRESHOLD, CSAT_RECEIVED)
 ALL_EVENTS = CORE_EVENTS + SCALE_EVENTS
 
-# Not one of the 11: what `POST /api/webhook/outbound/test` sends. Nobody subscribes to it.
+# Not an event kind: what `POST /api/webhook/outbound/test` sends. Nobody subscribes to it.
 WEBHOOK_TEST = "webhook_test"
 
-# Not one of the 11 either: a chat changed in a way only people's screens follow (a note, a label, a snooze begun
+# Not one either: a chat changed in a way only people's screens follow (a note, a label, a snooze begun
 # or ended, its unread cleared), `data: {phone, change, at}`. The outbox writes it already finished ("skipped":
 # `persistence/queries/outbox.py`), so no webhook endpoint, connector hook, delivery log or backlog ever has it;
 # the agent inbox's stream reads it (`live/event_stream.py`).
@@ -71,6 +74,8 @@ CATALOG = (
                  "A customer waited for a person past the workspace's SLA deadline."),
     CatalogEntry(CREDITS_THRESHOLD, "billing", "scale",
                  "The credit balance fell below one of the configured alert levels."),
+    CatalogEntry(CSAT_RECEIVED, "conversations", "scale",
+                 "A customer rated a resolved chat in its satisfaction survey, or added a comment to their rating."),
 )
 assert tuple(entry.event for entry in CATALOG) == ALL_EVENTS
 

@@ -71,6 +71,12 @@ UNANSWERED = (
 WINDOW_ONLY = (SINCE, TO)
 TEAM_REPORT = (SINCE, TO, _p("tz", "string", "an IANA time zone name: the report's days and hours (default: the "
                                            "member's own, else UTC)", minLength=1, maxLength=64))
+CSAT_RESPONSES = (
+    SINCE, TO,
+    _p("team_id", "integer", "only ratings credited to this team", **_MEMBER_ID),
+    _p("member_id", "integer", "only ratings credited to this member", **_MEMBER_ID),
+    LIMIT_50, CURSOR,
+)
 HANDOFF_QUEUE = (LIMIT_50, CURSOR)
 LEDGER = (SINCE, TO, LIMIT_50, CURSOR)
 BOT_HANDOFFS = (SINCE, TO, LIMIT_50, CURSOR)

@@ -142,7 +142,7 @@ class CloudApiClient:
         return self._slots.statistics()
 
     async def send(self, phone_number_id: str, request: SendRequest) -> SendAccepted | SendRefused:
-        """The platform's verdict on one send. A `type` outside MESSAGE_TYPES is the caller's bug:
+        """The platform's verdict on one send. A `type` outside PLATFORM_TYPES is the caller's bug:
         InvalidSendRequest."""
         url = f"{self.base_url}/{phone_number_id}/messages"
         body = encode_send_request(request)

@@ -4,13 +4,32 @@ the answer of `POST /{phone_number_id}/media` (an upload), `{"id"}`, whose error
 Both sides of the wire use this one module: the client encodes a `SendRequest` and decodes the answer, the
 simulator decodes the request and encodes the answer, so the two can never drift apart. Decoding ignores
 fields it does not know (Meta adds fields without notice).
+
+Besides what clients send (MESSAGE_TYPES), the wire carries the service's own interactive list message
+(PLATFORM_TYPES): decoding holds it to Meta's limits on a list, so the simulator refuses what Meta refuses. Meta's
+other interactive kinds (reply buttons, products, flows) are refused: `SendRequest` has no place for them.
 """
 
 from __future__ import annotations
 
 import msgspec
 
-from inbox_actors.platform.payloads import MEDIA_TYPES, MESSAGE_TYPES, SendAccepted, SendRefused, SendRequest
+from inbox_actors.platform.payloads import (
+    INTERACTIVE,
+    MAX_LIST_BODY,
+    MAX_LIST_BUTTON,
+    MAX_LIST_ROWS,
+    MAX_ROW_DESCRIPTION,
+    MAX_ROW_ID,
+    MAX_ROW_TITLE,
+    MEDIA_TYPES,
+    PLATFORM_TYPES,
+    InteractiveList,
+    ListRow,
+    SendAccepted,
+    SendRefused,
+    SendRequest,
+)
 
 MESSAGING_PRODUCT = "whatsapp"
 
@@ -54,6 +73,32 @@ class TemplateBody(msgspec.Struct, frozen=True, omit_defaults=True):
     components: tuple[TemplateComponent, ...] = ()
 
 
+class ListRowBody(msgspec.Struct, frozen=True, omit_defaults=True):
+    id: str
+    title: str
+    description: str | None = None
+
+
+class ListSection(msgspec.Struct, frozen=True, omit_defaults=True):
+    title: str | None = None                 # required by Meta only when a list has more than one section
+    rows: tuple[ListRowBody, ...] = ()
+
+
+class InteractiveAction(msgspec.Struct, frozen=True, omit_defaults=True):
+    button: str | None = None                # the label of the button that opens the list
+    sections: tuple[ListSection, ...] = ()
+
+
+class InteractiveText(msgspec.Struct, frozen=True):
+    text: str
+
+
+class InteractiveBody(msgspec.Struct, frozen=True, omit_defaults=True):
+    type: str                                # "list" (Meta's others are refused, see the module's docstring)
+    body: InteractiveText | None = None
+    action: InteractiveAction | None = None
+
+
 class MessageRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     to: str
     type: str = "text"
@@ -65,11 +110,14 @@ class MessageRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     audio: MediaBody | None = None
     document: MediaBody | None = None
     template: TemplateBody | None = None
+    interactive: InteractiveBody | None = None
     biz_opaque_callback_data: str | None = None
 
 
 # Meta's limit on biz_opaque_callback_data.
 MAX_CALLBACK_DATA = 512
+# Meta's limit on a list section's title.
+MAX_SECTION_TITLE = 24
 
 
 def encode_send_request(request: SendRequest) -> bytes:
@@ -92,6 +140,10 @@ def encode_send_request(request: SendRequest) -> bytes:
         # By the uploaded media's id when it has one, else by link.
         link = request.media_url if request.media_id is None else None
         fields[request.type] = MediaBody(link=link, id=request.media_id, caption=caption, filename=filename)
+    elif request.type == INTERACTIVE:
+        if request.interactive is None:
+            raise InvalidSendRequest("an interactive message needs its list")
+        fields["interactive"] = _wire_list(request.interactive)
     else:
         raise InvalidSendRequest(f"unknown message type {request.type!r}")
     if request.callback_data is not None:
@@ -102,6 +154,12 @@ def encode_send_request(request: SendRequest) -> bytes:
                                 "to": request.to, "type": request.type, **body})
 
 
+def _wire_list(listed: InteractiveList) -> InteractiveBody:
+    rows = tuple(ListRowBody(id=row.id, title=row.title, description=row.description) for row in listed.rows)
+    return InteractiveBody(type="list", body=InteractiveText(text=listed.body), action=InteractiveAction(
+        button=listed.button, sections=(ListSection(title=listed.section_title, rows=rows),)))
+
+
 def decode_send_request(raw: bytes) -> SendRequest:
     """The `SendRequest` a Meta request body describes. Raises InvalidSendRequest."""
     try:
@@ -110,7 +168,7 @@ def decode_send_request(raw: bytes) -> SendRequest:
         raise InvalidSendRequest(str(err)) from None
     if message.messaging_product != MESSAGING_PRODUCT:
         raise InvalidSendRequest("messaging_product must be whatsapp")
-    if message.type not in MESSAGE_TYPES:
+    if message.type not in PLATFORM_TYPES:
         raise InvalidSendRequest(f"unsupported message type {message.type!r}")
     if not message.to.strip():
         raise InvalidSendRequest("to is required")
@@ -133,6 +191,8 @@ def _request_of(message: MessageRequest) -> SendRequest:
                            if component.type == "body" for parameter in component.parameters)
         return SendRequest(to=message.to, type="template", template_name=template.name,
                            template_language=template.language.code, template_parameters=parameters)
+    if message.type == INTERACTIVE:
+        return SendRequest(to=message.to, type=INTERACTIVE, interactive=_list_of(message.interactive))
     media: MediaBody | None = getattr(message, message.type)
     if media is None or not (media.link or media.id):
         raise InvalidSendRequest(f"{message.type}.link or {message.type}.id is required")
@@ -140,6 +200,57 @@ def _request_of(message: MessageRequest) -> SendRequest:
         raise InvalidSendRequest(f"{message.type} takes a link or an id, not both")
     return SendRequest(to=message.to, type=message.type, text=media.caption, media_url=media.link or None,
                        media_id=media.id or None, filename=media.filename)
+
+
+def _list_of(interactive: InteractiveBody | None) -> InteractiveList:
+    """The list message `interactive` describes, held to Meta's limits on one: the rows of all its sections in
+    one, under the first section's title. Raises InvalidSendRequest."""
+    if interactive is None:
+        raise InvalidSendRequest("interactive is required for an interactive message")
+    if interactive.type != "list":
+        raise InvalidSendRequest(f"interactive.type {interactive.type!r} is not supported; it must be list")
+    body = interactive.body.text if interactive.body else ""
+    if not body:
+        raise InvalidSendRequest("interactive.body.text is required for a list message")
+    _at_most("interactive.body.text", body, MAX_LIST_BODY)
+    action = interactive.action or InteractiveAction()
+    if not action.button:
+        raise InvalidSendRequest("interactive.action.button is required for a list message")
+    _at_most("interactive.action.button", action.button, MAX_LIST_BUTTON)
+    if not action.sections:
+        raise InvalidSendRequest("interactive.action.sections is required for a list message")
+    for number, section in enumerate(action.sections):
+        if section.title:
+            _at_most(f"interactive.action.sections[{number}].title", section.title, MAX_SECTION_TITLE)
+        elif len(action.sections) > 1:
+            raise InvalidSendRequest(f"interactive.action.sections[{number}].title is required when a list has "
+                                     "more than one section")
+    rows = [(f"interactive.action.sections[{number}].rows[{place}]", row)
+            for number, section in enumerate(action.sections) for place, row in enumerate(section.rows)]
+    if not rows:
+        raise InvalidSendRequest("a list message needs at least one row")
+    if len(rows) > MAX_LIST_ROWS:
+        raise InvalidSendRequest(f"total row count {len(rows)} exceeds the maximum of {MAX_LIST_ROWS} rows "
+                                 "across all sections")
+    ids: set[str] = set()
+    for path, row in rows:
+        if not row.id or not row.title:
+            raise InvalidSendRequest(f"{path}.id and {path}.title are required")
+        _at_most(f"{path}.id", row.id, MAX_ROW_ID)
+        _at_most(f"{path}.title", row.title, MAX_ROW_TITLE)
+        if row.description is not None:
+            _at_most(f"{path}.description", row.description, MAX_ROW_DESCRIPTION)
+        if row.id in ids:
+            raise InvalidSendRequest(f"{path}.id {row.id!r} is not unique: row ids must differ across all sections")
+        ids.add(row.id)
+    return InteractiveList(body=body, button=action.button, section_title=action.sections[0].title,
+                           rows=tuple(ListRow(id=row.id, title=row.title, description=row.description)
+                                      for _, row in rows))
+
+
+def _at_most(path: str, value: str, limit: int) -> None:
+    if len(value) > limit:
+        raise InvalidSendRequest(f"{path} must be at most {limit} characters long ({len(value)} given)")
 
 
 # -- the answers --------------------------------------------------------------------------------------------

@@ -24,6 +24,34 @@ MESSAGE_TYPES = ("text", "template", *MEDIA_TYPES)
 MAX_TEXT = 4096
 MAX_CAPTION = 1024
 MAX_PARAMETERS = 50
+# The service's own interactive message (the satisfaction survey, team/csat.py): a WhatsApp list message. Not a type
+# a client sends (MESSAGE_TYPES); the wire takes it besides them (PLATFORM_TYPES).
+INTERACTIVE = "interactive"
+PLATFORM_TYPES = (*MESSAGE_TYPES, INTERACTIVE)
+# Meta's limits on a list message.
+MAX_LIST_ROWS = 10
+MAX_LIST_BODY = 1024
+MAX_LIST_BUTTON = 20
+MAX_ROW_ID = 200
+MAX_ROW_TITLE = 24
+MAX_ROW_DESCRIPTION = 72
+
+
+class ListRow(msgspec.Struct, frozen=True):
+    """One choice of a list message; the customer's choice comes back as its `id` (InboundMessage.reply_id)."""
+
+    id: str
+    title: str
+    description: str | None = None
+
+
+class InteractiveList(msgspec.Struct, frozen=True):
+    """A list message: a body, the button that opens the list, and one section of rows."""
+
+    body: str
+    button: str
+    rows: tuple[ListRow, ...]
+    section_title: str | None = None
 
 
 class SendRequest(msgspec.Struct, frozen=True):
@@ -42,6 +70,8 @@ class SendRequest(msgspec.Struct, frozen=True):
     # ours to keep (Meta's send does not carry it).
     media_id: str | None = None
     mime_type: str | None = None
+    # type "interactive" only (the service's own; never a client's send).
+    interactive: InteractiveList | None = None
 
 
 class SendAccepted(msgspec.Struct, frozen=True):
@@ -71,6 +101,10 @@ class InboundMessage(msgspec.Struct, frozen=True):
     mime_type: str | None = None             # of the media, as the platform gave it
     filename: str | None = None              # of a document
     profile_name: str | None = None
+    # An interactive reply's id (the list row or reply button chosen), or a quick-reply button's payload.
+    reply_id: str | None = None
+    # The platform id of the business's message the customer replied to (Meta's `context.id`), when they did.
+    context_id: str | None = None
 
 
 class StatusUpdate(msgspec.Struct, frozen=True):

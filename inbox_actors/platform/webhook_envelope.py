@@ -84,11 +84,19 @@ class _Interactive(msgspec.Struct, frozen=True, omit_defaults=True):
     list_reply: _Reply | None = None
 
 
+class _Context(msgspec.Struct, frozen=True, omit_defaults=True):
+    """What a message replies to: `id` is the business's message (a forwarded message has a context without one)."""
+
+    from_: str | None = msgspec.field(default=None, name="from")
+    id: str | None = None
+
+
 class _Message(msgspec.Struct, frozen=True, omit_defaults=True):
     from_: str = msgspec.field(name="from")
     id: str
     timestamp: str | int
     type: str
+    context: _Context | None = None
     text: _Text | None = None
     image: _Media | None = None
     video: _Media | None = None
@@ -179,7 +187,8 @@ def _inbound_message(message: _Message, names: dict[str, str | None]) -> Inbound
     text, media = _content(message)
     return InboundMessage(message_id=message.id, from_phone=message.from_, at=_time(message.timestamp),
                           type=message.type, text=text, media_id=media.id, mime_type=media.mime_type,
-                          filename=media.filename, profile_name=names.get(message.from_))
+                          filename=media.filename, profile_name=names.get(message.from_),
+                          reply_id=_reply_id(message), context_id=message.context.id if message.context else None)
 
 
 _NO_MEDIA = _Media()
@@ -199,6 +208,16 @@ def _content(message: _Message) -> tuple[str | None, _Media]:
         reply = message.interactive.button_reply or message.interactive.list_reply
         return (reply.title if reply else None), _NO_MEDIA
     return None, _NO_MEDIA
+
+
+def _reply_id(message: _Message) -> str | None:
+    """The id of the list row or reply button chosen, or a quick-reply button's payload."""
+    if message.type == "button" and message.button:
+        return message.button.payload
+    if message.type == "interactive" and message.interactive:
+        reply = message.interactive.button_reply or message.interactive.list_reply
+        return reply.id if reply else None
+    return None
 
 
 def _status_update(status: _Status) -> StatusUpdate:
@@ -232,7 +251,8 @@ def build_envelope(
     value = _Value(
         messaging_product="whatsapp",
         metadata=_Metadata(phone_number_id=phone_number_id, display_phone_number=display_phone_number),
-        contacts=tuple(contacts.values()), messages=tuple(_wire_message(message) for message in messages),
+        contacts=tuple(contacts.values()),
+        messages=tuple(_wire_message(message, display_phone_number) for message in messages),
         statuses=tuple(_wire_status(status) for status in statuses),
     )
     change = _Change(field=MESSAGES_FIELD, value=msgspec.Raw(msgspec.json.encode(value)))
@@ -240,7 +260,7 @@ def build_envelope(
     return msgspec.json.encode(envelope)
 
 
-def _wire_message(message: InboundMessage) -> _Message:
+def _wire_message(message: InboundMessage, display_phone_number: str) -> _Message:
     content: dict = {}
     if message.type == "text":
         content["text"] = _Text(body=message.text or "")
@@ -248,7 +268,14 @@ def _wire_message(message: InboundMessage) -> _Message:
         content[message.type] = _Media(id=message.media_id, caption=message.text, mime_type=message.mime_type,
                                        filename=message.filename)
     elif message.type == "button":
-        content["button"] = _Button(text=message.text, payload=message.text)
+        content["button"] = _Button(text=message.text, payload=message.reply_id)
+    elif message.type == "interactive":
+        # Meta's list_reply also carries the row's description; InboundMessage does not keep it.
+        content["interactive"] = _Interactive(type="list_reply", list_reply=_Reply(id=message.reply_id,
+                                                                                   title=message.text))
+    if message.context_id is not None:
+        # Meta names the business number the replied-to message came from.
+        content["context"] = _Context(from_=display_phone_number, id=message.context_id)
     return _Message(from_=message.from_phone, id=message.message_id, timestamp=_unix(message.at),
                     type=message.type, **content)
 

@@ -16,6 +16,7 @@ from inbox_actors.reporting.chat_lookup import find_chat
 from persistence.database import Database
 from persistence.queries.reporting import attention as queries
 
+
 class AssignmentEvent(msgspec.Struct, frozen=True, rename={"from_": "from"}):
     event: str
     at: datetime

@@ -15,6 +15,7 @@ from datetime import datetime
 
 import msgspec
 
+from inbox_actors.domain import satisfaction
 from inbox_actors.domain.member_ref import MemberRef
 from inbox_actors.domain.phones import phone_or_none
 from inbox_actors.domain.team_ref import TeamRef
@@ -68,6 +69,16 @@ class Conversation(msgspec.Struct, frozen=True):
     snoozed_until: datetime | None
 
 
+class ChatRating(msgspec.Struct, frozen=True):
+    """The customer's answer to the chat's latest rated satisfaction survey (docs/team.md#satisfaction-surveys)."""
+
+    rating: int
+    """1 (very poor) to 5 (excellent)."""
+    label: str
+    comment: str | None
+    rated_at: datetime
+
+
 class ConversationDetail(Conversation, frozen=True):
     """The spec's ConversationDetail: the chat over its whole life, with its contact."""
 
@@ -81,6 +92,8 @@ class ConversationDetail(Conversation, frozen=True):
     version: int
     # Ours: the team whose queue the chat is in (null: the workspace's own; docs/team.md#team-queues).
     team: TeamRef | None
+    # Ours: how the customer rated the chat's latest resolve (null: no rating yet).
+    satisfaction: ChatRating | None
 
 
 def preview(row: Record) -> str:
@@ -125,6 +138,8 @@ def detail_from_row(row: Record, now: datetime) -> ConversationDetail:
                                row["contact_status"], list(row["contact_tags"])),
         waiting_for_person_since=row["waiting_for_person_since"], channel=row["channel"], version=row["version"],
         team=TeamRef(row["team_ref_id"], row["team_name"]) if row["team_ref_id"] is not None else None,
+        satisfaction=ChatRating(row["csat_rating"], satisfaction.LABELS[row["csat_rating"]], row["csat_comment"],
+                                row["csat_rated_at"]) if row["csat_rating"] is not None else None,
     )
 
 

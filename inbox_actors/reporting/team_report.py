@@ -7,6 +7,8 @@ answers it (docs/team.md#reports).
   performance counts the same), median and 90th percentile; the SLA met is the share of those that came before the
   wait's deadline (no breach was announced for it).
 - Resolution: each resolve in the window, from the message that opened the conversation it closed.
+- Satisfaction: the survey ratings that came in the window (team/csat.py): how many, their mean, and the share that
+  were 4 or 5 (the CSAT score), credited to the member who held the chat (else who resolved it) and its team.
 - The bot: the chats it worked (it replied, or handed them over), the share it handed over, and the reasons.
 - The same per member and per team (a chat counts for the team whose queue it is in now), and each goal set
   beside the figure it is for (team/goals.py).
@@ -42,6 +44,16 @@ class Times(msgspec.Struct, frozen=True):
     p90_seconds: float | None
 
 
+class Satisfaction(msgspec.Struct, frozen=True):
+    """Satisfaction survey ratings (1 to 5) that came in the window."""
+
+    responses: int
+    average_rating: float | None
+    """The mean rating, to two places (null: no ratings)."""
+    csat_percent: float | None
+    """The share of ratings that were 4 or 5, the CSAT score (null: no ratings)."""
+
+
 class Figures(msgspec.Struct, frozen=True):
     """One subject's figures (the workspace, a member or a team)."""
 
@@ -51,6 +63,7 @@ class Figures(msgspec.Struct, frozen=True):
     """Of the first human responses, the share sent before their wait's SLA deadline (null: none, or the workspace
     has no SLA policy)."""
     resolution: Times
+    satisfaction: Satisfaction
 
 
 class Day(msgspec.Struct, frozen=True):
@@ -127,19 +140,20 @@ async def team_report(db: Database, workspace_id: int, member_id: int | None, ar
             resolved = await queries.resolved_by_hour(tx, workspace_id, span.start, span.end, zone)
             responses = _levels(await queries.first_responses(tx, workspace_id, span.start, span.end))
             resolutions = _levels(await queries.resolution_times(tx, workspace_id, span.start, span.end))
+            rated = _levels(await queries.satisfaction(tx, workspace_id, span.start, span.end))
             bot = await queries.bot_figures(tx, workspace_id, span.start, span.end)
             sla = await queries.has_sla(tx, workspace_id)
             people, teams = await queries.members_and_teams(tx, workspace_id)
-    members = [MemberFigures(**_figures(sla, responses, resolutions, ("member", row["id"])),
+    members = [MemberFigures(**_figures(sla, responses, resolutions, rated, ("member", row["id"])),
                              member=MemberRef(row["id"], row["name"]))
-               for row in people if _works_chats(row) or ("member", row["id"]) in responses
-               or ("member", row["id"]) in resolutions]
+               for row in people if _works_chats(row) or any(("member", row["id"]) in figures
+                                                             for figures in (responses, resolutions, rated))]
     return TeamReport(
         window=span, time_zone=zone, opened=sum(row["count"] for row in opened),
-        totals=Figures(**_figures(sla, responses, resolutions, ("all", None))),
+        totals=Figures(**_figures(sla, responses, resolutions, rated, ("all", None))),
         by_day=_days(opened, resolved, span, ZoneInfo(zone)), by_hour=_hours(opened, resolved),
         bot=_bot(bot), members=members,
-        teams=[TeamFigures(**_figures(sla, responses, resolutions, ("team", row["id"])),
+        teams=[TeamFigures(**_figures(sla, responses, resolutions, rated, ("team", row["id"])),
                            team=TeamRef(row["id"], row["name"])) for row in teams])
 
 
@@ -159,13 +173,22 @@ def _levels(rows: Iterable[Record]) -> dict[tuple[str, int | None], Record]:
     return found
 
 
-def _figures(sla: bool, responses: Mapping, resolutions: Mapping, subject: tuple[str, int | None]) -> dict:
+def _figures(sla: bool, responses: Mapping, resolutions: Mapping, rated: Mapping,
+             subject: tuple[str, int | None]) -> dict:
     response, resolution = responses.get(subject), resolutions.get(subject)
     met = None
     if sla and response is not None and response["count"]:
         met = round(100.0 * (response["count"] - response["late"]) / response["count"], 1)
     return dict(resolved=resolution["count"] if resolution else 0, first_human_response=_times(response),
-                sla_met_percent=met, resolution=_times(resolution, counted="timed"))
+                sla_met_percent=met, resolution=_times(resolution, counted="timed"),
+                satisfaction=_satisfaction(rated.get(subject)))
+
+
+def _satisfaction(row: Record | None) -> Satisfaction:
+    if row is None or not row["responses"]:
+        return Satisfaction(0, None, None)
+    return Satisfaction(row["responses"], round(row["average"], 2),
+                        round(100.0 * row["satisfied"] / row["responses"], 1))
 
 
 def _times(row: Record | None, counted: str = "count") -> Times:

@@ -19,17 +19,18 @@ from persistence.queries import teams as team_queries
 from persistence.queries import workspaces as workspace_queries
 
 Metric = Literal["first_response_median_seconds", "first_response_p90_seconds", "resolution_median_seconds",
-                 "sla_met_percent"]
+                 "sla_met_percent", "csat_percent"]
 METRICS: dict[str, str] = {
     "first_response_median_seconds": "First human response, median",
     "first_response_p90_seconds": "First human response, 90th percentile",
     "resolution_median_seconds": "Resolution time, median",
     "sla_met_percent": "SLA met",
+    "csat_percent": "Customer satisfaction (CSAT)",
 }
 """Each figure a goal can be set for, with what the reports page calls it."""
-HIGHER_IS_BETTER = frozenset({"sla_met_percent"})
+HIGHER_IS_BETTER = frozenset({"sla_met_percent", "csat_percent"})
 """The figures a goal is met by reaching (at or above its target); the others by staying at or below it."""
-MAX_TARGET = {"sla_met_percent": 100.0}
+MAX_TARGET = {"sla_met_percent": 100.0, "csat_percent": 100.0}
 MAX_SECONDS = 30 * 86_400.0
 
 
@@ -121,7 +122,8 @@ def actual_of(figures: Figures, metric: str) -> float | None:
     return {"first_response_median_seconds": figures.first_human_response.median_seconds,
             "first_response_p90_seconds": figures.first_human_response.p90_seconds,
             "resolution_median_seconds": figures.resolution.median_seconds,
-            "sla_met_percent": figures.sla_met_percent}[metric]
+            "sla_met_percent": figures.sla_met_percent,
+            "csat_percent": figures.satisfaction.csat_percent}[metric]
 
 
 def _goal(row: Record) -> Goal:

@@ -28,7 +28,8 @@ GoalMetric = Annotated[Metric, msgspec.Meta(
     description="The figure: " + ", ".join(goals.METRICS) + ".",
     extra=rule("invalid_metric", "metric is one of " + ", ".join(goals.METRICS) + "."))]
 Target = Annotated[float, msgspec.Meta(
-    ge=0, description="Seconds for a time (at most 30 days), a percentage for sla_met_percent (at most 100).",
+    ge=0, description="Seconds for a time (at most 30 days), a percentage for sla_met_percent and csat_percent "
+                      "(at most 100).",
     extra=rule("invalid_target", "target is a number of at least 0."))]
 SubjectId = Annotated[int, msgspec.Meta(ge=1, le=BIGINT_MAX)]
 GoalId = Annotated[int, msgspec.Meta(description="The goal's id.")]

@@ -17,7 +17,7 @@ _WRITABLE = frozenset({
     "resolved_at", "last_customer_message_at", "waiting_since", "waiting_for_person_since", "sla_deadline_at",
     "unread_count", "unread_since", "labels", "count_messages", "count_from_customer", "count_from_bot",
     "last_message_id", "last_activity_at", "sla_breach_announced_for", "snoozed", "snoozed_until",
-    "last_customer_message_id", "team_id",
+    "last_customer_message_id", "team_id", "csat_survey_id",
 })
 
 
@@ -267,13 +267,16 @@ SELECT c.*, k.name AS contact_name, k.email AS contact_email, k.company AS conta
        a.name AS assigned_to_name, cb.name AS claimed_by_name,
        m.platform_message_id AS last_platform_message_id, m.sender_type AS last_sender_type,
        m.sent_at AS last_sent_at, m.text AS last_text, m.type AS last_type, m.template_name AS last_template_name,
-       t.id AS team_ref_id, t.name AS team_name
+       t.id AS team_ref_id, t.name AS team_name,
+       r.rating AS csat_rating, r.comment AS csat_comment, r.rated_at AS csat_rated_at
 FROM conversations c
 JOIN contacts k ON k.id = c.contact_id
 LEFT JOIN members a ON a.id = c.assigned_to
 LEFT JOIN members cb ON cb.id = c.claimed_by
 LEFT JOIN messages m ON m.id = c.last_message_id
 LEFT JOIN teams t ON t.id = c.team_id
+LEFT JOIN LATERAL (SELECT s.rating, s.comment, s.rated_at FROM csat_surveys s
+                   WHERE s.conversation_id = c.id AND s.rated_at IS NOT NULL ORDER BY s.id DESC LIMIT 1) r ON true
 """
 
 

@@ -1,5 +1,5 @@
-"""Erasing a customer: their chat (messages, receipts, views, members' reads, assignment history, SLA breaches) and
-their contact.
+"""Erasing a customer: their chat (messages, receipts, views, members' reads, assignment history, SLA breaches,
+satisfaction surveys with their ratings and comments) and their contact.
 
 Records that must outlive the chat lose the link instead of the row: a credit ledger entry keeps its amount, an
 Idempotency-Key keeps the answer it gave; team audit entries about the chat lose the phone; a broadcast keeps the
@@ -33,7 +33,8 @@ async def erase_chat(tx: UnitOfWork, workspace_id: int, phone: str) -> int | Non
     # Messages before their chat (they reference it); a chat's last_message_id is no foreign key.
     await tx.execute("DELETE FROM messages WHERE id = ANY($1::bigint[])", message_ids)
     if chat_id is not None:
-        for table in ("conversation_views", "assignment_events", "sla_breaches", "member_chat_reads"):
+        for table in ("conversation_views", "assignment_events", "sla_breaches", "member_chat_reads",
+                      "csat_surveys"):
             await tx.execute(f"DELETE FROM {table} WHERE conversation_id = $1", chat_id)
         await tx.execute("DELETE FROM conversations WHERE id = $1", chat_id)
     await tx.execute("UPDATE team_audit SET subject = $3 WHERE workspace_id = $1 AND subject = $2",

@@ -15,7 +15,7 @@ def test_checked_in_document_matches_the_code():
 
 def test_document_carries_the_spec_version_and_the_whoami_shape():
     document = build_document(create_app(None))
-    assert document["info"]["version"] == API_VERSION == "1.1.0"
+    assert document["info"]["version"] == API_VERSION == "1.0.0"
     whoami = document["paths"]["/api/reporting/v1/whoami"]["get"]
     assert whoami["x-api-tier"] == "core"
     schema = whoami["responses"]["200"]["content"]["application/json"]["schema"]

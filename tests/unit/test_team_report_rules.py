@@ -11,7 +11,7 @@ import msgspec
 from inbox_actors.domain.member_ref import MemberRef
 from inbox_actors.paging.windows import Window
 from inbox_actors.reporting import team_report
-from inbox_actors.reporting.team_report import BotFigures, Figures, MemberFigures, TeamReport, Times
+from inbox_actors.reporting.team_report import BotFigures, Figures, MemberFigures, Satisfaction, TeamReport, Times
 from inbox_actors.team.goals import Goal, judge
 from inbox_http.web.bar_charts import BASELINE, HEIGHT, TOP, goal_bars, grouped_bars
 
@@ -30,9 +30,10 @@ def test_a_week_from_local_midnight_to_local_midnight_is_seven_days_and_each_cou
     assert len(hours) == 24 and hours[0].opened == 2 and hours[23].resolved == 1
 
 
-def _report(median: float | None, met: float | None) -> TeamReport:
+def _report(median: float | None, met: float | None, csat: float | None = None) -> TeamReport:
     figures = Figures(resolved=3, first_human_response=Times(3, median, median), sla_met_percent=met,
-                      resolution=Times(3, 600.0, 900.0))
+                      resolution=Times(3, 600.0, 900.0),
+                      satisfaction=Satisfaction(2 if csat is not None else 0, 4.5 if csat is not None else None, csat))
     return TeamReport(window=Window(datetime(2026, 11, 23, tzinfo=UTC), datetime(2026, 11, 28, tzinfo=UTC)),
                       time_zone="UTC", opened=3, totals=figures, by_day=[], by_hour=[],
                       bot=BotFigures(0, 0, None, []),
@@ -50,6 +51,9 @@ def test_a_time_is_met_at_or_under_its_target_and_sla_met_at_or_over_it_and_noth
     assert judge(_goal("first_response_median_seconds", 300), _report(301.0, 90.0)).met is False
     assert judge(_goal("sla_met_percent", 90), _report(1.0, 90.0)).met is True
     assert judge(_goal("sla_met_percent", 95), _report(1.0, 90.0)).met is False
+    assert judge(_goal("csat_percent", 80), _report(1.0, 90.0, csat=80.0)).met is True
+    assert judge(_goal("csat_percent", 85), _report(1.0, 90.0, csat=80.0)).met is False
+    assert judge(_goal("csat_percent", 85), _report(1.0, 90.0)).actual is None
     unmeasured = judge(_goal("first_response_median_seconds", 300), _report(None, None))
     assert (unmeasured.actual, unmeasured.met) == (None, None)
     ravi = judge(_goal("resolution_median_seconds", 600, MemberRef(7, "Ravi")), _report(1.0, 1.0))

@@ -9,7 +9,7 @@ from inbox_actors.domain.plans import Plan
 
 
 def test_the_catalog_lists_the_eleven_events_with_their_plan():
-    assert [entry.event for entry in events.CATALOG] == list(events.ALL_EVENTS) and len(events.CATALOG) == 11
+    assert [entry.event for entry in events.CATALOG] == list(events.ALL_EVENTS) and len(events.CATALOG) == 12
     assert {entry.event for entry in events.CATALOG if entry.plan == "any"} == set(events.CORE_EVENTS)
     assert all(entry.group and entry.description.endswith(".") for entry in events.CATALOG)
 

@@ -10,6 +10,9 @@ Routes:
 - `POST /simulator/customers/{phone}/messages` `{"phone_number_id", "text", "name"?, "type"?}` (media also
   `"content_base64"?`, `"mime_type"?`, `"filename"?`): the customer writes; answers `{"message_id",
   "delivered_to_service", "service_status", "media_id"}` once the service has answered.
+- `POST /simulator/customers/{phone}/choices` `{"phone_number_id", "choice", "message_id"?}`: the customer picks a
+  row (by id, or title in any case) of an interactive list that number sent them (the message named, or the
+  newest), posted as Meta's `list_reply` replying to it; answers as a message the customer writes.
 - `PUT /simulator/customers/{phone}` `{"read_receipts"?: bool, "auto_read"?: bool}`: the customer's settings.
 - `POST /simulator/customers/{phone}/read` `{"phone_number_id"?}` (or no body): the customer reads what they were
   sent; answers `{"phone", "read_statuses", "read_receipts"}`.
@@ -38,6 +41,7 @@ from inbox_actors.model_simulator.simulated_model import ModelSimulator
 from inbox_actors.platform.cloud_api import encode_accepted, encode_error, encode_uploaded
 from inbox_actors.platform.media_types import META_LIMITS
 from inbox_actors.platform.simulator.customers import (
+    CustomerChoice,
     CustomerMessage,
     CustomerReads,
     CustomerSettings,
@@ -151,6 +155,15 @@ def create_simulator_app(simulator: Simulator, model: ModelSimulator | None = No
         try:
             message = msgspec.json.decode(await request.get_data(as_text=False), type=CustomerMessage)
             result = await simulator.customer_writes(phone, message)
+        except (msgspec.DecodeError, InvalidCustomerMessage) as err:
+            return _json({"error": str(err)}, 400)
+        return _json(result)
+
+    @app.post("/simulator/customers/<phone>/choices")
+    async def customer_chooses(phone: str) -> Response:
+        try:
+            choice = msgspec.json.decode(await request.get_data(as_text=False), type=CustomerChoice)
+            result = await simulator.customer_chooses(phone, choice)
         except (msgspec.DecodeError, InvalidCustomerMessage) as err:
             return _json({"error": str(err)}, 400)
         return _json(result)

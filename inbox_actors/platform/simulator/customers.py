@@ -1,5 +1,5 @@
 """What the simulator's control routes take and answer for a simulated customer: the message they write (text or
-media) and what became of it."""
+media), the row they choose of an interactive list they were sent, and what became of it."""
 
 from __future__ import annotations
 
@@ -24,6 +24,15 @@ class CustomerMessage(msgspec.Struct, frozen=True):
     filename: str | None = None
 
 
+class CustomerChoice(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The body of `POST /simulator/customers/{phone}/choices`: the customer picks a row of an interactive list that
+    business number sent them."""
+
+    phone_number_id: str
+    choice: str                              # a row's id, or its title (case-insensitive)
+    message_id: str | None = None            # the list message; the newest sent to the customer when left out
+
+
 class CustomerMessageResult(msgspec.Struct, frozen=True):
     message_id: str
     delivered_to_service: bool
@@ -32,7 +41,8 @@ class CustomerMessageResult(msgspec.Struct, frozen=True):
 
 
 class InvalidCustomerMessage(ValueError):
-    """A simulated customer's message the simulator cannot write (bad phone, missing text, bad file)."""
+    """A simulated customer's message the simulator cannot write (bad phone, missing text, bad file, a choice of no
+    row of a list sent to them)."""
 
 
 class CustomerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

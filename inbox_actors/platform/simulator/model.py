@@ -4,10 +4,11 @@
 `POST /{phone_number_id}/messages` as the platform does (Meta's success and error bodies, the rules in
 `rules`), then posts the statuses of each accepted message to `webhook_url` after the configured delays,
 signed with the app secret, each carrying the send's `biz_opaque_callback_data` as Meta echoes it. Simulated
-customers write through `POST /simulator/customers/{phone}/messages` (see `app` for the control routes), which
-opens their 24-hour window, and read what they were sent as it arrives or when told to (`customer_reads`). Its media
-endpoints (uploads, where a file is, the file) are `media_desk`'s. Time for the window comes from a `Clock`, so tests
-can move it; the status delays are trio time.
+customers write through `POST /simulator/customers/{phone}/messages` (see `app` for the control routes), or choose a
+row of an interactive list they were sent (`customer_chooses`), either of which opens their 24-hour window, and read
+what they were sent as it arrives or when told to (`customer_reads`). Its media endpoints (uploads, where a file is,
+the file) are `media_desk`'s. Time for the window comes from a `Clock`, so tests can move it; the status delays are
+trio time.
 
 Statuses go out batched, as Meta sends them (`status_posting`). Webhook posts go through two lanes, statuses and
 customer messages, each with its own connections and at most its concurrency in flight (a `trio.CapacityLimiter`
@@ -31,9 +32,10 @@ import trio
 
 from inbox_actors.platform import media_types
 from inbox_actors.platform.cloud_api import InvalidSendRequest, decode_send_request
-from inbox_actors.platform.payloads import InboundMessage
+from inbox_actors.platform.payloads import INTERACTIVE, InboundMessage, InteractiveList, ListRow
 from inbox_actors.platform.simulator.customers import (
     CUSTOMER_MESSAGE_TYPES,
+    CustomerChoice,
     CustomerMessage,
     CustomerMessageResult,
     InvalidCustomerMessage,
@@ -239,15 +241,50 @@ class Simulator:
             message_id=new_message_id(), from_phone=customer, at=now, type=message.type, text=message.text,
             media_id=media_id, mime_type=mime_type, filename=message.filename, profile_name=message.name,
         )
-        self.customers.wrote(message.phone_number_id, customer, now)
+        return await self._customer_posts(message.phone_number_id, inbound)
+
+    async def customer_chooses(self, phone: str, choice: CustomerChoice) -> CustomerMessageResult:
+        """A simulated customer picks a row of an interactive list that business number sent them (the message
+        named, or the newest): posted as Meta posts a list reply, replying to that message, and otherwise a message
+        the customer wrote (window opened, counted, posted once). Raises InvalidCustomerMessage."""
+        customer = _customer(phone)
+        if not choice.phone_number_id:
+            raise InvalidCustomerMessage("phone_number_id is required")
+        record, listed = self._list_sent(choice.phone_number_id, customer, choice.message_id)
+        row = _row_chosen(listed, choice.choice)
+        inbound = InboundMessage(message_id=new_message_id(), from_phone=customer, at=self.clock.now(),
+                                 type=INTERACTIVE, text=row.title, reply_id=row.id, context_id=record.message_id)
+        return await self._customer_posts(choice.phone_number_id, inbound)
+
+    def _list_sent(self, phone_number_id: str, customer: str,
+                   message_id: str | None) -> tuple[SentRecord, InteractiveList]:
+        """The interactive message `phone_number_id` sent `customer`, and its list: the one `message_id` names, or
+        the newest. Raises InvalidCustomerMessage."""
+        sent = self.sent_log.sent(phone_number_id, customer)
+        if message_id is None:
+            lists = [(record, record.interactive) for record in sent if record.interactive is not None]
+            if not lists:
+                raise InvalidCustomerMessage(f"{phone_number_id} has sent {customer} no interactive message")
+            return lists[-1]
+        named = next((record for record in sent if record.message_id == message_id), None)
+        if named is None:
+            raise InvalidCustomerMessage(f"{phone_number_id} has sent {customer} no message {message_id}")
+        if named.interactive is None:
+            raise InvalidCustomerMessage(f"message {message_id} is a {named.type} message, not an interactive one")
+        return named, named.interactive
+
+    async def _customer_posts(self, phone_number_id: str, inbound: InboundMessage) -> CustomerMessageResult:
+        """Posts what the customer did once, as Meta's webhook; the window opens whether or not the service took
+        it (the customer did write)."""
+        self.customers.wrote(phone_number_id, inbound.from_phone, inbound.at)
         self.stats.customer_messages += 1
-        body = build_envelope(message.phone_number_id, self.config.display_phone_number, messages=[inbound])
+        body = build_envelope(phone_number_id, self.config.display_phone_number, messages=[inbound])
         status = await self._post_webhook(body, self._customer_lane)
         delivered = 200 <= status < 300
         if delivered:
             self.stats.customer_messages_delivered += 1
         return CustomerMessageResult(message_id=inbound.message_id, delivered_to_service=delivered,
-                                     service_status=status, media_id=media_id)
+                                     service_status=status, media_id=inbound.media_id)
 
     def _authorized(self, authorization: str | None) -> bool:
         return authorization is not None and secrets.compare_digest(
@@ -281,6 +318,17 @@ class Simulator:
     def statistics(self) -> SimulatorStats:
         self.stats.statuses_queued = self._statuses.queued()
         return self.stats
+
+
+def _row_chosen(listed: InteractiveList, choice: str) -> ListRow:
+    """The row `choice` names: by its id, else by its title whatever the case. Raises InvalidCustomerMessage."""
+    title = choice.casefold()
+    chosen = next((row for row in listed.rows if row.id == choice), None) or next(
+        (row for row in listed.rows if row.title.casefold() == title), None)
+    if chosen is None:
+        ids = ", ".join(row.id for row in listed.rows)
+        raise InvalidCustomerMessage(f"{choice!r} is not a row of that list: choose one of its ids ({ids}) or titles")
+    return chosen
 
 
 def _customer(phone: str) -> str:

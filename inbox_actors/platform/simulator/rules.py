@@ -5,8 +5,9 @@ simulator before these, since it needs the per-number window):
 - recipient starts with 999: 131026 Message undeliverable;
 - template unknown by name or in that language: 132001; wrong number of body parameters: 132000;
 - MARKETING template to a recipient starting with 997: 131049 (healthy ecosystem engagement);
-- text or media more than 24 hours after the customer's last message to this business number, or to a
-  customer who never wrote: 131047 Re-engagement message (templates are allowed outside the window).
+- text, media or an interactive list more than 24 hours after the customer's last message to this business
+  number (a row they chose counts), or to a customer who never wrote: 131047 Re-engagement message (templates are
+  allowed outside the window).
 After an accepted send the statuses follow at fixed delays after acceptance: sent, delivered, then read when
 the customer has read receipts on (by default on, off for numbers ending in 0) and reads as messages arrive (by
 default; otherwise when told to, `POST /simulator/customers/{phone}/read`); a recipient starting with 998 gets sent

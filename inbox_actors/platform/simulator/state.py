@@ -23,7 +23,7 @@ from typing import Generic, TypeVar
 import msgspec
 
 from inbox_actors.domain.rate_window import SlidingWindow
-from inbox_actors.platform.payloads import SendRequest, StatusUpdate
+from inbox_actors.platform.payloads import InteractiveList, SendRequest, StatusUpdate
 from inbox_actors.platform.simulator.media import StoredMedia
 from inbox_actors.platform.simulator.rules import PlannedStatus
 
@@ -123,7 +123,7 @@ class SentRecord(msgspec.Struct):
     to: str
     type: str
     accepted_at: datetime
-    text: str | None = None
+    text: str | None = None                  # text body, media caption, or an interactive list's body
     media_url: str | None = None             # media sent by link
     filename: str | None = None
     # Media sent by an uploaded id: the id, and the file the customer got (its type, size and SHA-256).
@@ -135,19 +135,21 @@ class SentRecord(msgspec.Struct):
     template_language: str | None = None
     template_parameters: tuple[str, ...] = ()
     callback_data: str | None = None         # the send's biz_opaque_callback_data, echoed on its statuses
+    interactive: InteractiveList | None = None   # the list the customer may choose a row of
     status: str = "accepted"
     statuses: list[StatusEvent] = msgspec.field(default_factory=list)
 
     @classmethod
     def of(cls, message_id: str, phone_number_id: str, recipient: str, request: SendRequest,
            accepted_at: datetime, media: StoredMedia | None = None) -> SentRecord:
+        text = request.interactive.body if request.interactive is not None else request.text
         return cls(message_id=message_id, phone_number_id=phone_number_id, to=recipient, type=request.type,
-                   accepted_at=accepted_at, text=request.text, media_url=request.media_url,
+                   accepted_at=accepted_at, text=text, media_url=request.media_url,
                    filename=request.filename, media_id=request.media_id,
                    mime_type=media.mime_type if media else None, file_size=len(media.content) if media else None,
                    sha256=media.sha256 if media else None, template_name=request.template_name,
                    template_language=request.template_language, template_parameters=request.template_parameters,
-                   callback_data=request.callback_data)
+                   callback_data=request.callback_data, interactive=request.interactive)
 
     def record_status(self, status: str, at: datetime) -> None:
         self.status = status

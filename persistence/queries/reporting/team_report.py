@@ -85,6 +85,18 @@ async def resolution_times(db: Query, workspace_id: int, start: datetime, end: d
         workspace_id, start, end)
 
 
+async def satisfaction(db: Query, workspace_id: int, start: datetime, end: datetime) -> list[Record]:
+    """Satisfaction ratings that came in the window (1 to 5), summed overall, per member and per team the survey is
+    credited to (the chat's at its resolve): how many, their mean, and how many were 4 or 5 (satisfied)."""
+    return await db.fetch(
+        """SELECT CASE WHEN GROUPING(member_id) = 0 THEN 'member' WHEN GROUPING(team_id) = 0 THEN 'team'
+                       ELSE 'all' END AS level, member_id, team_id, count(*) AS responses,
+                  avg(rating)::float8 AS average, count(*) FILTER (WHERE rating >= 4) AS satisfied
+           FROM csat_surveys WHERE workspace_id = $1 AND rated_at >= $2 AND rated_at < $3
+           GROUP BY GROUPING SETS ((), (member_id), (team_id))""",
+        workspace_id, start, end)
+
+
 async def bot_figures(db: Query, workspace_id: int, start: datetime, end: datetime) -> list[Record]:
     """The chats the bot worked in the window (it replied, or handed them over), and its hand-overs by reason: one
     row per reason (`reason` NULL: none), each with `chats` (the chats the bot worked) and `handed_over_chats`
