@@ -15,7 +15,12 @@ import msgspec
 from inbox_actors.domain.phones import PHONE_PATTERN, InvalidPhone, normalise_phone
 from inbox_actors.domain.text import has_control_characters
 from inbox_actors.platform.payloads import (
-    MAX_CAPTION, MAX_PARAMETERS, MAX_TEXT, MEDIA_TYPES, MESSAGE_TYPES, SendRequest,
+    MAX_CAPTION,
+    MAX_PARAMETERS,
+    MAX_TEXT,
+    MEDIA_TYPES,
+    MESSAGE_TYPES,
+    SendRequest,
 )
 from inbox_http.errors import SentenceError
 from inbox_http.json_body import NOT_UTF8, is_utf8

@@ -20,8 +20,8 @@ import os
 import time
 
 import trio
-
 from harness.meters import rss_bytes
+
 from inbox_actors.runtime import Actor, ActorKind, ActorSystem
 
 # Longer than any run: not one of the measured actors may passivate before memory is read.

@@ -56,7 +56,6 @@ from pathlib import Path
 import httpx
 import trio
 import trio_asyncio
-
 from harness.meters import effective_cores, process_cpu_seconds, rss_bytes, tree_cpu_seconds
 from harness.options import add_database_url, script_parser
 from harness.postgres import bench_database
@@ -64,6 +63,7 @@ from harness.processes import Child, cli_command, free_ports, service_env
 from harness.run import run_on_postgres
 from harness.simulator import SeparateSimulator, wait_statuses_posted
 from harness.workspace import Workspace, make_workspace
+
 from inbox_actors.domain.send_pacing import WINDOW_SECONDS, SendSchedule
 from inbox_actors.platform import templates
 from inbox_actors.platform.cloud_api import encode_send_request

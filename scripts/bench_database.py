@@ -27,8 +27,8 @@ from pathlib import Path
 
 import asyncpg
 import trio
-
 from harness.postgres import postgres_server
+
 from persistence.connections import CONNECT_OPTIONS
 from persistence.database import Database, open_database_loop
 

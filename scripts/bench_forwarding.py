@@ -31,13 +31,13 @@ from pathlib import Path
 import httpx
 import trio
 import trio_asyncio
-
 from harness.options import add_database_url, script_parser
 from harness.postgres import bench_database
 from harness.processes import Child, service_child
 from harness.run import run_on_postgres
 from harness.spawned_service import parse_metrics
 from harness.workspace import make_workspace
+
 from inbox_actors.access import accounts
 
 WHOAMI = "/api/reporting/v1/whoami"

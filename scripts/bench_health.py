@@ -28,10 +28,10 @@ from pathlib import Path
 import httpx
 import trio
 import trio_asyncio
-
 from harness.options import add_database_url, fill_from_preset, script_parser
 from harness.postgres import bench_database
 from harness.run import run_on_postgres
+
 from inbox_actors.runtime import Actor, ActorKind, ActorSystem
 from inbox_http.server import build_app, serve_app
 from inbox_http.settings import Settings

@@ -55,11 +55,11 @@ import asyncpg
 import httpx
 import trio
 import trio_asyncio
-from trio_asyncio import aio_as_trio
-
 from harness.meters import psutil_cpu_seconds
 from harness.postgres import create_database, database_url, drop_database
 from harness.processes import cli_command
+from trio_asyncio import aio_as_trio
+
 from inbox_actors.access import accounts, sessions
 from inbox_actors.reporting import (
     assignment_history,

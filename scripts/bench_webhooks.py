@@ -53,7 +53,6 @@ import h11
 import msgspec
 import trio
 import trio_asyncio
-
 from harness.figures import percentiles
 from harness.meters import describe_cpu, effective_cores, process_cpu_seconds, rss_bytes, tree_cpu_seconds
 from harness.options import add_database_url, script_parser
@@ -62,6 +61,7 @@ from harness.processes import Child, service_child
 from harness.run import run_on_postgres
 from harness.webhook_receiver import Receiver, configure_webhook, pending_count, running_receiver
 from harness.workspace import Workspace, make_workspace
+
 from inbox_actors.webhooks.signing import envelope_body, signed_headers
 from persistence.database import Database
 

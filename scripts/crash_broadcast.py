@@ -52,13 +52,13 @@ from pathlib import Path
 import httpx
 import trio
 import trio_asyncio
-
 from harness.options import add_database_url, script_parser
 from harness.postgres import bench_database
 from harness.processes import Child, RestartableService, service_env
 from harness.run import run_check
 from harness.simulator import STATUS_RETRIES, SeparateSimulator, platform_record
 from harness.workspace import Workspace, make_workspace
+
 from inbox_actors.domain.send_pacing import WINDOW_SECONDS, SendSchedule
 from inbox_actors.platform import templates
 from persistence.database import Database

@@ -46,16 +46,23 @@ from pathlib import Path
 import httpx
 import trio
 import trio_asyncio
-
 from harness.options import add_database_url, script_parser
 from harness.postgres import bench_database
 from harness.processes import Child, RestartableService, service_env
-from harness.retried_sends import (PHONE_BASE, REQUEST_TIMEOUT, STARTUP_SECONDS, TEMPLATE, Send, client, outbound_rows,
-                                   report, wait_settled)
+from harness.retried_sends import (
+    PHONE_BASE,
+    REQUEST_TIMEOUT,
+    STARTUP_SECONDS,
+    TEMPLATE,
+    Send,
+    client,
+    outbound_rows,
+    report,
+    wait_settled,
+)
 from harness.run import run_check
 from harness.simulator import STATUS_RETRIES, SeparateSimulator, platform_record
 from harness.workspace import Workspace, make_workspace
-
 
 
 async def killer(service: RestartableService, kills: int, low: float, high: float, done: trio.Event,

@@ -39,7 +39,6 @@ from pathlib import Path
 import httpx
 import trio
 import trio_asyncio
-
 from harness.options import add_database_url, fill_from_preset, script_parser
 from harness.postgres import bench_database
 from harness.processes import service_child

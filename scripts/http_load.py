@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 
 import trio
-
 from harness.bare_app import serve_hello
 
 

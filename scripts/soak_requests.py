@@ -36,7 +36,6 @@ from pathlib import Path
 
 import httpx
 import trio
-
 from harness.figures import percentiles
 from harness.options import add_database_url, script_parser
 from harness.run import run_on_postgres

@@ -40,7 +40,6 @@ from pathlib import Path
 import httpx
 import trio
 import trio_asyncio
-
 from harness.options import add_database_url, script_parser
 from harness.postgres import bench_database
 from harness.processes import service_child
@@ -48,6 +47,7 @@ from harness.run import run_on_postgres
 from harness.simulator import customer_phones, random_start_phone
 from harness.webhook_receiver import Receiver, configure_webhook, pending_count, running_receiver
 from harness.workspace import Workspace, make_workspace
+
 from persistence.database import Database
 
 EVENTS = ["message_received", "contact_created"]

@@ -19,7 +19,6 @@ import trio_asyncio
 from argon2 import PasswordHasher
 
 from inbox_actors.access import passwords
-
 from persistence.database import Database, open_database_loop
 from persistence.embedded import EmbeddedPostgres
 from persistence.migrations import migrate

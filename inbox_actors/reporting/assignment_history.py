@@ -1,8 +1,9 @@
 """Who held a chat: claims, releases, transfers and resolutions, newest first.
 
-The answer holds every event of the chat, never a first part. Events the conversation actor records are `source: events`, exact from `detailed_since` (when the workspace
-began recording here). `source: audit` rows are rebuilt from an earlier system's team audit log by
-`inbox-actors import audit-log` (team/audit_import.py), only from before `detailed_since`.
+The answer holds every event of the chat, never a first part. Events the conversation actor records are
+`source: events`, exact from `detailed_since` (when the workspace began recording here). `source: audit` rows are
+rebuilt from an earlier system's team audit log by `inbox-actors import audit-log` (team/audit_import.py), only from
+before `detailed_since`.
 """
 
 from __future__ import annotations

@@ -138,7 +138,8 @@ async def _list_page(*, notice: str | None = None, refused: Refused | None = Non
     listed = await _run(keys.LIST)
     return await page("keys.html", refused.status if refused else 200, keys=listed.data.data,
                       may_manage=keys.CREATE.allows(current_caller()), scope_choices=SCOPE_CHOICES,
-                      draft=draft or MultiDict(), limits=_limits(), notice=notice, refusal=refused.message if refused else None)
+                      draft=draft or MultiDict(), limits=_limits(), notice=notice,
+                      refusal=refused.message if refused else None)
 
 
 async def _key_page(key_id: int, *, notice: str | None = None, refused: Refused | None = None):

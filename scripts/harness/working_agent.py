@@ -74,16 +74,10 @@ class Agent:
         first = list(FIRST)
         while loop.time() < deadline:
             name = first.pop(0) if first else self.rng.choices(names, weights)[0]
-            import os, time as _t; _s = _t.monotonic()
             try:
                 self.actions[f"{name}: {await getattr(self, name)()}"] += 1
-                if os.environ.get("WH_DEBUG"):
-                    print(f"DEBUG agent {self.number} {name} took {_t.monotonic() - _s:.1f} s", flush=True)
             except PlaywrightError as err:
                 self.stumbles.append(f"{name}: {str(err).splitlines()[0][:160]}")
-                import os
-                if os.environ.get("WH_DEBUG"):
-                    print(f"DEBUG agent {self.number} {name}: {err}", flush=True)
                 try:   # back on the list, as an agent who lost their way would go
                     await self.at.go_to("/app/inbox?view=mine")
                 except PlaywrightError as again:

@@ -228,6 +228,7 @@ class AgentPage:
 
 
 import os as _os  # TEMPORARY DEBUG
+
 if _os.environ.get("WH_DEBUG"):
     import functools as _ft
     import time as _tm

@@ -164,8 +164,9 @@ class TestBehindAProxy:
 
 async def test_the_standing_actors_timers_and_sla_clock_are_visible_to_operators(service):
     kinds = (await service.client.get("/health/actors")).json()["kinds"]
-    assert kinds["timer"]["live"] == 7, ("activity, idempotency, delivery log and team audit retention; in-doubt sends; "
-                                         "the node's clock skew; waking the assignment desks")
+    assert kinds["timer"]["live"] == 7, (
+        "activity, idempotency, delivery log and team audit retention; in-doubt sends; "
+        "the node's clock skew; waking the assignment desks")
     assert kinds["sla_clock"]["live"] == 1
     timer = await service.client.get("/health/actors/timer/activity retention")
     assert timer.status_code == 200 and timer.json()["tasks_running"] == 1

@@ -347,7 +347,8 @@ async def test_admins_run_the_bot_under_the_ai_scopes(service):
         (await scoped(scope)).key for scope in ("ai_agent:read", "ai_kb_edit", "ai_behavior_edit", "ai_provision",
                                                "ai_audit_view")]
     added = await service.client.post("/api/bot/answers", headers=bearer(knowledge),
-                                      json={"keywords": ["opening hours", "open"], "answer": "9 to 5, Monday to Friday."})
+                                      json={"keywords": ["opening hours", "open"],
+                                            "answer": "9 to 5, Monday to Friday."})
     assert added.status_code == 201, added.text
     assert (await service.client.post("/api/bot/answers", headers=bearer(reader),
                                       json={"keywords": ["x"], "answer": "y"})).status_code == 403

@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 import pytest
 import trio
 
-from inbox_actors.conversations import conversation, send_pacer
 from inbox_actors.contacts.events import contact_event_data
+from inbox_actors.conversations import conversation, send_pacer
 from inbox_actors.conversations.chat_state import ChatState, NewChat, OutboxEvent
 from inbox_actors.conversations.conversation import (
     ConversationDeps,

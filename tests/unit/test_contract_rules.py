@@ -11,8 +11,8 @@ import pytest
 
 from inbox_actors.domain import key_rules
 from inbox_actors.domain.phones import PHONE_PATTERN, phone_or_none
-from inbox_actors.paging.parameters import InvalidParameter
 from inbox_actors.paging import windows
+from inbox_actors.paging.parameters import InvalidParameter
 from inbox_actors.paging.windows import OLDER_THAN_PATTERN, older_than
 from inbox_http.app import create_app
 from inbox_http.openapi import build_document

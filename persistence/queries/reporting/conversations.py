@@ -46,7 +46,8 @@ _COLUMNS = """
 c.id, c.phone, c.state, c.handover_reason, c.assigned_to, c.claimed_by, c.unread_count, c.waiting_since,
 c.waiting_for_person_since, c.sla_deadline_at, c.labels, c.count_messages, c.count_from_customer,
 c.count_from_bot, c.last_message_id, c.last_activity_at, c.handover_at, c.claimed_at, c.resolved_at, c.channel,
-c.version, c.created_at, c.snoozed, c.snoozed_until, k.name AS contact_name, a.name AS assigned_to_name, cb.name AS claimed_by_name,
+c.version, c.created_at, c.snoozed, c.snoozed_until, k.name AS contact_name, a.name AS assigned_to_name,
+cb.name AS claimed_by_name,
 m.platform_message_id AS last_platform_message_id, m.sender_type AS last_sender_type, m.sent_at AS last_sent_at,
 left(m.text, 200) AS last_text, m.type AS last_type, m.template_name AS last_template_name,
 wu.window_unread, wu.oldest_unread_at
