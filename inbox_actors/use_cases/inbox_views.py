@@ -23,7 +23,8 @@ opened it) and stays so. A sent template's preview is the text the customer got 
 not the API's "[template name]".
 
 Filters narrow a view (`ListFilter`: what an inbox address carries and a saved view keeps, `use_cases/
-saved_views.py`): a label of the workspace's set, the assignee (the caller, nobody, a member), the chat's state as
+saved_views.py`): a label of the workspace's set, the assignee (the caller, nobody, a member), the team whose queue
+the chat is in (a team, or none: the workspace's own queue; docs/team.md#team-queues), the chat's state as
 its row names it (with the bot, waiting for a person, with a person), waiting longer than some minutes (by
 PostgreSQL's clock, as the row shows the wait: for a person in the queue, for an answer elsewhere), and unread for
 the caller's member. Open, snoozed and resolved are the views themselves. Under filters each view's unread count is
@@ -117,6 +118,10 @@ WaitingMinutes = Annotated[int, msgspec.Meta(
                 "person), by the database's clock.",
     extra=rule("invalid_waiting", f"waiting must be a whole number of minutes from 1 to {MAX_WAITING_MINUTES:,} "
                                   "(30 days)."))]
+TeamChoice = Annotated[str, msgspec.Meta(
+    pattern=r"^(none|[1-9][0-9]{0,17})$", examples=["3"],
+    description="Only chats in this team's queue (a team's id), or in the workspace's own (none).",
+    extra=rule("invalid_team", "team must be a team's id, or none (chats in no team's queue)."))]
 Unread = Annotated[bool, msgspec.Meta(
     description="Only chats with customer messages the caller's member has not read (true).",
     extra=rule("invalid_unread", "unread must be true or false."))]
@@ -133,6 +138,7 @@ class ListFilter(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_d
     view: ViewName | None = None
     label: LabelName | None = None
     assignee: Assignee | None = None
+    team: TeamChoice | None = None
     state: ChatState | None = None
     waiting: WaitingMinutes | None = None
     unread: Unread = False
@@ -140,11 +146,12 @@ class ListFilter(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_d
     @property
     def narrows(self) -> bool:
         """Whether any filter narrows the view."""
-        return bool(self.label or self.assignee or self.state or self.waiting or self.unread)
+        return bool(self.label or self.assignee or self.team or self.state or self.waiting or self.unread)
 
     def fields(self) -> dict[str, str]:
         """The filters (not the view) as an address's parameters, in a fixed order; unset ones left out."""
-        values = {"label": self.label, "assignee": self.assignee, "state": self.state.value if self.state else None,
+        values = {"label": self.label, "assignee": self.assignee, "team": self.team,
+                  "state": self.state.value if self.state else None,
                   "waiting": str(self.waiting) if self.waiting else None, "unread": "true" if self.unread else None}
         return {name: value for name, value in values.items() if value}
 
@@ -282,6 +289,8 @@ def _narrowing(caller: Caller, filters: ListFilter, labels: list[label_set.Label
     assignee = filters.assignee
     return ListFilters(label=label, assignee=caller.member_id if assignee == "me" else (
         int(assignee) if assignee and assignee.isdigit() else None), unassigned=assignee == "none",
+        team_id=int(filters.team) if filters.team and filters.team.isdigit() else None,
+        no_team=filters.team == "none",
         state=filters.state.value if filters.state else None, waiting_minutes=filters.waiting,
         unread=filters.unread)
 

@@ -1,4 +1,5 @@
-"""What the workspace's list offers beside its chats: the filter form's choices (the workspace's labels, its members),
+"""What the workspace's list offers beside its chats: the filter form's choices (the workspace's labels, its members,
+its teams),
 the member's saved views, and the bulk form (its key, the members and labels it can act with, the report of the
 last bulk action). Each read is a declared use case, asked only when the member may run it; the list's template
 shows only what these allow (`workspace.html`, block `list_pane`).
@@ -13,7 +14,8 @@ from urllib.parse import urlencode
 import msgspec
 
 from inbox_actors.domain.member_ref import MemberRef
-from inbox_actors.use_cases import bulk_actions, saved_views, team
+from inbox_actors.domain.team_ref import TeamRef
+from inbox_actors.use_cases import bulk_actions, saved_views, team, teams
 from inbox_actors.use_cases.bulk_actions import BulkReport
 from inbox_actors.use_cases.inbox_views import InboxPage, default_view
 from inbox_actors.use_cases.outcomes import Done
@@ -39,6 +41,8 @@ class SavedLink(msgspec.Struct, frozen=True):
 class ListTools(msgspec.Struct, frozen=True):
     members: list[MemberRef]
     """Active members: whom the assignee filter can name and a selection can be assigned to."""
+    teams: list[TeamRef]
+    """The workspace's teams: whose queue the team filter can name."""
     saved: list[SavedLink]
     may_save: bool
     may_bulk: bool
@@ -88,6 +92,11 @@ async def tools(where: Any, inbox: InboxPage, *, report: BulkReport | None = Non
         named = await run(deps, caller, team.MEMBER_NAMES, {})
         if isinstance(named, Done):
             members = [MemberRef(m.user_id, m.name) for m in named.data if m.status == "active"]
+    queues: list[TeamRef] = []
+    if teams.LIST.allows(caller):
+        listed = await run(deps, caller, teams.LIST, {})
+        if isinstance(listed, Done):
+            queues = [TeamRef(t.id, t.name) for t in listed.data.data]
     saved: list[SavedLink] = []
     if saved_views.LIST.allows(caller):
         default = default_view(caller).value
@@ -95,7 +104,7 @@ async def tools(where: Any, inbox: InboxPage, *, report: BulkReport | None = Non
         for view in await saved_views.saved_views(deps, caller):
             wanted = {"view": view.filters.view.value if view.filters.view else default, **view.filters.fields()}
             saved.append(SavedLink(view, saved_query(view, default), _same(wanted, here) and not where.search))
-    return ListTools(members=members, saved=saved, may_save=saved_views.SAVE.allows(caller),
+    return ListTools(members=members, teams=queues, saved=saved, may_save=saved_views.SAVE.allows(caller),
                      may_bulk=bulk_actions.RESOLVE.allows(caller), bulk_key=composer.new_key(), report=report,
                      bulk_refusal=bulk_refusal, saved_refusal=saved_refusal, saved_name=saved_name)
 

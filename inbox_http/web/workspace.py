@@ -38,7 +38,7 @@ from inbox_http.web.pages import page, refused_page
 TEMPLATE = "workspace.html"
 _MAX_SEARCH = 200
 # The list's filters as an address names them (their rules are the list's: `inbox_views.ListFilter`).
-FILTER_FIELDS = ("label", "assignee", "state", "waiting", "unread")
+FILTER_FIELDS = ("label", "assignee", "team", "state", "waiting", "unread")
 _MAX_FILTER = 100
 # The chat's parts an action or a live event may change, each a block of the template with an element of that id.
 HEAD, THREAD, COMPOSER, CONTACT, NOTICE = "chat_head", "thread", "composer", "contact", "notice"

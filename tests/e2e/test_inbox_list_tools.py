@@ -322,3 +322,23 @@ async def test_the_list_tools_without_script(service):
         deleted = await raj.post(f"/app/inbox/saved-views/{view_id}/delete", data={"csrf": csrf})
         assert deleted.status_code == 303
         assert await service.db.fetchval("SELECT count(*) FROM saved_views") == 0
+
+
+async def test_the_team_filter_lists_one_teams_queue(service):
+    team = await _team(service)
+    api, auth = service.client, bearer(team.key)
+    billing = (await api.post("/api/team/teams", headers=auth, json={"name": "Billing"})).json()
+    routed = await api.post(f"/api/inbox/conversations/{CHEN}/team", headers=auth, json={"team_id": billing["id"]})
+    assert routed.status_code == 200, routed.text
+    async with httpx.AsyncClient(base_url=team.url, timeout=10) as ann:
+        assert (await ann.post("/app/sign-in", data={"email": ADMIN, "password": PASSWORD})).status_code == 303
+        queue = await ann.get("/app/inbox", params={"view": "open", "team": str(billing["id"])})
+        assert queue.status_code == 200
+        assert f'id="row-{CHEN}"' in queue.text and f'id="row-{ASHA}"' not in queue.text
+        assert f'<option value="{billing["id"]}" selected>Billing</option>' in queue.text
+        others = await ann.get("/app/inbox", params={"view": "open", "team": "none"})
+        assert f'id="row-{CHEN}"' not in others.text and f'id="row-{ASHA}"' in others.text
+        broken = await ann.get("/app/inbox", params={"view": "open", "team": "billing"})
+        assert broken.status_code == 400
+        assert "team must be a team&#39;s id, or none (chats in no team&#39;s queue)." in broken.text \
+            or "team must be a team's id, or none (chats in no team's queue)." in broken.text

@@ -1,5 +1,5 @@
-"""The agent inbox's list narrowed by a member's filters (label, assignee, the chat's state, waiting longer than,
-unread for the member), a page at a time, and each view's counts under the same filters, in one pass.
+"""The agent inbox's list narrowed by a member's filters (label, assignee, team queue, the chat's state, waiting
+longer than, unread for the member), a page at a time, and each view's counts under the same filters, in one pass.
 
 A view's chats are as the unfiltered views have them (`reporting/inbox_views.py` beside this, and the chat lists
 they read): mine, the queue, unassigned, open, snoozed, resolved. Pages are keyset-walked on the order the list
@@ -60,6 +60,10 @@ class ListFilters:
     """A label's name as the workspace's set spells it."""
     assignee: int | None = None
     unassigned: bool = False
+    team_id: int | None = None
+    """Chats in this team's queue."""
+    no_team: bool = False
+    """Chats in the workspace's own queue: routed to no team, or to one deleted since."""
     state: str | None = None
     waiting_minutes: int | None = None
     unread: bool = False
@@ -74,6 +78,10 @@ def _narrowed(q: Statement, f: ListFilters, only_assigned_to: int | None) -> Non
         q.where(f"c.assigned_to = {q.arg(f.assignee)}")
     if f.unassigned:
         q.where("c.assigned_to IS NULL")
+    if f.team_id is not None:
+        q.where(f"c.team_id = {q.arg(f.team_id)}")
+    if f.no_team:
+        q.where("(c.team_id IS NULL OR NOT EXISTS (SELECT 1 FROM teams t WHERE t.id = c.team_id))")
     if f.state is not None:
         q.where(f"c.state = {q.arg(f.state)}")
     if f.unread:
