@@ -24,6 +24,11 @@ its own pace (the option is then an error, unless left at 80).
     .venv/bin/python scripts/load_chats.py --compare-nodes 1,2 --workspaces 8 --balancer ...   # HAProxy in front
     .venv/bin/python scripts/load_chats.py --ready-file serve.out        # holding the ready line of scripts/serve
     .venv/bin/python scripts/load_chats.py --simulator URL --phone-number-id ID [--service URL --key KEY]
+    .venv/bin/python scripts/load_chats.py --assignment-burst [--handovers 200 --members 5 --capacity 10 --nodes 2]
+
+`--assignment-burst` runs the automatic-assignment burst instead (scripts/assignment_burst.py, which documents it and
+takes the options after the flag): hand-overs in a burst on several nodes, every chat given once, nobody past the
+capacity, freed room refilled within a second, an offline member given nothing.
 
 The bot (`--responder`). `agent` (the default, as the service's): the AI agent, which a spawned service has ask
 the model simulator; `--model-latency S` is the seconds each model call takes (INBOX_MODEL_SIMULATOR_LATENCY;
@@ -1321,6 +1326,10 @@ def nodes_plan(args: argparse.Namespace) -> NodesPlan | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["--assignment-burst"]:
+        import assignment_burst   # beside this script: the burst's own options, figures and verdict
+        return assignment_burst.main(given[1:])
     args, target, options = parse_args(argv)
     reports: list[Report] = []
     problem = None
