@@ -1328,7 +1328,7 @@ def nodes_plan(args: argparse.Namespace) -> NodesPlan | None:
 def main(argv: list[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else argv
     if given[:1] == ["--assignment-burst"]:
-        import assignment_burst   # beside this script: the burst's own options, figures and verdict
+        import assignment_burst  # beside this script: the burst's own options, figures and verdict
         return assignment_burst.main(given[1:])
     args, target, options = parse_args(argv)
     reports: list[Report] = []

@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo
 import msgspec
 
 from inbox_actors.domain.member_ref import MemberRef
+from inbox_actors.domain.satisfaction import RATINGS
 from inbox_actors.domain.team_ref import TeamRef
 from inbox_actors.domain.time_zones import is_time_zone
 from inbox_actors.paging.parameters import InvalidParameter
@@ -44,6 +45,13 @@ class Times(msgspec.Struct, frozen=True):
     p90_seconds: float | None
 
 
+class RatingCount(msgspec.Struct, frozen=True):
+    rating: int
+    label: str
+    """Excellent (5), Good, Okay, Poor, Very poor (1): as the survey offered it."""
+    count: int
+
+
 class Satisfaction(msgspec.Struct, frozen=True):
     """Satisfaction survey ratings (1 to 5) that came in the window."""
 
@@ -52,6 +60,8 @@ class Satisfaction(msgspec.Struct, frozen=True):
     """The mean rating, to two places (null: no ratings)."""
     csat_percent: float | None
     """The share of ratings that were 4 or 5, the CSAT score (null: no ratings)."""
+    by_rating: list[RatingCount]
+    """How many of each rating, best first."""
 
 
 class Figures(msgspec.Struct, frozen=True):
@@ -185,10 +195,12 @@ def _figures(sla: bool, responses: Mapping, resolutions: Mapping, rated: Mapping
 
 
 def _satisfaction(row: Record | None) -> Satisfaction:
+    counts = [RatingCount(rating, label, row[f"rated_{rating}"] if row is not None else 0)
+              for rating, label, _ in RATINGS]
     if row is None or not row["responses"]:
-        return Satisfaction(0, None, None)
+        return Satisfaction(0, None, None, counts)
     return Satisfaction(row["responses"], round(row["average"], 2),
-                        round(100.0 * row["satisfied"] / row["responses"], 1))
+                        round(100.0 * row["satisfied"] / row["responses"], 1), counts)
 
 
 def _times(row: Record | None, counted: str = "count") -> Times:

@@ -1,8 +1,9 @@
 """The workspace's teams: `/app/teams` (every team with its members and whether each is online, and a form to
 create one), `/app/teams/<id>` (rename or describe it, put members in and take them out) and
 `/app/teams/<id>/delete` (a page that asks before deleting, so a keyboard user confirms as anyone else does,
-without a script); `/app/teams/idle-time`, the availability's idle time, and `/app/teams/assignment`, automatic
-assignment's mode and capacity: team settings shown on the list.
+without a script); `/app/teams/idle-time`, the availability's idle time, `/app/teams/assignment`, automatic
+assignment's mode and capacity, and `/app/teams/satisfaction`, the satisfaction survey sent when a chat is resolved
+(docs/team.md#satisfaction-surveys): team settings shown on the list.
 
 Each form runs one of the teams' use cases (`use_cases/teams.py`), whose permission and rules (a name unique
 whatever its case, at most 100 teams, the fields' lengths) answer with a refusal the page shows; the pages open for
@@ -14,10 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from quart import Blueprint, redirect, request
 
 from inbox_actors.team.teams import Team
-from inbox_actors.use_cases import auto_assignment, availability, team, teams
+from inbox_actors.use_cases import auto_assignment, availability, satisfaction, team, teams
 from inbox_actors.use_cases.caller import Caller
 from inbox_actors.use_cases.outcomes import Refused
 from inbox_actors.use_cases.use_case import UseCase, run
@@ -31,7 +33,8 @@ blueprint = Blueprint("web_teams", __name__, url_prefix="/app/teams", template_f
 
 _DONE = {"created": "Team created.", "changed": "Team saved.", "deleted": "Team deleted.",
          "added": "Member added to the team.", "removed": "Member taken out of the team.",
-         "idle": "Idle time saved.", "assignment": "Automatic assignment saved."}
+         "idle": "Idle time saved.", "assignment": "Automatic assignment saved.",
+         "satisfaction": "Satisfaction survey saved."}
 
 
 @blueprint.app_template_global()
@@ -108,6 +111,20 @@ async def save_assignment():
     return redirect("/app/teams?done=assignment", 303)
 
 
+@blueprint.post("/satisfaction")
+@signed_in
+async def save_satisfaction():
+    """The satisfaction survey: whether a resolved chat's customer is asked, the question and the thanks."""
+    _require_reading()
+    form = await request.form
+    typed = {"enabled": form.get("enabled") == "on", "question": form.get("question") or "",
+             "thanks": form_text(form, "thanks")}
+    saved = await _run(satisfaction.SAVE_SETTINGS, typed)
+    if isinstance(saved, Refused):
+        return await _list_page(saved, survey=typed)
+    return redirect("/app/teams?done=satisfaction", 303)
+
+
 @blueprint.get("/<int:team_id>")
 @signed_in
 async def team_page(team_id: int):
@@ -172,19 +189,23 @@ async def _team(team_id: int) -> Team:
     return found.data
 
 
-async def _list_page(refused: Refused | None = None, notice: str | None = None, typed: dict | None = None):
-    """The teams, and the create form empty or as typed into a refused one."""
+async def _list_page(refused: Refused | None = None, notice: str | None = None, typed: dict | None = None,
+                     survey: dict | None = None):
+    """The teams, and the create form empty or as typed into a refused one; the survey's form as saved, or as
+    typed into a refused one (`survey`)."""
     listed = await _run(teams.LIST, {})
     if isinstance(listed, Refused):  # only a permission, which every page here checked first
         raise WebRefusal(listed.status, listed.message)
-    idle = assignment = None
+    idle = assignment = shown_survey = None
     if availability.SAVE_SETTINGS.allows(current_caller()):
         idle = (await _run(availability.SETTINGS, {})).data.idle_seconds
     if auto_assignment.SAVE_SETTINGS.allows(current_caller()):
         assignment = (await _run(auto_assignment.SETTINGS, {})).data
+    if satisfaction.SAVE_SETTINGS.allows(current_caller()):
+        shown_survey = survey or msgspec.structs.asdict((await _run(satisfaction.SETTINGS, {})).data)
     return await page("teams.html", refused.status if refused else 200, teams=listed.data.data,
                       may_change=_may_change(), typed={"name": "", "description": ""} | (typed or {}),
-                      idle_seconds=idle, assignment=assignment, notice=notice,
+                      idle_seconds=idle, assignment=assignment, survey=shown_survey, notice=notice,
                       refusal=refused.message if refused else None)
 
 

@@ -14,8 +14,9 @@ from tests.e2e.test_webhook_scripts import run_script
 @ONE_BENCH_DATABASE_AT_A_TIME
 def test_a_burst_of_hand_overs_on_two_nodes_is_given_once_within_capacity(postgres_server):
     before = bench_databases(postgres_server.admin_url)
-    done = run_script("load_chats.py", "--assignment-burst", "--nodes", "2", "--handovers", "12", "--seconds", "1", "--members", "2",
-                      "--capacity", "3", "--free", "1", "--database-url", postgres_server.admin_url, timeout=240)
+    done = run_script("load_chats.py", "--assignment-burst", "--nodes", "2", "--handovers", "12", "--seconds", "1",
+                      "--members", "2", "--capacity", "3", "--free", "1", "--database-url", postgres_server.admin_url,
+                      timeout=240)
     out = done.stdout
     assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]
     assert "given: 6 chats (0 twice), expected 6; queued 6" in out, out

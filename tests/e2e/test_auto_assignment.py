@@ -131,8 +131,8 @@ def _assignment_in_browser(chromium: str, url: str, folder: Path) -> None:
         # Keyboard only: the Team box opened, its queue chosen and sent without the mouse.
         page.locator("#team-box summary").focus()
         page.keyboard.press("Enter")
-        page.get_by_label("Queue").focus()
-        page.get_by_label("Queue").select_option(label="Billing")
+        page.get_by_label("Queue", exact=True).focus()
+        page.get_by_label("Queue", exact=True).select_option(label="Billing")
         page.get_by_role("button", name="Send to queue").focus()
         page.keyboard.press("Enter")
         expect(page.locator("#chat-head")).to_contain_text("team Billing")

@@ -107,7 +107,10 @@ async def test_a_resolved_chat_is_rated_and_commented_on_through_the_simulator(s
     assert [(r["rating"], r["label"], r["comment"], r["member"]["user_id"], r["team"]["name"]) for r in responses] \
         == [(4, "Good", "Quick and friendly, thank you!", admin, "Billing")]
     report = (await service.client.get("/api/team/report", headers=bearer(key))).json()
-    assert report["totals"]["satisfaction"] == {"responses": 1, "average_rating": 4.0, "csat_percent": 100.0}
+    assert report["totals"]["satisfaction"] == {
+        "responses": 1, "average_rating": 4.0, "csat_percent": 100.0,
+        "by_rating": [{"rating": n, "label": label, "count": int(n == 4)}
+                      for n, label in ((5, "Excellent"), (4, "Good"), (3, "Okay"), (2, "Poor"), (1, "Very poor"))]}
     billing = next(t for t in report["teams"] if t["team"]["id"] == team["id"])
     assert billing["satisfaction"]["responses"] == 1
     goal = await service.client.put("/api/team/goals", headers=bearer(key),

@@ -33,7 +33,8 @@ def test_a_week_from_local_midnight_to_local_midnight_is_seven_days_and_each_cou
 def _report(median: float | None, met: float | None, csat: float | None = None) -> TeamReport:
     figures = Figures(resolved=3, first_human_response=Times(3, median, median), sla_met_percent=met,
                       resolution=Times(3, 600.0, 900.0),
-                      satisfaction=Satisfaction(2 if csat is not None else 0, 4.5 if csat is not None else None, csat))
+                      satisfaction=Satisfaction(2 if csat is not None else 0, 4.5 if csat is not None else None, csat,
+                                                []))
     return TeamReport(window=Window(datetime(2026, 11, 23, tzinfo=UTC), datetime(2026, 11, 28, tzinfo=UTC)),
                       time_zone="UTC", opened=3, totals=figures, by_day=[], by_hour=[],
                       bot=BotFigures(0, 0, None, []),

@@ -87,11 +87,15 @@ async def resolution_times(db: Query, workspace_id: int, start: datetime, end: d
 
 async def satisfaction(db: Query, workspace_id: int, start: datetime, end: datetime) -> list[Record]:
     """Satisfaction ratings that came in the window (1 to 5), summed overall, per member and per team the survey is
-    credited to (the chat's at its resolve): how many, their mean, and how many were 4 or 5 (satisfied)."""
+    credited to (the chat's at its resolve): how many, their mean, how many were 4 or 5 (satisfied), and how many of
+    each value (`rated_<n>`)."""
     return await db.fetch(
         """SELECT CASE WHEN GROUPING(member_id) = 0 THEN 'member' WHEN GROUPING(team_id) = 0 THEN 'team'
                        ELSE 'all' END AS level, member_id, team_id, count(*) AS responses,
-                  avg(rating)::float8 AS average, count(*) FILTER (WHERE rating >= 4) AS satisfied
+                  avg(rating)::float8 AS average, count(*) FILTER (WHERE rating >= 4) AS satisfied,
+                  count(*) FILTER (WHERE rating = 5) AS rated_5, count(*) FILTER (WHERE rating = 4) AS rated_4,
+                  count(*) FILTER (WHERE rating = 3) AS rated_3, count(*) FILTER (WHERE rating = 2) AS rated_2,
+                  count(*) FILTER (WHERE rating = 1) AS rated_1
            FROM csat_surveys WHERE workspace_id = $1 AND rated_at >= $2 AND rated_at < $3
            GROUP BY GROUPING SETS ((), (member_id), (team_id))""",
         workspace_id, start, end)
