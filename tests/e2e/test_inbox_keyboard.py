@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
-import pytest
 from playwright.sync_api import Page, expect
 
 from inbox_actors.access import accounts
@@ -183,8 +182,6 @@ def _buttons_by_enter(chromium: str, team: Team) -> None:
         f"the focus fell to the page's start after pressing these buttons with Enter: {landed}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 38, open: Claim and Resolve pressed with Enter leave the focus on <body> "
-                                       "(their buttons are disabled in flight and gone from the answer)")
 async def test_claim_and_resolve_pressed_with_enter_keep_the_focus_in_the_chat(service, chromium):
     team = await _team(service)
     await in_browser_thread(_buttons_by_enter, chromium, team)

@@ -283,31 +283,42 @@ function sendForm(url, fields) {
     const form = event.detail.elt;
     if (!(form instanceof HTMLFormElement)) return;
     sentFrom = document.activeElement;
+    const inComposer = Boolean(form.closest("#composer"));
     const button = form.querySelector("button[data-sending]");
     if (button) {
       button.dataset.label = button.textContent;
       button.textContent = button.dataset.sending;
     }
     form.querySelectorAll("textarea").forEach((box) => { box.readOnly = true; });
+    // Heard on the form itself: an answer that replaces the form (Claim once claimed) detaches it, and an event on
+    // a detached element never reaches the document.
+    form.addEventListener("htmx:afterRequest", (done) => {
+      if (button && button.dataset.label) button.textContent = button.dataset.label;
+      form.querySelectorAll("textarea").forEach((box) => { box.readOnly = false; });
+      if (done.detail.successful) afterSent(form, inComposer);
+    }, { once: true });
   });
 
-  document.addEventListener("htmx:afterRequest", (event) => {
-    const form = event.detail.elt;
-    if (!(form instanceof HTMLFormElement)) return;
-    const button = form.querySelector("button[data-sending]");
-    if (button && button.dataset.label) button.textContent = button.dataset.label;
-    form.querySelectorAll("textarea").forEach((box) => { box.readOnly = false; });
-    if (event.detail.successful) afterSent(form);
-  });
-
-  function afterSent(form) {
+  function afterSent(form, inComposer) {
     const active = document.activeElement;
     if (active && active !== document.body && !form.contains(active)) return; // the member has moved on
     // A message sent: the member stays in the box to write the next one. Anything else: back to the control
-    // that sent it, if the answer kept it.
-    const box = form.closest("#composer") && byId(form.id === "note-form" ? "note-text" : "reply-text");
-    const back = box || (sentFrom && sentFrom.isConnected ? sentFrom : null);
+    // that sent it, if the answer kept it; if it took it away, on to what comes next in the chat.
+    const box = inComposer && byId(form.id === "note-form" ? "note-text" : "reply-text");
+    const back = box || (sentFrom && sentFrom.isConnected && !sentFrom.disabled ? sentFrom : null);
     if (back) back.focus();
+    else if (!form.isConnected) landInChat();
+  }
+
+  // The reply box when the answer has one (Claim: the next thing is to reply), else the chat's title (Resolve).
+  function landInChat() {
+    const reply = byId("reply-text");
+    if (reply && !reply.disabled && !reply.readOnly) {
+      reply.focus();
+      return;
+    }
+    const title = byId("chat-title");   // tabindex -1: the script may focus it; Tab passes it by
+    if (title) title.focus();
   }
 
   function showProblem(elt, sentence) {
