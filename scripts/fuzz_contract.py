@@ -58,6 +58,7 @@ from persistence.database import Database
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTRACT = ROOT / "http" / "openapi.json"
+ALL_PHASES = "examples,coverage,fuzzing,stateful"
 EXAMPLE_PHONE = "919876543210"     # the phone the contract's examples name
 KEY_LIMIT_PER_MINUTE = 100_000     # the highest a key may have
 # The routes a member's dashboard session may call besides a key: key management and webhook settings.
@@ -181,7 +182,7 @@ def schemathesis_command(url: str, run: Pass, args: argparse.Namespace, work_dir
                "--seed", str(args.seed), "--workers", str(args.workers), "--generation-database", "none",
                "--header", f"Authorization: Bearer {run.token}", "--request-timeout", "30",
                "--suppress-health-check", "all", "--report", "ndjson", "--report-ndjson-path", str(report),
-               "--include-path-regex", run.paths]
+               "--include-path-regex", run.paths, "--phases", args.phases]
     if run.excluded:
         command += ["--exclude-path-regex", run.excluded]
     return command
@@ -323,6 +324,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--examples", type=int, default=100, help="examples per operation (default 100)")
     parser.add_argument("--seed", type=int, default=1, help="Schemathesis' random seed (default 1)")
+    parser.add_argument("--phases", default=ALL_PHASES,
+                        help=f"Schemathesis' phases, comma-separated (default all: {ALL_PHASES}); the suite's quick "
+                             "pass skips coverage, whose thousands of boundary cases the deep run keeps")
     # One: with several threads Schemathesis 4.32 on CPython 3.11 at times fails generating a case (SystemError
     # from the ast module), and the service, not the fuzzer, is what takes the time.
     parser.add_argument("--workers", type=int, default=1, help="Schemathesis' concurrent workers (default 1)")
@@ -330,6 +334,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.examples < 1 or args.workers < 1:
         parser.error("--examples and --workers must be at least 1")
+    if not args.phases or not set(args.phases.split(",")) <= set(ALL_PHASES.split(",")):
+        parser.error(f"--phases is a comma-separated list of {ALL_PHASES}")
     return args
 
 

@@ -10,6 +10,7 @@ from tests.e2e.test_bench_reporting_script import ONE_BENCH_DATABASE_AT_A_TIME, 
 from tests.e2e.test_webhook_scripts import run_script
 
 
+@pytest.mark.deep
 @pytest.mark.slow
 @ONE_BENCH_DATABASE_AT_A_TIME
 def test_a_burst_of_hand_overs_on_two_nodes_is_given_once_within_capacity(postgres_server):

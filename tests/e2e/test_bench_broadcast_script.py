@@ -12,6 +12,7 @@ from tests.e2e.test_bench_reporting_script import ONE_BENCH_DATABASE_AT_A_TIME, 
 from tests.e2e.test_webhook_scripts import number, run_script
 
 
+@pytest.mark.deep
 @pytest.mark.slow
 @ONE_BENCH_DATABASE_AT_A_TIME
 def test_a_small_broadcast_bench_sends_to_everyone_once_and_prints_rate_cpu_and_memory(postgres_server):

@@ -42,6 +42,7 @@ def bench_databases(admin_url: str) -> list[str]:
     return asyncio.run(names())
 
 
+@pytest.mark.deep
 @ONE_BENCH_DATABASE_AT_A_TIME
 def test_the_small_preset_seeds_times_every_read_explains_the_slowest_and_drops_its_database(postgres_server):
     before = bench_databases(postgres_server.admin_url)

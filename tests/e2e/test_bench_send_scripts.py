@@ -16,6 +16,7 @@ PHASES = ("sends to 4 existing chats", "sends to a new chat each", "whoami", "pl
           "platform webhooks, envelopes of 50")
 
 
+@pytest.mark.deep
 @pytest.mark.slow
 def test_the_tiny_send_bench_measures_every_phase_against_the_bare_app_and_counts_statements():
     # Its own embedded PostgreSQL (the one that loads pg_stat_statements), so the counts are exercised too. 50
@@ -45,6 +46,7 @@ def test_the_tiny_send_bench_measures_every_phase_against_the_bare_app_and_count
                      re.M), out
 
 
+@pytest.mark.deep
 @pytest.mark.slow
 @ONE_BENCH_DATABASE_AT_A_TIME
 def test_a_short_soak_records_the_slowest_answer_of_every_kind_and_drops_its_database(postgres_server):

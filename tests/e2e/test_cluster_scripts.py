@@ -11,6 +11,7 @@ from tests.e2e.test_bench_reporting_script import ONE_BENCH_DATABASE_AT_A_TIME, 
 from tests.e2e.test_webhook_scripts import number, run_script
 
 
+@pytest.mark.deep
 @pytest.mark.slow
 @ONE_BENCH_DATABASE_AT_A_TIME
 def test_a_node_killed_under_sends_loses_nothing_and_its_workspace_answers_again_within_three_seconds(postgres_server):
@@ -35,6 +36,7 @@ def test_a_node_killed_under_sends_loses_nothing_and_its_workspace_answers_again
     assert bench_databases(postgres_server.admin_url) == before
 
 
+@pytest.mark.deep
 @pytest.mark.slow
 @ONE_BENCH_DATABASE_AT_A_TIME
 def test_the_forwarding_bench_times_the_right_and_the_wrong_node(postgres_server):
@@ -59,6 +61,7 @@ def test_the_forwarding_bench_times_the_right_and_the_wrong_node(postgres_server
     assert bench_databases(postgres_server.admin_url) == before
 
 
+@pytest.mark.deep
 @pytest.mark.slow
 @ONE_BENCH_DATABASE_AT_A_TIME
 def test_a_node_paused_past_its_lease_writes_nothing_for_its_workspace_once_it_wakes(postgres_server):
@@ -82,6 +85,7 @@ def test_a_node_paused_past_its_lease_writes_nothing_for_its_workspace_once_it_w
     assert bench_databases(postgres_server.admin_url) == before
 
 
+@pytest.mark.deep
 @pytest.mark.slow
 @ONE_BENCH_DATABASE_AT_A_TIME
 def test_a_database_outage_under_traffic_ends_no_node_and_sends_answer_again_within_seconds(postgres_server):

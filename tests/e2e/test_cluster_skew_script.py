@@ -17,6 +17,7 @@ LIBFAKETIME = sorted(Path("/usr/lib").glob("*/faketime/libfaketime.so.1")) + sor
     (ROOT / ".venv" / "share" / "faketime" / "usr" / "lib").glob("*/faketime/libfaketime.so.1"))
 
 
+@pytest.mark.deep
 @pytest.mark.slow
 @ONE_BENCH_DATABASE_AT_A_TIME
 def test_a_node_25_hours_ahead_forgets_no_key_and_no_retried_send_goes_twice(postgres_server):

@@ -12,6 +12,7 @@ from tests.e2e.test_bench_reporting_script import ONE_BENCH_DATABASE_AT_A_TIME, 
 from tests.e2e.test_webhook_scripts import run_script
 
 
+@pytest.mark.deep
 @pytest.mark.slow
 @ONE_BENCH_DATABASE_AT_A_TIME
 def test_a_broadcast_killed_mid_way_resumes_and_reaches_every_recipient_exactly_once(postgres_server):

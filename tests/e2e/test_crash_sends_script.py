@@ -12,6 +12,7 @@ from tests.e2e.test_bench_reporting_script import ONE_BENCH_DATABASE_AT_A_TIME, 
 from tests.e2e.test_webhook_scripts import run_script
 
 
+@pytest.mark.deep
 @pytest.mark.slow
 @ONE_BENCH_DATABASE_AT_A_TIME
 def test_sends_across_a_sigkill_lose_nothing_acknowledged_and_never_send_a_key_twice(postgres_server):

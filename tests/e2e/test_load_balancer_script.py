@@ -13,6 +13,7 @@ from tests.e2e.test_webhook_scripts import run_script
 from tests.haproxy import HOW_TO_GET_ONE, find_haproxy
 
 
+@pytest.mark.deep
 @pytest.mark.slow
 @ONE_BENCH_DATABASE_AT_A_TIME
 def test_two_nodes_behind_the_balancer_relay_almost_nothing_and_its_cpu_is_counted(postgres_server):

@@ -150,6 +150,7 @@ def test_the_separate_simulator_and_the_service_are_given_the_same_secrets_and_e
     assert env["WHATSAPP_VERIFY_TOKEN"]
 
 
+@pytest.mark.deep
 @pytest.mark.slow
 @ONE_BENCH_DATABASE_AT_A_TIME
 def test_two_nodes_serve_two_workspaces_and_every_process_started_is_measured(postgres_server):

@@ -24,6 +24,7 @@ def number(text: str) -> float:
     return float(text.replace(",", ""))
 
 
+@pytest.mark.deep
 @pytest.mark.slow
 @ONE_BENCH_DATABASE_AT_A_TIME
 def test_the_small_bench_drains_its_backlog_times_both_steady_rates_and_drops_its_database(postgres_server):
@@ -51,6 +52,7 @@ def test_the_small_bench_drains_its_backlog_times_both_steady_rates_and_drops_it
     assert bench_databases(postgres_server.admin_url) == before
 
 
+@pytest.mark.deep
 @pytest.mark.slow
 @ONE_BENCH_DATABASE_AT_A_TIME
 def test_after_a_sigkill_mid_stream_the_restarted_service_delivers_every_committed_event(postgres_server):
