@@ -10,8 +10,6 @@ import random
 import sys
 from pathlib import Path
 
-import pytest
-
 _SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 # As `python scripts/working_hour.py` imports it: scripts/ first on the path, where its `harness` package is; only
 # while it loads, so that nothing else in the session imports from scripts/.
@@ -25,7 +23,6 @@ MINUTE = Plan(agents=3, customers=12, seconds=35, latency_ms=300, gap_seconds=12
               seed=random.randrange(1_000_000))
 
 
-@pytest.mark.deep
 async def test_three_agents_work_a_minute_and_nothing_is_sent_twice_or_lost(service, chromium):
     seats = await seat_team(service.db, MINUTE.agents)
     verdict = await work_the_hour(Stage(service.url, service.simulator_url, seats), MINUTE, chromium)
