@@ -182,12 +182,14 @@ async def test_a_node_killed_is_shown_lost_by_the_survivor_within_two_seconds(da
             assert gone["liveness_lock"] is False and gone["stopped_at"] is None
             print(f"a node killed with SIGKILL shown lost after {shown_after:.3f} s")
 
-            # Its workspace moves to the survivor (its crash watch takes it at once), under the next epoch.
+            # Its workspace moves to the survivor (its crash watch takes it at once), under the next epoch. The view
+            # shows it once the survivor has published its figures again (a round each second, and slower on a
+            # machine the suite's other workers load: 15 s here; how soon a takeover answers is cluster_check.py's).
             async def taken() -> dict | None:
                 node = by_name(await view_of(client))[survivor["url"]]
                 return node if node["workspaces"]["held"] == 1 else None
 
-            lease = (await eventually(taken, timeout=5))["workspaces"]["leases"][0]
+            lease = (await eventually(taken, timeout=15))["workspaces"]["leases"][0]
             assert lease["workspace_id"] == ready["demo"]["workspace_id"]
             assert lease["epoch"] > held["epoch"]
 

@@ -109,6 +109,7 @@ def _knowledge(admin: Page, url: str, folder: Path) -> None:
 
 def _prices(admin: Page, url: str, folder: Path, tmp: Path) -> None:
     admin.get_by_role("navigation", name="The bot's pages").get_by_role("link", name="Prices").click()
+    expect(admin).to_have_url(f"{url}/app/bot/prices")   # axe runs on the prices page, not on one leaving
     _shot(admin, folder, "05-prices", "the prices page")
     admin.get_by_label("Sheet name").fill("Plans")
     admin.get_by_role("button", name="Add sheet").click()
