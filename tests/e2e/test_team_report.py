@@ -18,7 +18,7 @@ from tests.axe import assert_accessible
 from tests.browser import in_browser_thread
 from tests.e2e.chat_helpers import chat, customer_writes, scale_workspace
 from tests.e2e.conftest import assert_stable, bearer
-from tests.e2e.web_app import chromium_browser, sign_in, watched_page
+from tests.e2e.web_app import chromium_browser, no_sideways_scroll, sign_in, watched_page
 from tests.waiting import eventually
 
 PASSWORD = "a-long-enough-password"
@@ -183,6 +183,7 @@ def _reports_in_browser(chromium: str, url: str, folder: Path) -> dict[str, str]
         rights = phone.evaluate("() => [...document.querySelectorAll('svg.chart')]"
                                 ".map(s => s.getBoundingClientRect().right)")
         assert rights and max(rights) <= 390, rights
+        no_sideways_scroll(phone)
         assert_accessible(phone, "the reports page on a phone")
         phone.screenshot(path=str(folder / "03-reports-phone.png"), full_page=True)
 
