@@ -67,6 +67,7 @@ from inbox_actors.reporting import (
     contact_list,
     conversation_detail,
     conversation_lists,
+    csat_responses,
     outbound_messages,
     replies,
     team_report,
@@ -488,6 +489,28 @@ VIEW_COLUMNS = ("id", "conversation_id", "member_id", "via", "opened_at", "marke
 # What each member has read of each chat: as their opens left it (an open reads every message stored by then).
 READ_COLUMNS = ("conversation_id", "member_id", "read_through_message_id", "read_at")
 EVENT_COLUMNS = ("id", "conversation_id", "event", "at", "from_member", "to_member", "by_member", "reason", "source")
+SURVEY_COLUMNS = ("id", "workspace_id", "conversation_id", "member_id", "resolved_at", "status", "created_at", "rating",
+                  "rated_at", "comment_invited_at", "comment", "commented_at")
+# A satisfaction survey after a resolve: how often one is answered, and the ratings' weights (5 down to 1).
+SURVEY_ANSWERED = 0.35
+RATING_WEIGHTS = (50, 25, 12, 7, 6)
+
+
+def _surveys(rng: random.Random, ws: int, events: list[tuple]) -> list[tuple]:
+    """A survey after every resolve by a member, a third of them rated a few minutes later, a quarter of those with a
+    comment (what the team report's satisfaction and the reports page read)."""
+    surveys = []
+    for t, cid, event, _, to, by, _ in events:
+        if event != "resolved" or by is None:
+            continue
+        rated = rng.random() < SURVEY_ANSWERED
+        rating = rng.choices((5, 4, 3, 2, 1), RATING_WEIGHTS)[0] if rated else None
+        rated_at = t + rng.uniform(20, 900) if rated else None
+        comment = rated and rng.random() < 0.25
+        surveys.append((len(surveys) + 1, ws, cid, by, _at(t), "sent", _at(t + 1), rating, _at(rated_at),
+                        _at(rated_at + 1) if rated else None, "Thanks, quick and clear." if comment else None,
+                        _at(rated_at + 60) if comment else None))
+    return surveys
 
 
 def _at(seconds: float | None) -> datetime | None:
@@ -586,6 +609,7 @@ def table_rows(sim: Simulation, chats: list[Chat]) -> dict[str, tuple[tuple[str,
             reads[(cid, member)] = (seen, t)
     events.sort(key=lambda event: event[:2])
     return {
+        "csat_surveys": (SURVEY_COLUMNS, _surveys(rng, ws, events)),
         "contacts": (CONTACT_COLUMNS, contacts),
         "conversations": (CONVERSATION_COLUMNS, conversations),
         "messages": (MESSAGE_COLUMNS, messages),
@@ -602,8 +626,8 @@ def table_rows(sim: Simulation, chats: list[Chat]) -> dict[str, tuple[tuple[str,
 # -- the database --------------------------------------------------------------------------------------------
 
 SEEDED_TABLES = ("contacts", "conversations", "messages", "receipts", "conversation_views", "assignment_events",
-                 "member_chat_reads")
-SEQUENCED = ("contacts", "conversations", "messages", "conversation_views", "assignment_events")
+                 "member_chat_reads", "csat_surveys")
+SEQUENCED = ("contacts", "conversations", "messages", "conversation_views", "assignment_events", "csat_surveys")
 FOREIGN_KEYS_CHECK = """
 SELECT (SELECT count(*) FROM conversations c LEFT JOIN contacts k ON k.id = c.contact_id WHERE k.id IS NULL)
      + (SELECT count(*) FROM messages m LEFT JOIN conversations c ON c.id = m.conversation_id WHERE c.id IS NULL)
@@ -844,6 +868,9 @@ def build_calls(ws: int, t: Targets, history_since: str) -> list[Call]:
     calls.append(wrap("team report (30 days)", "/api/team/report",
                       {"since": (datetime.now(timezone.utc) - timedelta(days=30)).isoformat()},
                       lambda db, now, p: team_report.team_report(db, ws, None, p, now)))
+    calls.append(wrap("csat responses (30 days)", "/api/team/csat/responses",
+                      {"since": (datetime.now(timezone.utc) - timedelta(days=30)).isoformat()},
+                      lambda db, now, p: csat_responses.responses(db, ws, p, now)))
     for period in ("this_week", "last_30_days"):
         calls.append(Call(f"page: reports range={period}", "/app/reports", {"range": period},
                           target_ms=REPORTS_PAGE_TARGET_MS))
