@@ -20,7 +20,8 @@ from persistence.connections import CONNECT_OPTIONS
 from persistence.database import DatabaseUnavailable
 
 # The first key of every lock taken here (pg_advisory_lock(int, int)): the second is hashtext(name). Other two-key
-# advisory locks of the service (queries/mcp.py's) use hashtext of their own name as the first key.
+# advisory locks of the service (queries/mcp.py's) use hashtext of their own name as the first key, the lease fence
+# 461_369_855 (queries/workspace_leases.py).
 LOCK_CLASS = 461_369_854
 
 # What connecting or a statement on the connection may raise when the database is out or the session was ended.

@@ -6,9 +6,10 @@ A task runs its statements under a fence (`fencing_statements`, set by the cell 
 inherited by the tasks it starts). Two checks, for two windows:
 - in memory, before a write is sent (`StatementFence.check`): a node whose hold has run out, or that was told
   the lease is lost, sends no write, and a transaction under way rolls back instead of committing;
-- in PostgreSQL, first in the transaction of every write (`inbox_lease_fence`, migration 024): the lease must still
-  be this epoch's, unexpired, and its row stays locked until the transaction ends, so a takeover waits for a write
-  that passed and a write that reaches PostgreSQL after a takeover is refused. That covers a node paused between the
+- in PostgreSQL, first in the transaction of every write (`inbox_lease_fence`, migrations 024 and 037): the lease
+  must still be this epoch's, unexpired, and the workspace's fence lock (an advisory lock) stays held, shared, until
+  the transaction ends; a change of epoch takes it exclusive, so a takeover waits for a write that passed and a
+  write that reaches PostgreSQL after a takeover is refused. That covers a node paused between the
   memory check and its statement reaching the server.
 
 A lone write therefore runs as a transaction of its own (BEGIN and the fence in one round trip, the statement,
@@ -16,7 +17,7 @@ COMMIT), and a transaction's BEGIN carries the fence. Reads outside a transactio
 nothing. The PostgreSQL side costs a send about half again its CPU (docs/performance.md), so a node alone, which no
 other node can take a workspace from, checks in memory only (`in_database`, set when the node is one of a cluster).
 
-A node stopped while it holds a fenced transaction open would hold the lease row's lock with it; the server ends
+A node stopped while it holds a fenced transaction open would hold the fence lock with it; the server ends
 such a session after `IDLE_IN_TRANSACTION` (persistence/connections.py), which rolls it back and lets the takeover
 through.
 """

@@ -59,8 +59,8 @@ STATEMENT_SECONDS = 5.0
 # How long a take waits for the node's liveness lock (being taken at start, or again after a loss): past it, the
 # database is most likely out, and the take is refused as such.
 LIVENESS_WAIT_SECONDS = 1.0
-# How long a take waits for an expired lease's row before ending the sessions that hold it (a fenced write takes
-# milliseconds; one held longer was left open by a node that stopped).
+# How long a take waits for an expired lease's fence lock before ending the sessions that hold it (a fenced write
+# takes milliseconds; one held longer was left open by a node that stopped).
 FENCE_OUT_AFTER_SECONDS = 1.0
 
 
@@ -230,7 +230,7 @@ class LeaseKeeper:
             outage.succeeded()
             if ended:
                 log.warning("node %s: ended %d database sessions of workspace %d's former holder, which held its "
-                            "lease row past the lease", self.node_id, ended, workspace_id)
+                            "fence lock past the lease", self.node_id, ended, workspace_id)
 
     async def release(self, workspace_id: int) -> None:
         """Hand the workspace over: its actors must have stopped. Another node may take it at once."""

@@ -16,6 +16,9 @@ from persistence.session_lock import LOCK_CLASS
 # The granted liveness locks (session_lock.py) in pg_locks: a lock (LOCK_CLASS, key) shows there as classid and objid,
 # objsubid 2 for the two-key form.
 _LIVENESS_LOCKS = f"locktype = 'advisory' AND classid = {LOCK_CLASS} AND objsubid = 2 AND granted"
+# The first key of the workspaces' fence locks (migration 037: inbox_lease_fence takes it shared, a change of epoch
+# exclusive); the second is the workspace's id.
+FENCE_LOCK_CLASS = 461_369_855
 
 
 class Owner(NamedTuple):
@@ -37,30 +40,33 @@ async def take(db: Database, workspace_id: int, node_id: str, ttl: timedelta, *,
     and then free since PostgreSQL started at `server_started`) while that lock is still free and the server the
     same, both checked in this statement: a node whose sessions ended cannot be writing or sending any more (a
     paused one keeps its sessions, and so its lock), and one that came back holds its lock again."""
+    # Only a take that will happen waits for the fence (the CASE orders it): a node asking for a workspace another
+    # holds must not hold that node's writes back.
     return await db.fetchval(
         "INSERT INTO workspace_leases (workspace_id, node_id, epoch, expires_at) VALUES ($1, $2, 1, now() + $3)"
         " ON CONFLICT (workspace_id) DO UPDATE SET node_id = EXCLUDED.node_id, epoch = workspace_leases.epoch + 1,"
         "  expires_at = EXCLUDED.expires_at"
-        " WHERE workspace_leases.expires_at <= now() OR workspace_leases.node_id = EXCLUDED.node_id"
+        " WHERE CASE WHEN workspace_leases.expires_at <= now() OR workspace_leases.node_id = EXCLUDED.node_id"
         "  OR (workspace_leases.node_id = ANY($4::text[]) AND pg_postmaster_start_time() = $5"
         f"   AND NOT EXISTS (SELECT 1 FROM pg_locks WHERE {_LIVENESS_LOCKS}"
         "    AND objid = hashtext(workspace_leases.node_id)::oid))"
+        "  THEN inbox_lease_takeover_lock(workspace_leases.workspace_id) ELSE false END"
         " RETURNING epoch",
         workspace_id, node_id, ttl, list(dead) if server_started is not None else [], server_started)
 
 
 async def fence_out(db: Database, workspace_id: int) -> int:
-    """End the sessions that hold a takeover of the workspace back although its lease has expired: the ones a waiting
-    take of its lease row waits for, whose transactions began before the lease ran out and which wait on no lock
-    themselves. They are the old holder's fenced writes (inbox_lease_fence keeps the row locked until their
-    transaction ends), left open by a node that stopped in the middle: paused, or frozen, or cut off. A session
+    """End the sessions that hold a takeover of the workspace back although its lease has expired: the ones a take
+    waiting for the workspace's fence lock waits for, whose transactions began before the lease ran out and which
+    wait on no lock themselves. They are the old holder's fenced writes (inbox_lease_fence holds the lock shared until
+    their transaction ends), left open by a node that stopped in the middle: paused, or frozen, or cut off. A session
     stopped between two protocol messages counts as active, so the server's idle-in-transaction timeout does not end
     it. Ending a session rolls its transaction back: nothing of it is written. How many were ended."""
     return await db.fetchval(
-        "WITH lease AS (SELECT ctid::text::point AS at, expires_at FROM workspace_leases"
-        "  WHERE workspace_id = $1 AND expires_at <= now()),"
-        " waiting AS (SELECT l.pid FROM pg_locks l, lease WHERE l.locktype = 'tuple'"
-        "  AND l.relation = 'workspace_leases'::regclass AND l.page = lease.at[0]::int AND l.tuple = lease.at[1]::int),"
+        "WITH lease AS (SELECT expires_at FROM workspace_leases WHERE workspace_id = $1 AND expires_at <= now()),"
+        " waiting AS (SELECT l.pid FROM pg_locks l, lease WHERE l.locktype = 'advisory'"
+        f"  AND l.classid = {FENCE_LOCK_CLASS} AND l.objid = ($1 % 2147483648)::oid AND l.objsubid = 2"
+        "  AND l.mode = 'ExclusiveLock' AND NOT l.granted),"
         " blocking AS (SELECT DISTINCT unnest(pg_blocking_pids(pid)) AS pid FROM waiting)"
         " SELECT count(*) FILTER (WHERE pg_terminate_backend(a.pid))"
         " FROM blocking b JOIN pg_stat_activity a ON a.pid = b.pid, lease"
@@ -90,7 +96,8 @@ async def hand_to(db: Database, workspace_id: int, node_id: str, epoch: int, tar
     before the lease expires. Whether it was still `node_id`'s to hand."""
     return await db.fetchval(
         "UPDATE workspace_leases SET node_id = $4, epoch = epoch + 1, expires_at = now() + $5"
-        " WHERE workspace_id = $1 AND node_id = $2 AND epoch = $3 RETURNING true",
+        " WHERE workspace_id = $1 AND CASE WHEN node_id = $2 AND epoch = $3"
+        "  THEN inbox_lease_takeover_lock(workspace_id) ELSE false END RETURNING true",
         workspace_id, node_id, epoch, target, ttl) is not None
 
 
@@ -160,6 +167,6 @@ async def owner(db: Database, workspace_id: int) -> Owner | None:
 
 async def fence(tx: UnitOfWork, workspace_id: int, epoch: int) -> None:
     """In a transaction: raise LeaseLost (persistence.statement_fence) unless `epoch` is the workspace's unexpired
-    lease, and hold the lease row until the transaction ends, so no other node takes the workspace over while its
-    writes are under way. (A workspace's actors have this done for them: persistence/statement_fence.py.)"""
+    lease, and hold the workspace's fence lock (shared) until the transaction ends, so no other node takes the
+    workspace over while its writes are under way. (A workspace's actors have this done for them: persistence/statement_fence.py.)"""
     await tx.fetchval("SELECT inbox_lease_fence($1, $2)", workspace_id, epoch)

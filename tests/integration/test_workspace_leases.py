@@ -75,15 +75,56 @@ async def test_a_takeover_waits_for_a_fenced_write_under_way(db, nursery):
     async with db.transaction() as tx:
         await workspace_leases.fence(tx, workspace_id, 1)
         nursery.start_soon(take_over)
-        await trio.sleep(TTL + 0.2)                               # past the expiry, the fence's row lock held
+        await trio.sleep(TTL + 0.2)                               # past the expiry, the fence's lock held
         assert order == []
         order.append("written")
     await eventually(lambda: order == ["written", "taken"])
 
 
+async def test_a_write_that_waited_for_a_takeover_is_refused(db, database_url, nursery):
+    """The fence's lock: a change of epoch holds it exclusive until it commits; a fenced write that asked for it
+    meanwhile reads the new epoch once it gets it, and writes nothing."""
+    workspace_id = await builders.workspace(db)
+    a = keeper(db, "a")
+    assert await a.acquire(workspace_id) == 1
+    taking = await aio_as_trio(asyncpg.connect)(database_url)
+    try:
+        await aio_as_trio(taking.execute)(
+            f"BEGIN; SELECT inbox_lease_takeover_lock({workspace_id});"
+            f" UPDATE workspace_leases SET node_id = 'b', epoch = 2 WHERE workspace_id = {workspace_id}")
+        outcome: list[object] = []
+
+        async def write() -> None:
+            try:
+                await fenced_write(db, workspace_id, 1)
+                outcome.append("written")
+            except LeaseLost:
+                outcome.append("refused")
+
+        nursery.start_soon(write)
+        await trio.sleep(0.3)
+        assert outcome == []                                      # waiting for the takeover
+        await aio_as_trio(taking.execute)("COMMIT")
+        await eventually(lambda: outcome == ["refused"])
+    finally:
+        await aio_as_trio(taking.close)()
+
+
+async def test_asking_for_a_workspace_another_node_holds_does_not_wait_for_its_writes(db):
+    """Only a take that will happen waits for the fence: a node asking for a workspace held unexpired by another is
+    told no at once, though that node's write is under way."""
+    workspace_id = await builders.workspace(db)
+    a, b = keeper(db, "a"), keeper(db, "b")
+    assert await a.acquire(workspace_id) == 1
+    async with db.transaction() as tx:
+        await workspace_leases.fence(tx, workspace_id, 1)
+        with trio.fail_after(TTL / 3):
+            assert await b.acquire(workspace_id) is None
+
+
 async def test_a_takeover_ends_a_fenced_write_left_open_past_the_lease_by_a_node_that_stopped(db, database_url):
-    """A node stopped in the middle of a fenced write holds the lease row for as long as it stays stopped; once the
-    lease has expired, the taking node ends that session, which rolls its write back."""
+    """A node stopped in the middle of a fenced write holds the fence's lock for as long as it stays stopped; once
+    the lease has expired, the taking node ends that session, which rolls its write back."""
     workspace_id = await builders.workspace(db)
     a, b = keeper(db, "a"), keeper(db, "b", fence_out_after=0.3)
     assert await a.acquire(workspace_id) == 1
