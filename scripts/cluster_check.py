@@ -34,8 +34,8 @@ ahead: whether its sweeps forget any workspace's Idempotency-Keys, so that a ret
    workspace after the takeover (bound: 0). Its workspace answers again within 12 s (PAUSED_OUT_OF_SERVICE_BOUND):
    a paused node keeps its sessions, and so its liveness lock, so its lease has to run out (8 s after its last
    renewal, not the second a kill takes), and then the node taking over waits up to 1 s for the transactions the
-   paused node left open, holding the workspace's fence lock, before it ends their sessions (the fence-out). The key activity its
-   requests saw is its own and not counted (write_audit.NODE_OWN_TABLES).
+   paused node left open, holding the workspace's fence lock, before it ends their sessions (the fence-out). The key
+   activity its requests saw is its own and not counted (write_audit.NODE_OWN_TABLES).
 5. Once the clients are done: every send the platform accepted must be in the database (as in crash_sends), and
    every `message_sent` event of the outbox must reach the receiver (the node that took the workspace delivers
    what the dead one left pending).

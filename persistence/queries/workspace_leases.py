@@ -168,5 +168,6 @@ async def owner(db: Database, workspace_id: int) -> Owner | None:
 async def fence(tx: UnitOfWork, workspace_id: int, epoch: int) -> None:
     """In a transaction: raise LeaseLost (persistence.statement_fence) unless `epoch` is the workspace's unexpired
     lease, and hold the workspace's fence lock (shared) until the transaction ends, so no other node takes the
-    workspace over while its writes are under way. (A workspace's actors have this done for them: persistence/statement_fence.py.)"""
+    workspace over while its writes are under way. (A workspace's actors have this done for them:
+    persistence/statement_fence.py.)"""
     await tx.fetchval("SELECT inbox_lease_fence($1, $2)", workspace_id, epoch)
