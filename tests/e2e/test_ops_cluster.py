@@ -15,6 +15,7 @@ import pytest
 import trio
 
 from inbox_actors.monitoring.cluster_view import STATES
+from persistence.database import Record
 from tests.e2e.chat_helpers import scale_workspace
 from tests.e2e.conftest import bearer, with_settings
 from tests.e2e.running_nodes import cluster_settings, on_first_nodes_platform, running_node, running_node_of_its_own
@@ -149,7 +150,7 @@ async def test_the_nodes_data_is_the_operators_and_the_page_loads_its_script(db,
 
 
 @pytest.mark.slow
-async def test_a_node_killed_is_shown_lost_by_the_survivor_within_two_seconds(database_url, nursery):
+async def test_a_node_killed_is_shown_lost_by_the_survivor_within_two_seconds(database_url, db, nursery):
     async with serve_nodes(database_url, nursery) as serve:
         ready = serve.ready
         killed, survivor = await holder_and_other(ready)     # the survivor relayed three calls to the killed one
@@ -182,16 +183,20 @@ async def test_a_node_killed_is_shown_lost_by_the_survivor_within_two_seconds(da
             assert gone["liveness_lock"] is False and gone["stopped_at"] is None
             print(f"a node killed with SIGKILL shown lost after {shown_after:.3f} s")
 
-            # Its workspace moves to the survivor (its crash watch takes it at once), under the next epoch. The view
-            # shows it once the survivor has published its figures again (a round each second, and slower on a
-            # machine the suite's other workers load: 15 s here; how soon a takeover answers is cluster_check.py's).
-            async def taken() -> dict | None:
-                node = by_name(await view_of(client))[survivor["url"]]
-                return node if node["workspaces"]["held"] == 1 else None
+            # Its workspace is answered again under a new epoch: taken by the survivor's crash watch, or, when `serve
+            # --nodes` started the killed node again before the watch confirmed its death (half a second, which a
+            # quiet machine's restart can beat: its liveness lock is held again, so the take is rightly refused), by
+            # that node itself, whose own lease it takes again at once. A call for the workspace shows which.
+            workspace_id = ready["demo"]["workspace_id"]
 
-            lease = (await eventually(taken, timeout=15))["workspaces"]["leases"][0]
-            assert lease["workspace_id"] == ready["demo"]["workspace_id"]
-            assert lease["epoch"] > held["epoch"]
+            async def answered_again() -> Record | None:
+                whoami = await client.get("/api/reporting/v1/whoami", headers=bearer(ready["demo"]["key"]))
+                lease = await db.fetchrow("SELECT node_id, epoch FROM workspace_leases WHERE workspace_id = $1"
+                                          " AND expires_at > now()", workspace_id)
+                return lease if whoami.status_code == 200 and lease and lease["epoch"] > held["epoch"] else None
+
+            lease = await eventually(answered_again, timeout=30, interval=0.1)
+            assert lease["node_id"] in (survivor["url"], killed["url"])
 
             # `serve --nodes` starts it again on its own address: alive again, a new process.
             async def back() -> dict | None:
