@@ -154,6 +154,7 @@ def _canned_and_shortcuts(chromium: str, team: Team, folder: Path) -> None:
         page.get_by_label("A note for the team").fill("Asked about the refund")
         page.get_by_label("A note for the team").press("Control+Enter")
         expect(page.locator(".msg.note", has_text="Asked about the refund")).to_be_visible()
+        expect(page.get_by_label("A note for the team")).to_be_focused()    # back in the box, for the next note
 
         # j and k: the next and the previous chat of the list (Asha's is the newest).
         _on_the_page(page)

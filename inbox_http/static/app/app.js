@@ -200,6 +200,14 @@ function sendForm(url, fields) {
     Idiomorph.defaults.callbacks.beforeAttributeUpdated = function (name, node, change) {
       return !(name === "open" && change === "remove" && node instanceof HTMLDetailsElement);
     };
+    // A choice the member made in a list and has not sent stays theirs: a live update of its part (a label another
+    // member took off, the customer writing) renders the form again, and would put the list back to its first
+    // option under their hand (a snooze chosen "until the customer writes" sent as one hour).
+    Idiomorph.defaults.callbacks.beforeNodeMorphed = function (node) {
+      if (!(node instanceof HTMLSelectElement)) return true;
+      const chosen = node.selectedOptions[0];
+      return !chosen || chosen.defaultSelected;
+    };
   }
 
   // The stream's connection, kept so that an ended session can close it (htmx's SSE extension makes it).
