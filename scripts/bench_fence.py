@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -31,19 +32,10 @@ from persistence.migrations import available_migrations
 
 WORKSPACE = 1
 ROWS = 1_000
-# The fence of migration 024, kept here under a name of its own to be measured beside the service's.
-ROW_LOCK_FENCE = """
-CREATE FUNCTION bench_row_lock_fence(workspace bigint, held_epoch bigint) RETURNS boolean
-LANGUAGE plpgsql VOLATILE AS $$
-BEGIN
-    PERFORM 1 FROM workspace_leases
-        WHERE workspace_id = workspace AND epoch = held_epoch AND expires_at > now() FOR SHARE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'workspace % is no longer leased at epoch %', workspace, held_epoch USING ERRCODE = 'IA410';
-    END IF;
-    RETURN true;
-END
-$$"""
+# The fence of migration 024, read from it and created under a name of its own, to be measured beside the service's.
+ROW_LOCK_FENCE = re.search(r"CREATE FUNCTION inbox_lease_fence\(.*?\$\$;", next(
+    m for m in available_migrations() if m.version == 24).sql(), re.S)[0].replace(
+    "inbox_lease_fence", "bench_row_lock_fence")
 VARIANTS = {
     "unfenced": "BEGIN",
     "row lock (migration 024)": f"BEGIN; SELECT bench_row_lock_fence({WORKSPACE}, 1)",
