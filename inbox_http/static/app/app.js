@@ -292,6 +292,7 @@ function sendForm(url, fields) {
     if (!(form instanceof HTMLFormElement)) return;
     sentFrom = document.activeElement;
     const inComposer = Boolean(form.closest("#composer"));
+    const chat = form.closest("#chat-pane") ? openPhone() : null;
     const button = form.querySelector("button[data-sending]");
     if (button) {
       button.dataset.label = button.textContent;
@@ -304,6 +305,10 @@ function sendForm(url, fields) {
       if (button && button.dataset.label) button.textContent = button.dataset.label;
       form.querySelectorAll("textarea").forEach((box) => { box.readOnly = false; });
       if (done.detail.successful) afterSent(form, inComposer);
+      // The answer shows the chat as it was when the action was written; a status that came meanwhile (a reply
+      // delivered before its own answer reached the screen) may have been shown already and would be undone by it.
+      // One more read of the chat's parts puts the newest back.
+      if (done.detail.successful && chat && chat === openPhone()) refresh("chat", () => readChat(chat));
     }, { once: true });
   });
 
