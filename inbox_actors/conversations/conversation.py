@@ -4,7 +4,8 @@ It owns the chat: the contact's creation on first contact, messages, unread coun
 and the delivery statuses that can change the chat (the workspace's status writer, status_writer.py, records
 the rest in bulk; both lock the message they judge). Its protocol is conversation_protocol.py (re-exported
 here, so callers import from this module); the chat's state lives in one `ChatState` (chat_state.py), which this actor,
-its `Sender` (sending.py) and its `ChatHandling` (chat_handling.py) change only through `ChatState.commit`.
+its `Sender` (sending.py), its `ChatHandling` (chat_handling.py) and its `CustomerMessages` (customer_messages.py: a
+customer's message stored) change only through `ChatState.commit`.
 Every change is committed (conversation row version-checked, webhook events appended to the outbox in the same
 transaction) before the actor replies. Expected refusals (illegal transition, chat not visible, consent, window)
 are reply values; a version conflict or a database failure crashes the actor, whose restart reloads the row.
@@ -66,6 +67,7 @@ from inbox_actors.conversations.conversation_protocol import (
     Transfer,
     Unsnooze,
 )
+from inbox_actors.conversations.customer_messages import CustomerMessages
 from inbox_actors.conversations.satisfaction_survey import SatisfactionSurveys
 from inbox_actors.conversations.send_records import SendRecords
 from inbox_actors.conversations.sending import Sender
@@ -76,7 +78,7 @@ from inbox_actors.domain.conversation_states import IllegalTransition, State
 from inbox_actors.domain.credit_prices import TemplatePrices
 from inbox_actors.domain.text import storable
 from inbox_actors.platform.client import PlatformClient
-from inbox_actors.platform.payloads import InboundMessage, StatusUpdate
+from inbox_actors.platform.payloads import StatusUpdate
 from inbox_actors.runtime import Actor, ActorError, ActorKind, Directory, MailboxFull, workspace_in_key
 from inbox_actors.runtime.alarm import DueAt
 from inbox_actors.runtime.clock import Clock
@@ -86,7 +88,6 @@ from persistence.queries import database_clock
 from persistence.queries import erasure as erasure_queries
 from persistence.queries import messages as message_queries
 from persistence.queries import workspaces as workspace_queries
-from persistence.queries.conversations import NEW_MESSAGE_ID
 
 __all__ = [
     "KIND", "AddNote", "AutoAssign", "BotTurn", "BroadcastRecipient", "Changed", "Claim", "Conversation",
@@ -146,6 +147,7 @@ class Conversation(Actor):
         self.sender = Sender(self.chat, self.sends, self.team, self.deps, self.actors)
         self.bot = BotTurns(self.chat, self.deps.responder, self.sender, self)
         self.surveys = SatisfactionSurveys(self.chat, self.sender, self)
+        self.customer_messages = CustomerMessages(self.chat, self.surveys, self.bot, self.deps.responder)
         await self.chat.load()
         row = self.chat.row
         if row is not None and row["waiting_since"] is not None and states.bot_may_answer(self.chat.state) \
@@ -185,7 +187,7 @@ class Conversation(Actor):
         self.leaves_soon = isinstance(message, Send) and message.broadcast is not None
         match message:
             case CustomerWrote():
-                return await self._customer_wrote(message.message)
+                return await self.customer_messages.store(message.message)
             case StatusReported():
                 return await self._status_reported(message.update)
             case BotTurn():
@@ -254,79 +256,6 @@ class Conversation(Actor):
         raise TypeError(f"conversation cannot handle {type(message).__name__}")
 
     # -- inbound -------------------------------------------------------------------------------------------
-
-    async def _customer_wrote(self, inbound: InboundMessage) -> Recorded:
-        try:
-            return await self._store_customer_message(inbound)
-        except _StoredBefore as stored:
-            return Recorded(stored.message_id, duplicate=True)
-
-    async def _store_customer_message(self, inbound: InboundMessage) -> Recorded:
-        now = self.clock.now()
-        chat = self.chat
-        async with chat.transaction() as tx:
-            row = await chat.ensure_chat(tx, profile_name=storable(inbound.profile_name) or "", at=inbound.at,
-                                         author="customer")
-            values = dict(
-                workspace_id=self.workspace_id, conversation_id=row["id"], platform_message_id=inbound.message_id,
-                direction="inbound", sender_type="customer", type=storable(inbound.type), text=storable(inbound.text),
-                status=delivery_status.RECEIVED, media_id=storable(inbound.media_id),
-                mime_type=storable(inbound.mime_type), filename=storable(inbound.filename), source="whatsapp",
-                sent_at=inbound.at, status_at=inbound.at)
-            # A redelivery of something older than what the customer has said since (the platform retried
-            # after a failure) is recorded and counted, but it neither becomes the last word nor wakes the bot.
-            latest_word = row["last_customer_message_at"] is None or inbound.at >= row["last_customer_message_at"]
-            survey = await self.surveys.judge(tx, inbound, row)
-            answers_survey = survey is not None and survey.event is not None
-            changes: dict[str, Any] = {
-                "count_messages": row["count_messages"] + 1,
-                "count_from_customer": row["count_from_customer"] + 1,
-                **(survey.changes if survey is not None else {}),
-            }
-            if answers_survey:
-                # An answer to the business's own question: nobody's unread, no wait, no bot (satisfaction_survey.py).
-                values["opens_wait"] = False
-                emitted = [survey.event]
-            else:
-                # Nobody was waiting for an answer: this message opens a conversation (the team reports count them).
-                values["opens_wait"] = latest_word and row["waiting_since"] is None
-                changes.update(await self._unanswered(tx, row, inbound, latest_word))
-                emitted = []
-            if latest_word:
-                changes.update(last_customer_message_at=inbound.at, last_message_id=NEW_MESSAGE_ID,
-                               last_activity_at=max(inbound.at, row["last_activity_at"]))
-            # The message, its chat's changes and its event in one statement; the event's id is the stored one's.
-            received = OutboxEvent(events.MESSAGE_RECEIVED, "customer",
-                                    data.message_data(self.phone, message_queries.as_inserted(values), {}))
-            message = await chat.commit_message(tx, values, changes, [received, *emitted], now)
-            if message is None:
-                # The platform's retry of a message stored before: nothing of this transaction is kept.
-                existing = await message_queries.find_by_platform_id(tx, self.workspace_id, inbound.message_id)
-                raise _StoredBefore(existing["id"])
-        if answers_survey:
-            self.surveys.answered(survey)
-        elif latest_word and states.bot_may_answer(chat.state) and self.deps.responder is not None:
-            self.bot.queue()
-        return Recorded(message["id"])
-
-    async def _unanswered(self, tx: UnitOfWork, row: Record, inbound: InboundMessage,
-                          latest_word: bool) -> dict[str, Any]:
-        """A customer's message that wants an answer: unread, ending any snooze, and (as their latest word) the
-        wait it begins."""
-        changes: dict[str, Any] = {
-            "unread_count": row["unread_count"] + 1,
-            "unread_since": min(row["unread_since"] or inbound.at, inbound.at),
-            # Each customer message stored is newer than any before it: what members' unread is judged by.
-            "last_customer_message_id": NEW_MESSAGE_ID,
-        }
-        if row["snoozed"]:
-            changes.update(snoozed=False, snoozed_until=None)  # the customer writing ends any snooze
-        if latest_word:
-            if row["waiting_since"] is None:
-                changes["waiting_since"] = inbound.at
-            if row["state"] != State.AI_ONLY.value and row["waiting_for_person_since"] is None:
-                changes.update(await self.chat.waiting_for_person(tx, inbound.at))
-        return changes
 
     async def _status_reported(self, update: StatusUpdate) -> Recorded:
         now = self.clock.now()
@@ -438,14 +367,6 @@ class Conversation(Actor):
                 return Refused(409, "invalid_transition", "Another member has claimed this chat; "
                                "it must be transferred before you reply.", chat.state.value)
         return await self.sender.send(request)
-
-
-class _StoredBefore(Exception):
-    """A customer message's platform id is stored already; raised to roll its transaction back."""
-
-    def __init__(self, message_id: int) -> None:
-        super().__init__(message_id)
-        self.message_id = message_id
 
 
 def conversation_key(workspace_id: int, phone: str) -> str:
