@@ -101,20 +101,20 @@ class SatisfactionSurveys:
                 or survey["comment_invited_at"] is None \
                 or survey["db_now"] - survey["comment_invited_at"] > satisfaction.COMMENT_WINDOW:
             return SurveyAnswer(closes, None, None) if survey is not None else None
-        await queries.comment(tx, survey["id"], storable(inbound.text), survey["db_now"])
-        return SurveyAnswer(closes, await self._event(tx, survey["id"]), None)
+        commented = await queries.comment(tx, survey["id"], storable(inbound.text), survey["db_now"])
+        return SurveyAnswer(closes, await self._event(tx, commented), None)
 
     async def _rated(self, tx: UnitOfWork, row: Record, survey_id: int, rating: int) -> SurveyAnswer | None:
         survey = await queries.find_survey(tx, row["id"], survey_id)
         if survey is None or survey["db_now"] - survey["created_at"] > satisfaction.RATING_LIFETIME:
             return None   # another chat's survey, or one too old: an ordinary message
-        await queries.rate(tx, survey_id, rating, survey["db_now"])
+        rated = await queries.rate(tx, survey_id, rating, survey["db_now"])
         invite = survey_id if survey["comment_invited_at"] is None else None
-        return SurveyAnswer({}, await self._event(tx, survey_id), invite)
+        return SurveyAnswer({}, await self._event(tx, rated), invite)
 
-    async def _event(self, tx: UnitOfWork, survey_id: int) -> OutboxEvent:
+    async def _event(self, tx: UnitOfWork, survey: Record) -> OutboxEvent:
+        """`csat_received` of the survey as it now stands."""
         chat = self._chat
-        survey = await queries.find_survey(tx, chat.row["id"], survey_id)
         names = await conversation_queries.member_names(tx, [survey["member_id"]] if survey["member_id"] else [])
         team = await queries.team_name(tx, survey["team_id"]) if survey["team_id"] is not None else None
         return OutboxEvent(events.CSAT_RECEIVED, "customer", data.csat_data(chat.phone, survey, names, team,

@@ -58,8 +58,14 @@ async def team_name(q: Database | UnitOfWork, team_id: int) -> str | None:
     return await q.fetchval("SELECT name FROM teams WHERE id = $1", team_id)
 
 
-async def rate(tx: UnitOfWork, survey_id: int, rating: int, at: datetime) -> None:
-    await tx.execute("UPDATE csat_surveys SET rating = $2, rated_at = $3 WHERE id = $1", survey_id, rating, at)
+_ANSWERED = ("RETURNING id, member_id, team_id, resolved_at, rating, rated_at, comment, commented_at,"
+             " now() AS db_now")
+
+
+async def rate(tx: UnitOfWork, survey_id: int, rating: int, at: datetime) -> Record:
+    """The survey as rated (what `csat_received` says of it)."""
+    return await tx.fetchrow(f"UPDATE csat_surveys SET rating = $2, rated_at = $3 WHERE id = $1 {_ANSWERED}",
+                             survey_id, rating, at)
 
 
 async def invite_comment(q: Database | UnitOfWork, survey_id: int) -> bool:
@@ -69,8 +75,10 @@ async def invite_comment(q: Database | UnitOfWork, survey_id: int) -> bool:
     return status.split()[-1] != "0"
 
 
-async def comment(tx: UnitOfWork, survey_id: int, text: str, at: datetime) -> None:
-    await tx.execute("UPDATE csat_surveys SET comment = $2, commented_at = $3 WHERE id = $1", survey_id, text, at)
+async def comment(tx: UnitOfWork, survey_id: int, text: str, at: datetime) -> Record:
+    """The survey as commented on."""
+    return await tx.fetchrow(f"UPDATE csat_surveys SET comment = $2, commented_at = $3 WHERE id = $1 {_ANSWERED}",
+                             survey_id, text, at)
 
 
 async def latest_of_chat(q: Database | UnitOfWork, conversation_id: int) -> Record | None:
