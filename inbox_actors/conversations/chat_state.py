@@ -31,9 +31,9 @@ from inbox_actors.domain.business_hours import parse_business_hours, sla_deadlin
 from inbox_actors.domain.conversation_states import State
 from inbox_actors.runtime.clock import Clock
 from persistence.database import Database, Record, UnitOfWork
+from persistence.queries import chat_visibility, database_clock, outbox
 from persistence.queries import contacts as contact_queries
 from persistence.queries import conversations as conversation_queries
-from persistence.queries import database_clock, outbox
 from persistence.queries import messages as message_queries
 from persistence.queries import workspaces as workspace_queries
 
@@ -118,11 +118,10 @@ class ChatState:
         """The chat was erased: none, until a first message makes it again."""
         self._row = None
 
-    def visible(self, only_assigned_to: int | None) -> bool:
-        """Whether the chat exists for a caller who sees every chat (None) or only those assigned to them."""
-        if self._row is None:
-            return False
-        return only_assigned_to is None or self._row["assigned_to"] == only_assigned_to
+    async def visible(self, restricted_to: int | None) -> bool:
+        """Whether the chat exists for the caller: any chat (None), or one a member limited to assigned chats may
+        see (chat_visibility.py; a read only for a chat waiting in a team's queue)."""
+        return self._row is not None and await chat_visibility.may_see(self.db, self._row, restricted_to)
 
     async def waiting_for_person(self, q: Database | UnitOfWork, since: datetime | None) -> dict[str, Any]:
         """The changes that start the customer's wait for a person, and its SLA deadline, at `since` (a customer's

@@ -211,7 +211,7 @@ class Conversation(Actor):
             case InviteComment():
                 return await self.surveys.invite_comment(message)
         chat = self.chat
-        if not chat.visible(getattr(message, "only_assigned_to", None)):
+        if not await chat.visible(getattr(message, "restricted_to", None)):
             return NotVisible()
         try:
             match message:
@@ -358,7 +358,7 @@ class Conversation(Actor):
 
     async def _send(self, request: Send) -> SendOutcome | NotVisible | Refused:
         chat = self.chat
-        if request.only_assigned_to is not None and not chat.visible(request.only_assigned_to):
+        if request.restricted_to is not None and not await chat.visible(request.restricted_to):
             return NotVisible()
         if request.sender_type == "agent" and chat.row is None:
             return NotVisible()  # a member replies in a chat; a first message to a number is an API send

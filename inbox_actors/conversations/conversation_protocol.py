@@ -40,7 +40,7 @@ class Snooze(msgspec.Struct, frozen=True):
     until: datetime | None
     by_member: int
     author: str
-    only_assigned_to: int | None = None
+    restricted_to: int | None = None
 
 
 class Unsnooze(msgspec.Struct, frozen=True):
@@ -48,7 +48,7 @@ class Unsnooze(msgspec.Struct, frozen=True):
 
     by_member: int
     author: str
-    only_assigned_to: int | None = None
+    restricted_to: int | None = None
 
 
 class SnoozeDue(msgspec.Struct, frozen=True):
@@ -91,7 +91,7 @@ class Send(msgspec.Struct, frozen=True):
     author: str                      # the webhook envelope's actor
     sender_label: str | None = None
     actor_id: int | None = None      # the member, for agent replies
-    only_assigned_to: int | None = None
+    restricted_to: int | None = None
     reservation: KeyReservation | None = None
     broadcast: BroadcastRecipient | None = None
     # The AI agent's reply names the model call that wrote it: the call is linked to the message in the statement
@@ -119,14 +119,14 @@ class EraseChat(msgspec.Struct, frozen=True):
 class Claim(msgspec.Struct, frozen=True):
     member_id: int
     author: str
-    only_assigned_to: int | None = None
+    restricted_to: int | None = None
 
 
 class Release(msgspec.Struct, frozen=True):
     by_member: int
     author: str
     reason: str | None = None
-    only_assigned_to: int | None = None
+    restricted_to: int | None = None
 
 
 class Transfer(msgspec.Struct, frozen=True):
@@ -134,14 +134,14 @@ class Transfer(msgspec.Struct, frozen=True):
     by_member: int
     author: str
     reason: str | None = None
-    only_assigned_to: int | None = None
+    restricted_to: int | None = None
 
 
 class Resolve(msgspec.Struct, frozen=True):
     by_member: int
     author: str
     reason: str | None = None
-    only_assigned_to: int | None = None
+    restricted_to: int | None = None
 
 
 class OfferSurvey(msgspec.Struct, frozen=True):
@@ -177,7 +177,7 @@ class RouteToTeam(msgspec.Struct, frozen=True):
     by_member: int
     author: str
     reason: str | None = None
-    only_assigned_to: int | None = None
+    restricted_to: int | None = None
 
 
 class Open(msgspec.Struct, frozen=True):
@@ -186,7 +186,7 @@ class Open(msgspec.Struct, frozen=True):
     member_id: int
     author: str
     via: str = "panel"
-    only_assigned_to: int | None = None
+    restricted_to: int | None = None
 
 
 class AddNote(msgspec.Struct, frozen=True):
@@ -198,7 +198,7 @@ class AddNote(msgspec.Struct, frozen=True):
     member_id: int
     author: str
     text: str
-    only_assigned_to: int | None = None
+    restricted_to: int | None = None
     reservation: KeyReservation | None = None
     mentions: tuple[Found, ...] = ()
 
@@ -210,7 +210,7 @@ class Label(msgspec.Struct, frozen=True):
     add: bool
     by_member: int
     author: str
-    only_assigned_to: int | None = None
+    restricted_to: int | None = None
 
 
 class NoteAdded(msgspec.Struct, frozen=True):
@@ -221,7 +221,7 @@ class MarkRead(msgspec.Struct, frozen=True):
     """Unread cleared without anyone looking (a key marking read is not a person)."""
 
     author: str
-    only_assigned_to: int | None = None
+    restricted_to: int | None = None
 
 
 # -- replies -------------------------------------------------------------------------------------------------

@@ -92,7 +92,7 @@ class EventStream:
         position = await self.start()
         first = not self._passed
         rows = await chat_events_after(self._db, self._caller.workspace_id, max(0, position - OVERLAP), CHAT_EVENTS,
-                                       self._caller.only_assigned_to, READ_LIMIT + OVERLAP, self._caller.member_id)
+                                       self._caller.restricted_to, READ_LIMIT + OVERLAP, self._caller.member_id)
         fresh: list[LiveEvent] = []
         for row in rows:
             if row["id"] in self._passed_set:

@@ -39,8 +39,8 @@ def _ref(member_id: int | None, name: str | None) -> MemberRef | None:
 
 
 async def assignment_history(db: Database, workspace_id: int, raw_phone: str,
-                             only_assigned_to: int | None) -> AssignmentHistory:
-    phone, chat = await find_chat(db, workspace_id, raw_phone, only_assigned_to)
+                             restricted_to: int | None) -> AssignmentHistory:
+    phone, chat = await find_chat(db, workspace_id, raw_phone, restricted_to)
     rows = await queries.assignment_history(db, chat["id"])
     return AssignmentHistory(phone, [
         AssignmentEvent(row["event"], row["at"], _ref(row["from_member"], row["from_name"]),

@@ -46,8 +46,8 @@ class ViewPage(msgspec.Struct, frozen=True):
     next_cursor: str | None
 
 
-async def seen_by(db: Database, workspace_id: int, raw_phone: str, only_assigned_to: int | None) -> SeenBy:
-    phone, chat = await find_chat(db, workspace_id, raw_phone, only_assigned_to)
+async def seen_by(db: Database, workspace_id: int, raw_phone: str, restricted_to: int | None) -> SeenBy:
+    phone, chat = await find_chat(db, workspace_id, raw_phone, restricted_to)
     rows = await queries.seen_by(db, chat["id"])
     seers = [Seer(row["member_id"], row["member_name"], row["first_opened_at"], row["last_opened_at"],
                   row["opens"], row["unseen_customer_messages"]) for row in rows]
@@ -58,10 +58,10 @@ async def seen_by(db: Database, workspace_id: int, raw_phone: str, only_assigned
 
 
 async def views(db: Database, workspace_id: int, raw_phone: str, args: Mapping[str, str | None],
-                only_assigned_to: int | None) -> ViewPage:
+                restricted_to: int | None) -> ViewPage:
     limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
     after = cursors.decode(args, "views", datetime, int)
-    phone, chat = await find_chat(db, workspace_id, raw_phone, only_assigned_to)
+    phone, chat = await find_chat(db, workspace_id, raw_phone, restricted_to)
     rows = await queries.views(db, chat["id"], after, limit + 1)
     page, more = rows[:limit], len(rows) > limit
     next_cursor = cursors.encode("views", args, page[-1]["opened_at"], page[-1]["id"]) if more else None

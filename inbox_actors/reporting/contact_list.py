@@ -16,6 +16,7 @@ from inbox_actors.contacts.contact_card import ContactView, contact_view
 from inbox_actors.domain.phones import phone_or_none
 from inbox_actors.paging import parameters
 from persistence.database import Database, Record
+from persistence.queries import chat_visibility
 from persistence.queries.contacts import contact_attributes
 from persistence.queries.reporting import contacts as queries
 
@@ -75,21 +76,21 @@ def _item(row: Record) -> ContactItem:
 
 
 async def contact_page(db: Database, workspace_id: int, args: Mapping[str, str | None],
-                       only_assigned_to: int | None) -> ContactPage:
+                       restricted_to: int | None) -> ContactPage:
     page = parameters.page(args.get("page"))
     limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
     search = parameters.search(args.get("search"), "search")
-    total, rows = await queries.contact_page(db, workspace_id, search=search, only_assigned_to=only_assigned_to,
+    total, rows = await queries.contact_page(db, workspace_id, search=search, restricted_to=restricted_to,
                                              offset=(page - 1) * limit, limit=limit)
     return ContactPage(True, [_item(row) for row in rows],
                        Meta(total=total, page=page, limit=limit, hasMore=page * limit < total))
 
 
 async def one_contact(db: Database, workspace_id: int, raw_phone: str,
-                      only_assigned_to: int | None) -> ContactWithChat:
+                      restricted_to: int | None) -> ContactWithChat:
     phone = phone_or_none(raw_phone)
     row = await queries.one_contact(db, workspace_id, phone) if phone is not None else None
-    if row is None or (only_assigned_to is not None and row["assigned_to"] != only_assigned_to):
+    if row is None or not await chat_visibility.may_see(db, row, restricted_to):
         raise ContactNotFound(raw_phone)
     return ContactWithChat(**msgspec.structs.asdict(contact_view(row)), chat_status=row["chat_status"],
                            last_msg_time=row["last_msg_time"], claimed_by=row["claimed_by"],

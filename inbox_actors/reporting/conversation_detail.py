@@ -20,6 +20,7 @@ from inbox_actors.domain.member_ref import MemberRef
 from inbox_actors.domain.phones import phone_or_none
 from inbox_actors.domain.team_ref import TeamRef
 from persistence.database import Database, Record
+from persistence.queries import chat_visibility
 from persistence.queries import conversations as conversation_queries
 
 PREVIEW_CHARS = 120
@@ -144,23 +145,23 @@ def detail_from_row(row: Record, now: datetime) -> ConversationDetail:
 
 
 async def find_detail(db: Database, workspace_id: int, phone: str, now: datetime,
-                      only_assigned_to: int | None = None) -> ConversationDetail | None:
-    """The chat, or None when there is none or the caller may see only chats assigned to someone else."""
-    found = await find_detail_and_row(db, workspace_id, phone, now, only_assigned_to)
+                      restricted_to: int | None = None) -> ConversationDetail | None:
+    """The chat, or None when there is none or it is not one the caller may see."""
+    found = await find_detail_and_row(db, workspace_id, phone, now, restricted_to)
     return None if found is None else found[0]
 
 
 async def find_detail_and_row(db: Database, workspace_id: int, phone: str, now: datetime,
-                              only_assigned_to: int | None = None) -> tuple[ConversationDetail, Record] | None:
+                              restricted_to: int | None = None) -> tuple[ConversationDetail, Record] | None:
     """As `find_detail`, with the chat's row beside it (its id, when its customer last wrote)."""
     row = await conversation_queries.conversation_detail(db, workspace_id, phone)
-    if row is None or (only_assigned_to is not None and row["assigned_to"] != only_assigned_to):
+    if row is None or not await chat_visibility.may_see(db, row, restricted_to):
         return None
     return detail_from_row(row, now), row
 
 
 async def find_detail_by_raw_phone(db: Database, workspace_id: int, raw_phone: str, now: datetime,
-                                   only_assigned_to: int | None = None) -> ConversationDetail | None:
+                                   restricted_to: int | None = None) -> ConversationDetail | None:
     """As `find_detail`, for a phone as the caller spelt it (None when it is no phone number)."""
     phone = phone_or_none(raw_phone)
-    return None if phone is None else await find_detail(db, workspace_id, phone, now, only_assigned_to)
+    return None if phone is None else await find_detail(db, workspace_id, phone, now, restricted_to)

@@ -78,7 +78,7 @@ def conversation_from_row(row: Record, now: datetime) -> Conversation:
 
 
 def _filters(args: Args, workspace_id: int, span: Window, now: datetime,
-             only_assigned_to: int | None, scope: Scope | None = None) -> ChatFilters:
+             restricted_to: int | None, scope: Scope | None = None) -> ChatFilters:
     return ChatFilters(
         workspace_id=workspace_id, start=span.start, end=span.end, now=now,
         unread=parameters.boolean(args.get("unread"), "unread"),
@@ -89,14 +89,14 @@ def _filters(args: Args, workspace_id: int, span: Window, now: datetime,
         search=parameters.search(args.get("q"), "q"),
         label=parameters.search(args.get("label"), "label"),
         snoozed=parameters.boolean(args.get("snoozed"), "snoozed"),
-        only_assigned_to=only_assigned_to,
+        restricted_to=restricted_to,
         resolved=scope.resolved if scope else None,
         unassigned=scope.unassigned if scope else None,
     )
 
 
 async def conversations(db: Database, workspace_id: int, args: Args, now: datetime,
-                        only_assigned_to: int | None, scope: Scope | None = None) -> ConversationPage:
+                        restricted_to: int | None, scope: Scope | None = None) -> ConversationPage:
     """The conversation list; `scope`: the agent inbox's narrowing of it, which no query parameter reaches."""
     sort = parameters.choice(args.get("sort"), "sort", SORTS, default="last_activity")
     limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
@@ -105,7 +105,7 @@ async def conversations(db: Database, workspace_id: int, args: Args, now: dateti
     sort_type = datetime if sort == "last_activity" else (datetime, None)
     position = cursors.decode(args, kind, datetime, datetime, int, sort_type, int)
     span = Window(position[0], position[1]) if position else window(args, now, CHAT_LISTS)
-    filters = _filters(args, workspace_id, span, now, only_assigned_to, scope)
+    filters = _filters(args, workspace_id, span, now, restricted_to, scope)
     after = (position[3], position[4]) if position else None
     if sort == "last_activity":
         rows = await queries.by_last_activity(db, filters, position[2] if position else None, after, limit + 1)
@@ -119,7 +119,7 @@ async def conversations(db: Database, workspace_id: int, args: Args, now: dateti
 
 
 async def unanswered(db: Database, workspace_id: int, args: Args, now: datetime,
-                     only_assigned_to: int | None) -> UnansweredPage:
+                     restricted_to: int | None) -> UnansweredPage:
     """Chats whose customer has waited longer than `older_than`, longest wait first. Without `since` the window
     reaches back to the longest wait still lasting, so no wait is left out for being old; `since`/`to` narrow the
     list to chats with activity inside them, as in the conversation list."""
@@ -128,10 +128,10 @@ async def unanswered(db: Database, workspace_id: int, args: Args, now: datetime,
     # The cursor pins the window and the moment "older than" is measured from, so pages agree.
     position = cursors.decode(args, "unanswered", datetime, datetime, datetime, datetime, int)
     span = Window(position[0], position[1]) if position else await _unanswered_window(db, workspace_id, args, now,
-                                                                                       only_assigned_to)
+                                                                                       restricted_to)
     measured_at = position[2] if position else now
     filters = _filters({**args, "unread": None, "needs_reply": None, "sla_breached": None}, workspace_id, span,
-                       now, only_assigned_to)
+                       now, restricted_to)
     after = (position[3], position[4]) if position else None
     rows = await queries.unanswered(db, filters, measured_at - wait, after, limit + 1)
     page, more = rows[:limit], len(rows) > limit
@@ -142,18 +142,18 @@ async def unanswered(db: Database, workspace_id: int, args: Args, now: datetime,
 
 
 async def _unanswered_window(db: Database, workspace_id: int, args: Args, now: datetime,
-                             only_assigned_to: int | None) -> Window:
+                             restricted_to: int | None) -> Window:
     span = window(args, now, CHAT_LISTS)
     if args.get("since") is not None or args.get("from") is not None:
         return span
-    oldest = await queries.oldest_wait(db, workspace_id, only_assigned_to)
+    oldest = await queries.oldest_wait(db, workspace_id, restricted_to)
     return Window(oldest, span.end) if oldest is not None and oldest < span.start else span
 
 
 async def unread_summary(db: Database, workspace_id: int, args: Args, now: datetime,
-                         only_assigned_to: int | None) -> UnreadSummary:
+                         restricted_to: int | None) -> UnreadSummary:
     span = window(args, now, CHAT_LISTS)
-    rows = await queries.unread_summary(db, workspace_id, span.start, span.end, only_assigned_to)
+    rows = await queries.unread_summary(db, workspace_id, span.start, span.end, restricted_to)
     groups = [_counters(row) for row in rows]
     unassigned = next((group for group in groups if group.assigned_to is None),
                       UnreadCounters(None, 0, 0, None, 0, None))

@@ -54,7 +54,7 @@ def _preview(text: str | None) -> str | None:
 
 
 async def outbound_messages(db: Database, workspace_id: int, args: Mapping[str, str | None], now: datetime,
-                            only_assigned_to: int | None) -> OutboundPage:
+                            restricted_to: int | None) -> OutboundPage:
     status = args.get("status")
     if status is None:
         raise parameters.InvalidParameter("invalid_status", f"status is required: one of {', '.join(STATUSES)}.")
@@ -65,7 +65,7 @@ async def outbound_messages(db: Database, workspace_id: int, args: Mapping[str, 
     span = Window(position[0], position[1]) if position else window(args, now, REPLIES_AND_MESSAGES)
     after = (position[2], position[3]) if position else None
     rows = await queries.outbound_in_status(db, workspace_id, status=status, start=span.start, end=span.end,
-                                            only_assigned_to=only_assigned_to, after=after, limit=limit + 1)
+                                            restricted_to=restricted_to, after=after, limit=limit + 1)
     page, more = rows[:limit], len(rows) > limit
     failed = status == "failed"
     data = [OutboundMessage(

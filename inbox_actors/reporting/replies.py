@@ -85,11 +85,11 @@ def _actor(row: Record) -> MemberRef | None:
 
 
 async def chat_replies(db: Database, workspace_id: int, raw_phone: str, args: Args,
-                       only_assigned_to: int | None) -> ChatReplies:
+                       restricted_to: int | None) -> ChatReplies:
     """Every reply of the chat in the window (its whole life by default), oldest first: the answer holds them
     all, never a first part (a chat's replies are bounded by the chat; 2,500 answer in one read)."""
     start, end = optional_window(args)
-    phone, chat = await find_chat(db, workspace_id, raw_phone, only_assigned_to)
+    phone, chat = await find_chat(db, workspace_id, raw_phone, restricted_to)
     rows = await queries.chat_replies(db, chat["id"], start=start, end=end)
     replies = [ChatReply(row["platform_message_id"], row["sent_at"], row["sender_type"], _actor(row),
                          row["sender_label"], row["answers_message_id"], row["status"], response_seconds(row))
@@ -111,7 +111,7 @@ def _first(reply: ChatReply | None) -> FirstResponse | None:
 
 
 async def workspace_replies(db: Database, workspace_id: int, args: Args, now: datetime,
-                            only_assigned_to: int | None) -> ReplyPage:
+                            restricted_to: int | None) -> ReplyPage:
     agent_id = parameters.member_id(args.get("agent_id"), "agent_id")
     sender_type = parameters.choice(args.get("sender_type"), "sender_type", SENDER_TYPES)
     phone = parameters.phone(args.get("phone"))
@@ -120,7 +120,7 @@ async def workspace_replies(db: Database, workspace_id: int, args: Args, now: da
     span = Window(position[0], position[1]) if position else window(args, now, REPLIES_AND_MESSAGES)
     after = (position[2], position[3]) if position else None
     rows = await queries.workspace_replies(db, workspace_id, start=span.start, end=span.end, agent_id=agent_id,
-                                           sender_type=sender_type, phone=phone, only_assigned_to=only_assigned_to,
+                                           sender_type=sender_type, phone=phone, restricted_to=restricted_to,
                                            after=after, limit=limit + 1)
     page, more = rows[:limit], len(rows) > limit
     next_cursor = cursors.encode("replies", args, span.start, span.end, page[-1]["sent_at"], page[-1]["id"]) \

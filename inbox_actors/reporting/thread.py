@@ -94,14 +94,14 @@ def _message(phone: str, row: Record, with_receipts: bool) -> Message:
 
 
 async def messages(db: Database, workspace_id: int, raw_phone: str, args: Args,
-                   only_assigned_to: int | None) -> MessagePage:
+                   restricted_to: int | None) -> MessagePage:
     order = parameters.choice(args.get("order"), "order", ORDERS, default="asc")
     expand = parameters.choice(args.get("expand"), "expand", ("receipts",))
     limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
     start, end = optional_window(args)
     kind = f"messages:{order}"
     after = cursors.decode(args, kind, datetime, int)
-    phone, chat = await find_chat(db, workspace_id, raw_phone, only_assigned_to)
+    phone, chat = await find_chat(db, workspace_id, raw_phone, restricted_to)
     rows = await queries.thread(db, chat["id"], start=start, end=end, descending=order == "desc", after=after,
                                 limit=limit + 1, with_receipts=expand == "receipts")
     page, more = rows[:limit], len(rows) > limit
@@ -123,9 +123,9 @@ class MessageMedia(msgspec.Struct, frozen=True):
 
 
 async def media_of(db: Database, workspace_id: int, raw_phone: str, message_id: int,
-                   only_assigned_to: int | None) -> MessageMedia | None:
+                   restricted_to: int | None) -> MessageMedia | None:
     """The platform's media of a customer's message in this chat (None: no such message, or no media)."""
-    _, chat = await find_chat(db, workspace_id, raw_phone, only_assigned_to)
+    _, chat = await find_chat(db, workspace_id, raw_phone, restricted_to)
     row = await queries.message_media(db, chat["id"], message_id)
     if row is None or row["media_id"] is None:
         return None
@@ -133,10 +133,10 @@ async def media_of(db: Database, workspace_id: int, raw_phone: str, message_id: 
 
 
 async def receipts(db: Database, workspace_id: int, raw_phone: str, args: Args,
-                   only_assigned_to: int | None) -> ReceiptList:
+                   restricted_to: int | None) -> ReceiptList:
     limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
     start, end = optional_window(args)
-    phone, chat = await find_chat(db, workspace_id, raw_phone, only_assigned_to)
+    phone, chat = await find_chat(db, workspace_id, raw_phone, restricted_to)
     rows = await queries.receipts(db, chat["id"], start=start, end=end, limit=limit)
     return ReceiptList(phone, [ReceiptRecord(row["platform_message_id"], row["sent_at"], row["sender_type"],
                                              row["status"], _receipts(row)) for row in rows])

@@ -42,10 +42,10 @@ class HandoffQueue(msgspec.Struct, frozen=True):
 
 
 async def handoff_queue(db: Database, workspace_id: int, args: Args, now: datetime,
-                        only_assigned_to: int | None) -> HandoffQueue:
+                        restricted_to: int | None) -> HandoffQueue:
     limit = parameters.limit(args.get("limit"), DEFAULT_LIMIT)
     position = cursors.decode(args, CURSOR_KIND, datetime, int)
-    rows = await queries.handoff_queue(db, workspace_id, only_assigned_to, position, limit + 1)
+    rows = await queries.handoff_queue(db, workspace_id, restricted_to, position, limit + 1)
     total, oldest = rows[0]["queue_total"], rows[0]["queue_oldest"]   # always one row at least
     chats = [row for row in rows if row["id"] is not None]
     page, more = chats[:limit], len(chats) > limit

@@ -42,6 +42,8 @@ class Team(msgspec.Struct, frozen=True):
     id: int
     name: str
     description: str
+    queue_visible_to_assigned_only: bool
+    """Whether its members limited to assigned chats also see (and may take) the chats waiting in its queue."""
     members: list[TeamMember]
     """Oldest member first."""
     created_by: int | None
@@ -49,7 +51,7 @@ class Team(msgspec.Struct, frozen=True):
     updated_by: int | None
     created_at: datetime
     updated_at: datetime
-    """When its name, description or members last changed."""
+    """When its name, description, queue's visibility or members last changed."""
 
 
 class TeamList(msgspec.Struct, frozen=True):
@@ -93,21 +95,22 @@ async def one(db: Database, workspace_id: int, team_id: int) -> Team:
 
 
 async def create(db: Database, workspace_id: int, member_id: int | None, via: str, name: str, description: str,
-                 now: datetime) -> Team:
+                 queue_visible: bool, now: datetime) -> Team:
     name = _name(name)
     async with db.transaction() as tx:
         await queries.lock_teams(tx, workspace_id)
         if await queries.count_teams(tx, workspace_id) >= MAX_TEAMS:
             raise TeamRefusal(409, "too_many_teams", f"A workspace has at most {MAX_TEAMS} teams; delete one first.")
-        row = await queries.insert_team(tx, workspace_id, name, description, member_id)
+        row = await queries.insert_team(tx, workspace_id, name, description, queue_visible, member_id)
         if row is None:
             raise _taken(name)
-        await _audit(tx, workspace_id, member_id, via, team_audit.TEAM_CREATED, row["id"], now, {"name": name})
+        await _audit(tx, workspace_id, member_id, via, team_audit.TEAM_CREATED, row["id"], now,
+                     {"name": name, "queue_visible_to_assigned_only": queue_visible})
     return await one(db, workspace_id, row["id"])
 
 
 async def change(db: Database, workspace_id: int, member_id: int | None, via: str, team_id: int, name: str | None,
-                 description: str | None, now: datetime) -> Team:
+                 description: str | None, queue_visible: bool | None, now: datetime) -> Team:
     """A field given as None keeps its value; a change that changes nothing records nothing."""
     name = None if name is None else _name(name)
     async with db.transaction() as tx:
@@ -116,14 +119,16 @@ async def change(db: Database, workspace_id: int, member_id: int | None, via: st
             raise NOT_FOUND
         name = row["name"] if name is None else name
         description = row["description"] if description is None else description
+        queue_visible = row["queue_visible_to_assigned_only"] if queue_visible is None else queue_visible
         if name.lower() != row["name"].lower():
             # Judged under the lock creation takes, so that a rename and a creation of one name cannot both pass.
             await queries.lock_teams(tx, workspace_id)
             if await queries.name_taken(tx, workspace_id, name, team_id):
                 raise _taken(name)
-        changed = [field for field, value in (("name", name), ("description", description)) if value != row[field]]
+        changed = [field for field, value in (("name", name), ("description", description),
+                                              ("queue_visible_to_assigned_only", queue_visible)) if value != row[field]]
         if changed:
-            await queries.update_team(tx, team_id, name, description, member_id)
+            await queries.update_team(tx, team_id, name, description, queue_visible, member_id)
             await _audit(tx, workspace_id, member_id, via, team_audit.TEAM_CHANGED, team_id, now,
                          {"name": name, "from": row["name"], "changed": changed})
     return await one(db, workspace_id, team_id)
@@ -183,8 +188,9 @@ async def _views(db: Database | UnitOfWork, workspace_id: int, rows: list[Record
     for m in listed:
         by_team.setdefault(m["team_id"], []).append(TeamMember(
             m["member_id"], m["name"], m["status"], available[m["member_id"]].status, m["added_at"]))
-    return [Team(row["id"], row["name"], row["description"], by_team.get(row["id"], []), row["created_by"],
-                 row["updated_by"], row["created_at"], row["updated_at"]) for row in rows]
+    return [Team(row["id"], row["name"], row["description"], row["queue_visible_to_assigned_only"],
+                 by_team.get(row["id"], []), row["created_by"], row["updated_by"], row["created_at"],
+                 row["updated_at"]) for row in rows]
 
 
 async def _team_for_update(tx: UnitOfWork, workspace_id: int, team_id: int) -> Record:

@@ -38,8 +38,10 @@ class Caller(msgspec.Struct, frozen=True):
     cloud_api_enabled: bool
 
     @property
-    def only_assigned_to(self) -> int | None:
-        """The member whose assigned chats alone this caller may see and touch (None: any chat)."""
+    def restricted_to(self) -> int | None:
+        """The member limited to assigned chats this caller is (or acts as): it sees and touches only the chats
+        that member may see, theirs and their open team queues' (persistence/queries/chat_visibility.py). None: any
+        chat."""
         if self.assigned_only or "inbox_assigned_only" in self.permissions:
             return self.member_id
         return None

@@ -81,7 +81,7 @@ async def _add_note(deps: UseCaseDeps, caller: Caller, a: Note) -> Outcome:
     async def once(reservation: KeyReservation | None) -> Outcome:
         named = await mentions.found_in(deps, caller.workspace_id, text)
         reply = await conversation.ask_conversation(deps.actors, caller.workspace_id, phone, conversation.AddNote(
-            member_id=caller.member_id, author=caller.author, text=text, only_assigned_to=caller.only_assigned_to,
+            member_id=caller.member_id, author=caller.author, text=text, restricted_to=caller.restricted_to,
             reservation=reservation, mentions=named))
         if (refused := chats.refusal_of(reply)) is not None:
             return refused
@@ -113,25 +113,25 @@ async def _remove_label(deps: UseCaseDeps, caller: Caller, a: ChatLabelOff) -> O
 async def _label(deps: UseCaseDeps, caller: Caller, a: ChatLabel | ChatLabelOff, *, add: bool) -> Outcome:
     return await chats.act_on_chat(deps, caller, a.phone, conversation.Label(
         name=a.label.strip(), add=add, by_member=caller.member_id, author=caller.author,
-        only_assigned_to=caller.only_assigned_to))
+        restricted_to=caller.restricted_to))
 
 
 async def _snooze(deps: UseCaseDeps, caller: Caller, a: SnoozeChat) -> Outcome:
     """Snooze the chat until `until` (None: until the customer writes); it leaves the open views meanwhile."""
     return await chats.act_on_chat(deps, caller, a.phone, conversation.Snooze(
-        until=a.until, by_member=caller.member_id, author=caller.author, only_assigned_to=caller.only_assigned_to))
+        until=a.until, by_member=caller.member_id, author=caller.author, restricted_to=caller.restricted_to))
 
 
 async def _unsnooze(deps: UseCaseDeps, caller: Caller, a: chats.OneChat) -> Outcome:
     return await chats.act_on_chat(deps, caller, a.phone, conversation.Unsnooze(
-        by_member=caller.member_id, author=caller.author, only_assigned_to=caller.only_assigned_to))
+        by_member=caller.member_id, author=caller.author, restricted_to=caller.restricted_to))
 
 
 async def _route(deps: UseCaseDeps, caller: Caller, a: RouteChat) -> Outcome:
     """Put the chat in a team's queue (null: the workspace's own); a chat a member holds is released to it."""
     return await chats.act_on_chat(deps, caller, a.phone, conversation.RouteToTeam(
         team_id=a.team_id, by_member=caller.member_id, author=caller.author, reason=a.reason,
-        only_assigned_to=caller.only_assigned_to))
+        restricted_to=caller.restricted_to))
 
 
 # -- the declarations ----------------------------------------------------------------------------------------

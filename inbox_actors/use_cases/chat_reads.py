@@ -76,17 +76,17 @@ async def _list_conversations(deps: UseCaseDeps, caller: Caller, a: ListConversa
     args = query(q=a.q, state=a.state.value if a.state else None, unread=a.unread, needs_reply=a.needs_reply,
                  assigned_to=a.assigned_to, sort=a.sort, limit=a.limit, cursor=a.cursor)
     return Done(await conversation_lists.conversations(deps.db, caller.workspace_id, args, deps.clock.now(),
-                                                       caller.only_assigned_to))
+                                                       caller.restricted_to))
 
 
 async def _read_messages(deps: UseCaseDeps, caller: Caller, a: ReadMessages) -> Outcome:
     return Done(await thread.messages(deps.db, caller.workspace_id, a.phone,
-                                      query(order=a.order, limit=a.limit, cursor=a.cursor), caller.only_assigned_to))
+                                      query(order=a.order, limit=a.limit, cursor=a.cursor), caller.restricted_to))
 
 
 async def _unread_summary(deps: UseCaseDeps, caller: Caller, a: NoArguments) -> Outcome:
     return Done(await conversation_lists.unread_summary(deps.db, caller.workspace_id, {}, deps.clock.now(),
-                                                        caller.only_assigned_to))
+                                                        caller.restricted_to))
 
 
 async def _list_templates(deps: UseCaseDeps, caller: Caller, a: ListTemplates) -> Outcome:

@@ -151,7 +151,7 @@ async def chat_view(deps: UseCaseDeps, caller: Caller, raw_phone: str, *,
     phone = phone_or_none(raw_phone)
     now = deps.clock.now()
     found = None if phone is None else await find_detail_and_row(deps.db, caller.workspace_id, phone, now,
-                                                                 caller.only_assigned_to)
+                                                                 caller.restricted_to)
     if phone is None or not chats.SHOW.allows(caller):
         return chats.no_such_chat()
     if found is None:
@@ -160,7 +160,7 @@ async def chat_view(deps: UseCaseDeps, caller: Caller, raw_phone: str, *,
     try:
         page = await thread.messages(deps.db, caller.workspace_id, phone,
                                      {"order": "desc", "limit": str(THREAD_SIZE), "expand": "receipts"},
-                                     caller.only_assigned_to)
+                                     caller.restricted_to)
     except ChatNotFound:
         return chats.no_such_chat()
     last_customer = ref["last_customer_message_at"]
@@ -182,7 +182,7 @@ async def chat_view(deps: UseCaseDeps, caller: Caller, raw_phone: str, *,
     contact = None
     if contacts.SHOW.allows(caller):
         try:
-            contact = await contact_list.one_contact(deps.db, caller.workspace_id, phone, caller.only_assigned_to)
+            contact = await contact_list.one_contact(deps.db, caller.workspace_id, phone, caller.restricted_to)
         except contact_list.ContactNotFound:
             contact = None
     messages = list(reversed(page.data))
@@ -211,7 +211,7 @@ async def chat_view(deps: UseCaseDeps, caller: Caller, raw_phone: str, *,
 
 async def _new_chat(deps: UseCaseDeps, caller: Caller, phone: str) -> NewChat | Refused:
     try:
-        found = await contact_list.one_contact(deps.db, caller.workspace_id, phone, caller.only_assigned_to)
+        found = await contact_list.one_contact(deps.db, caller.workspace_id, phone, caller.restricted_to)
     except contact_list.ContactNotFound:
         return chats.no_such_chat()
     offered = [] if not chats.SEND_TEMPLATE.allows(caller) else await templates.workspace_templates(

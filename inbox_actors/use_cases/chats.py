@@ -4,8 +4,8 @@ conversation actor, which owns the chat's state and decides; the rules around it
 front door:
 
 - a send or a reply goes out only while the workspace's cloud API is switched on;
-- a caller limited to assigned chats sees and acts on only the chats assigned to its member (any other is "no
-  such chat"), and may claim only a chat assigned to it already;
+- a caller limited to assigned chats sees and acts on only the chats its member may see (any other is "no such
+  chat"): theirs, and those waiting in a team queue open to them (`chat_visibility.py`), which they may claim;
 - a reason is at most MAX_REASON characters, without control characters but line breaks and tabs (its field type,
   `fields.Reason`);
 - after a release, transfer or resolve the caller still sees the chat it acted on, even when the action took the
@@ -145,7 +145,7 @@ async def chat(deps: UseCaseDeps, caller: Caller, raw_phone: str) -> Conversatio
     """The chat, as this caller may see it."""
     phone = phone_or_none(raw_phone)
     found = None if phone is None else await find_detail(deps.db, caller.workspace_id, phone, deps.clock.now(),
-                                                         caller.only_assigned_to)
+                                                         caller.restricted_to)
     return no_such_chat() if found is None else found
 
 
@@ -165,7 +165,7 @@ async def send(deps: UseCaseDeps, caller: Caller, raw_phone: str, request: SendR
     except InvalidPhone as err:
         return Refused(Why.INVALID, f"Invalid phone number: {err}", 400, "invalid_phone")
     order = conversation.Send(request=request, sender_type="system", author=caller.author,
-                              sender_label=caller.label, only_assigned_to=caller.only_assigned_to,
+                              sender_label=caller.label, restricted_to=caller.restricted_to,
                               reservation=reservation)
     return send_answer(await conversation.ask_conversation(deps.actors, caller.workspace_id, phone, order))
 
@@ -227,7 +227,7 @@ async def reply(deps: UseCaseDeps, caller: Caller, raw_phone: str, request: Send
         return no_such_chat()
     outcome = await conversation.ask_conversation(deps.actors, caller.workspace_id, phone, conversation.Send(
         request=request, sender_type="agent", author=caller.author, actor_id=caller.member_id,
-        only_assigned_to=caller.only_assigned_to, reservation=reservation))
+        restricted_to=caller.restricted_to, reservation=reservation))
     if (refused := refusal_of(outcome)) is not None:
         return refused
     assert isinstance(outcome, SendOutcome)
@@ -303,29 +303,29 @@ async def _reply_template(deps: UseCaseDeps, caller: Caller, a: ReplyWithTemplat
 
 async def _claim(deps: UseCaseDeps, caller: Caller, a: OneChat) -> Outcome:
     return await act_on_chat(deps, caller, a.phone, conversation.Claim(
-        member_id=caller.member_id, author=caller.author, only_assigned_to=caller.only_assigned_to))
+        member_id=caller.member_id, author=caller.author, restricted_to=caller.restricted_to))
 
 
 async def _release(deps: UseCaseDeps, caller: Caller, a: ChatWithReason) -> Outcome:
     return await act_on_chat(deps, caller, a.phone, conversation.Release(
-        by_member=caller.member_id, author=caller.author, reason=a.reason, only_assigned_to=caller.only_assigned_to))
+        by_member=caller.member_id, author=caller.author, reason=a.reason, restricted_to=caller.restricted_to))
 
 
 async def _transfer(deps: UseCaseDeps, caller: Caller, a: TransferChat) -> Outcome:
     return await act_on_chat(deps, caller, a.phone, conversation.Transfer(
         to_member=a.to_user_id, by_member=caller.member_id, author=caller.author, reason=a.reason,
-        only_assigned_to=caller.only_assigned_to))
+        restricted_to=caller.restricted_to))
 
 
 async def _resolve(deps: UseCaseDeps, caller: Caller, a: ChatWithReason) -> Outcome:
     return await act_on_chat(deps, caller, a.phone, conversation.Resolve(
-        by_member=caller.member_id, author=caller.author, reason=a.reason, only_assigned_to=caller.only_assigned_to))
+        by_member=caller.member_id, author=caller.author, reason=a.reason, restricted_to=caller.restricted_to))
 
 
 async def open_chat(deps: UseCaseDeps, caller: Caller, raw_phone: str) -> ConversationDetail | Refused:
     """A person opened the chat: a view is recorded and its unread messages count as read."""
     outcome = await act_on_chat(deps, caller, raw_phone, conversation.Open(
-        member_id=caller.member_id, author=caller.author, only_assigned_to=caller.only_assigned_to))
+        member_id=caller.member_id, author=caller.author, restricted_to=caller.restricted_to))
     return outcome if isinstance(outcome, Refused) else outcome.data
 
 
@@ -336,7 +336,7 @@ async def _open(deps: UseCaseDeps, caller: Caller, a: OneChat) -> Outcome:
 async def _mark_read(deps: UseCaseDeps, caller: Caller, a: OneChat) -> Outcome:
     """Unread cleared, no view recorded: a key marking read is not a person looking."""
     return await act_on_chat(deps, caller, a.phone, conversation.MarkRead(
-        author=caller.author, only_assigned_to=caller.only_assigned_to))
+        author=caller.author, restricted_to=caller.restricted_to))
 
 
 async def act_on_chat(deps: UseCaseDeps, caller: Caller, raw_phone: str, message: object) -> Outcome:

@@ -181,12 +181,12 @@ async def _change(deps: UseCaseDeps, caller: Caller, a: CardChange) -> Outcome:
 
 
 async def _list(deps: UseCaseDeps, caller: Caller, a: ContactQuery) -> Outcome:
-    return Done(await contact_list.contact_page(deps.db, caller.workspace_id, a.query, caller.only_assigned_to))
+    return Done(await contact_list.contact_page(deps.db, caller.workspace_id, a.query, caller.restricted_to))
 
 
 async def _show(deps: UseCaseDeps, caller: Caller, a: ContactByPhone) -> Outcome:
     try:
-        return Done(await contact_list.one_contact(deps.db, caller.workspace_id, a.phone, caller.only_assigned_to))
+        return Done(await contact_list.one_contact(deps.db, caller.workspace_id, a.phone, caller.restricted_to))
     except contact_list.ContactNotFound:
         return Refused(Reason.NOT_FOUND, CONTACT_NOT_FOUND, 404, "not_found")
 
@@ -238,10 +238,10 @@ def _kept(value: Any) -> Any:
 
 
 async def _visible(deps: UseCaseDeps, caller: Caller, phone: str) -> bool:
-    if caller.only_assigned_to is None:
+    if caller.restricted_to is None:
         return True
     return await find_detail(deps.db, caller.workspace_id, phone, deps.clock.now(),
-                             caller.only_assigned_to) is not None
+                             caller.restricted_to) is not None
 
 
 # -- the declarations ----------------------------------------------------------------------------------------

@@ -228,7 +228,7 @@ def views_for(caller: Caller) -> tuple[View, ...]:
 def default_view(caller: Caller) -> View:
     """Where a member starts: a member limited to their own chats with them, others with what waits for the team
     (the queue, or every open chat without it)."""
-    if caller.only_assigned_to is not None:
+    if caller.restricted_to is not None:
         return View.MINE
     return View.QUEUE if View.QUEUE in views_for(caller) else View.OPEN
 
@@ -267,13 +267,13 @@ async def inbox(deps: UseCaseDeps, caller: Caller, view: str | None = None, *, s
     except InvalidParameter as err:
         return Refused(Reason.INVALID, err.message, 400, "invalid_parameter")
     if filters.narrows and search is None:
-        found = await filtered_counts(deps.db, caller.workspace_id, caller.member_id, caller.only_assigned_to,
+        found = await filtered_counts(deps.db, caller.workspace_id, caller.member_id, caller.restricted_to,
                                       narrowing, since)
         counts = ViewCounts(**{v.value: found[v.value] for v in View}, queue_total=found["queue_total"])
         matching = found[f"{chosen.value}_total"]
     else:
         counts = ViewCounts(**dict((await view_counts(deps.db, caller.workspace_id, caller.member_id,
-                                                      caller.only_assigned_to, since)).items()))
+                                                      caller.restricted_to, since)).items()))
     colours = {label.name.lower(): label.colour for label in labels}
     return InboxPage(chosen, search, await _for_member(deps, caller, rows), next_cursor, counts, views, colours,
                      filters, matching, tuple(label.name for label in labels))
@@ -301,7 +301,7 @@ async def _filtered(deps: UseCaseDeps, caller: Caller, view: View, filters: List
     for, as the chat lists' cursors are."""
     args = {"view": view.value, **filters.fields()}
     position = cursors.decode({**args, "cursor": cursor} if cursor else args, FILTERED_CURSOR, datetime, int)
-    records = await filtered_page(deps.db, caller.workspace_id, caller.member_id, caller.only_assigned_to,
+    records = await filtered_page(deps.db, caller.workspace_id, caller.member_id, caller.restricted_to,
                                   view.value, narrowing, now - timedelta(days=VIEW_REACH_DAYS), position,
                                   PAGE_SIZE + 1)
     page, more = records[:PAGE_SIZE], len(records) > PAGE_SIZE
@@ -344,7 +344,7 @@ async def _list(deps: UseCaseDeps, caller: Caller, view: View, cursor: str | Non
                                    "limit": str(PAGE_SIZE), "cursor": cursor, "snoozed": _SNOOZED.get(view)}
     if view is View.MINE:
         args["assigned_to"] = str(caller.member_id)
-    page = await conversation_lists.conversations(deps.db, caller.workspace_id, args, now, caller.only_assigned_to,
+    page = await conversation_lists.conversations(deps.db, caller.workspace_id, args, now, caller.restricted_to,
                                                   _SCOPES.get(view, Scope()))
     return [_chat_row(chat, resolved=view is View.RESOLVED) for chat in page.data], page.next_cursor
 
@@ -352,7 +352,7 @@ async def _list(deps: UseCaseDeps, caller: Caller, view: View, cursor: str | Non
 async def _queue(deps: UseCaseDeps, caller: Caller, cursor: str | None,
                  now: datetime) -> tuple[list[InboxRow], str | None]:
     queue = await handoff_queue(deps.db, caller.workspace_id, {"limit": str(PAGE_SIZE), "cursor": cursor}, now,
-                                caller.only_assigned_to)
+                                caller.restricted_to)
     return [_chat_row(chat) for chat in queue.data], queue.next_cursor
 
 
@@ -362,7 +362,7 @@ async def _search(deps: UseCaseDeps, caller: Caller, search: str,
     page_number = cursor if cursor and cursor.isdigit() else "1"
     found = await contact_list.contact_page(deps.db, caller.workspace_id,
                                             {"search": search, "limit": str(PAGE_SIZE), "page": page_number},
-                                            caller.only_assigned_to)
+                                            caller.restricted_to)
     rows = [InboxRow(phone=item.phone, name=item.name, state=item.chat_status, preview="", last_at=item.last_msg_time,
                      unread=0, assignee=item.claimed_by_name, waiting_seconds=None, sla_seconds_left=None,
                      labels=tuple(tag for tag in item.tags.split(",") if tag))

@@ -134,10 +134,10 @@ async def note_pieces(db: Database, messages: list[Message]) -> dict[int, list[N
 
 
 async def _my_mentions(deps: UseCaseDeps, caller: Caller, a: MentionsQuery) -> Outcome:
-    rows = await queries.of_member(deps.db, caller.workspace_id, caller.member_id, caller.only_assigned_to,
+    rows = await queries.of_member(deps.db, caller.workspace_id, caller.member_id, caller.restricted_to,
                                    unseen_only=a.unseen_only, limit=MAX_LISTED)
     stored = await _stored(deps.db, [row["message_id"] for row in rows])
-    unseen = await queries.unseen_count(deps.db, caller.workspace_id, caller.member_id, caller.only_assigned_to)
+    unseen = await queries.unseen_count(deps.db, caller.workspace_id, caller.member_id, caller.restricted_to)
     return Done(MyMentions(unseen=unseen, data=[Mention(
         note_id=row["message_id"], phone=row["phone"], contact_name=row["contact_name"],
         by=MemberRef(row["actor_id"], row["actor_name"]) if row["actor_id"] else None, at=row["mentioned_at"],
@@ -147,14 +147,14 @@ async def _my_mentions(deps: UseCaseDeps, caller: Caller, a: MentionsQuery) -> O
 
 async def _unseen(deps: UseCaseDeps, caller: Caller, a: NoArguments) -> Outcome:
     return Done({"unseen": await queries.unseen_count(deps.db, caller.workspace_id, caller.member_id,
-                                                      caller.only_assigned_to)})
+                                                      caller.restricted_to)})
 
 
 async def _mark_seen(deps: UseCaseDeps, caller: Caller, a: MentionsSeen) -> Outcome:
     """The caller's mentions in the chat (one they may see) or in every chat, seen now."""
     chat_id = None
     if a.phone is not None:
-        _, chat = await find_chat(deps.db, caller.workspace_id, a.phone, caller.only_assigned_to)
+        _, chat = await find_chat(deps.db, caller.workspace_id, a.phone, caller.restricted_to)
         chat_id = chat["id"]
     seen = await queries.mark_seen(deps.db, caller.workspace_id, caller.member_id, chat_id, deps.clock.now())
     return Done({"seen": seen})

@@ -74,26 +74,26 @@ def _reading(read: Read) -> Callable[[UseCaseDeps, Caller, Any], Awaitable[Outco
 
 async def _detail(deps: UseCaseDeps, caller: Caller, a: ChatQuery):
     found = await conversation_detail.find_detail_by_raw_phone(deps.db, caller.workspace_id, a.phone,
-                                                               deps.clock.now(), caller.only_assigned_to)
+                                                               deps.clock.now(), caller.restricted_to)
     if found is None:
         raise ChatNotFound(a.phone)
     return found
 
 
 def _listed(read) -> Read:
-    """A workspace-wide read of the shape `read(db, workspace, args, now, only_assigned_to)`."""
+    """A workspace-wide read of the shape `read(db, workspace, args, now, restricted_to)`."""
     return lambda deps, caller, a: read(deps.db, caller.workspace_id, a.query, deps.clock.now(),
-                                        caller.only_assigned_to)
+                                        caller.restricted_to)
 
 
 def _of_chat(read) -> Read:
-    """A read of one chat of the shape `read(db, workspace, phone, args, only_assigned_to)`."""
-    return lambda deps, caller, a: read(deps.db, caller.workspace_id, a.phone, a.query, caller.only_assigned_to)
+    """A read of one chat of the shape `read(db, workspace, phone, args, restricted_to)`."""
+    return lambda deps, caller, a: read(deps.db, caller.workspace_id, a.phone, a.query, caller.restricted_to)
 
 
 def _of_chat_unpaged(read) -> Read:
-    """A read of one chat that takes no parameters: `read(db, workspace, phone, only_assigned_to)`."""
-    return lambda deps, caller, a: read(deps.db, caller.workspace_id, a.phone, caller.only_assigned_to)
+    """A read of one chat that takes no parameters: `read(db, workspace, phone, restricted_to)`."""
+    return lambda deps, caller, a: read(deps.db, caller.workspace_id, a.phone, caller.restricted_to)
 
 
 def _declare(name: str, arguments: type, needs: tuple[str, ...], read: Read) -> UseCase:
@@ -101,7 +101,7 @@ def _declare(name: str, arguments: type, needs: tuple[str, ...], read: Read) -> 
 
 
 async def _media(deps: UseCaseDeps, caller: Caller, a: MessageMediaQuery) -> Outcome:
-    found = await thread.media_of(deps.db, caller.workspace_id, a.phone, a.message_id, caller.only_assigned_to)
+    found = await thread.media_of(deps.db, caller.workspace_id, a.phone, a.message_id, caller.restricted_to)
     if found is None:
         return Refused(Reason.NOT_FOUND, "No media with this message id in this chat.", 404, "not_found")
     fetcher = deps.media()

@@ -145,9 +145,10 @@ def _performance(deps: UseCaseDeps, caller: Caller, query: dict[str, str]):
 
 
 def _handoff_queue(deps: UseCaseDeps, caller: Caller, query: dict[str, str]):
-    """A caller limited to assigned chats sees only the queued chats assigned to its member."""
+    """A caller limited to assigned chats sees only the queued chats its member may see: those of the team queues
+    open to them."""
     return handoff_queue.handoff_queue(deps.db, caller.workspace_id, query, deps.clock.now(),
-                                       caller.only_assigned_to)
+                                       caller.restricted_to)
 
 
 async def _member_names(deps: UseCaseDeps, caller: Caller, a: NoArguments) -> Outcome:

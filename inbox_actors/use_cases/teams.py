@@ -9,7 +9,7 @@ unique whatever its case, at most MAX_TEAMS, members of the workspace) are `team
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import msgspec
 
@@ -35,6 +35,11 @@ Description = Annotated[str, msgspec.Meta(
 # Any whole number: one no team or member has (0, beyond bigint) is answered as any missing one is, 404.
 TeamId = Annotated[int, msgspec.Meta(description="The team's id.")]
 MemberId = Annotated[int, msgspec.Meta(description="The member's user id.")]
+QueueVisible = Annotated[bool, msgspec.Meta(
+    description="Whether the team's members limited to assigned chats also see (and may take) the chats waiting in "
+                "its queue; false: they see only the chats they hold.",
+    extra=rule("invalid_queue_visibility", "queue_visible_to_assigned_only is true or false."))]
+Given = TypeVar("Given")
 NO_SUCH_TEAM = Refused(Reason.NOT_FOUND, teams.NOT_FOUND.message, 404, "not_found")
 NO_SUCH_MEMBER = Refused(Reason.NOT_FOUND, teams.NO_SUCH_MEMBER.message, 404, "not_found")
 
@@ -42,6 +47,7 @@ NO_SUCH_MEMBER = Refused(Reason.NOT_FOUND, teams.NO_SUCH_MEMBER.message, 404, "n
 class NewTeam(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     name: TeamName
     description: Description = ""
+    queue_visible_to_assigned_only: QueueVisible = False
 
 
 class TeamChange(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -50,6 +56,7 @@ class TeamChange(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     team_id: TeamId
     name: TeamName | msgspec.UnsetType = msgspec.UNSET
     description: Description | msgspec.UnsetType = msgspec.UNSET
+    queue_visible_to_assigned_only: QueueVisible | msgspec.UnsetType = msgspec.UNSET
 
 
 class OneTeam(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -83,14 +90,16 @@ async def _one(deps: UseCaseDeps, caller: Caller, a: OneTeam) -> Outcome:
 
 async def _create(deps: UseCaseDeps, caller: Caller, a: NewTeam) -> Outcome:
     return done(await judged(teams.create(deps.db, caller.workspace_id, _member(caller), caller.author, a.name,
-                                          a.description, deps.clock.now()), TeamRefusal))
+                                          a.description, a.queue_visible_to_assigned_only, deps.clock.now()),
+                             TeamRefusal))
 
 
 async def _change(deps: UseCaseDeps, caller: Caller, a: TeamChange) -> Outcome:
     if not _may_exist(a.team_id):
         return NO_SUCH_TEAM
     return done(await judged(teams.change(deps.db, caller.workspace_id, _member(caller), caller.author, a.team_id,
-                                          _given(a.name), _given(a.description), deps.clock.now()), TeamRefusal))
+                                          _given(a.name), _given(a.description),
+                                          _given(a.queue_visible_to_assigned_only), deps.clock.now()), TeamRefusal))
 
 
 async def _delete(deps: UseCaseDeps, caller: Caller, a: OneTeam) -> Outcome:
@@ -123,7 +132,7 @@ def _member(caller: Caller) -> int | None:
     return None if caller.is_operator else caller.member_id
 
 
-def _given(value: str | msgspec.UnsetType) -> str | None:
+def _given(value: Given | msgspec.UnsetType) -> Given | None:
     return None if value is msgspec.UNSET else value
 
 

@@ -65,7 +65,8 @@ async def _run(use_case: UseCase, arguments: dict[str, Any]):
 async def _typed() -> dict[str, str]:
     """The form's fields as typed, the description's line breaks as one character each (as the box counted them)."""
     form = await request.form
-    return {"name": (form.get("name") or "").strip(), "description": form_text(form, "description")}
+    return {"name": (form.get("name") or "").strip(), "description": form_text(form, "description"),
+            "queue_visible_to_assigned_only": form.get("queue_visible_to_assigned_only") == "on"}
 
 
 @blueprint.get("")
@@ -214,7 +215,8 @@ async def _team_page(team_id: int, refused: Refused | None = None, notice: str |
     """One team's page; its form shows it as saved, or as typed into a refused form; the members who could join
     it are offered to whoever may change it."""
     found = await _team(team_id)
-    shown = {"name": found.name, "description": found.description} | (typed or {})
+    shown = {"name": found.name, "description": found.description,
+             "queue_visible_to_assigned_only": found.queue_visible_to_assigned_only} | (typed or {})
     candidates = []
     if _may_change():
         named = await _run(team.MEMBER_NAMES, {})

@@ -8,6 +8,7 @@ positions.
 from __future__ import annotations
 
 from persistence.database import Database, Record
+from persistence.queries import chat_visibility
 
 
 async def newest_event_id(db: Database) -> int:
@@ -16,11 +17,11 @@ async def newest_event_id(db: Database) -> int:
 
 
 async def chat_events_after(db: Database, workspace_id: int, after_id: int, events: list[str],
-                            only_assigned_to: int | None, limit: int, member_id: int | None = None) -> list[Record]:
+                            restricted_to: int | None, limit: int, member_id: int | None = None) -> list[Record]:
     """The workspace's chat events with an id above `after_id`, oldest first: id, event, the chat's phone, and for
     an assignment (`conversation_assigned`) what it was (claimed, released, transferred), to whom, by whom and why;
     for a note's `chat_changed`, the note if it mentions `member_id` (`mentioned_note`), by whom.
-    For a member limited to assigned chats, only events of chats assigned to them now."""
+    For a member limited to assigned chats, only events of chats they may see now (chat_visibility.py)."""
     return await db.fetch(
         "SELECT o.id, o.event, o.data ->> 'phone' AS phone,"
         " CASE WHEN o.event = 'conversation_assigned' THEN o.data ->> 'event' END AS assignment,"
@@ -30,6 +31,6 @@ async def chat_events_after(db: Database, workspace_id: int, after_id: int, even
         "      THEN (o.data ->> 'note')::bigint END AS mentioned_note FROM webhook_outbox o"
         " WHERE o.id > $2 AND o.workspace_id = $1 AND o.hook_id IS NULL AND NOT o.test AND o.event = ANY($3::text[])"
         "   AND ($4::bigint IS NULL OR EXISTS (SELECT 1 FROM conversations c WHERE c.workspace_id = $1"
-        "        AND c.phone = o.data ->> 'phone' AND c.assigned_to = $4))"
+        "        AND c.phone = o.data ->> 'phone' AND " + chat_visibility.visible("c", "$4") + "))"
         " ORDER BY o.id LIMIT $5",
-        workspace_id, after_id, events, only_assigned_to, limit, member_id)
+        workspace_id, after_id, events, restricted_to, limit, member_id)

@@ -8,9 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from persistence.database import Database, Record, UnitOfWork
-
-# The chats a member limited to their assigned ones may see ($ the member's id, or NULL for any chat).
-_VISIBLE = "({only} IS NULL OR c.assigned_to = {only})"
+from persistence.queries import chat_visibility
 
 
 async def mentionable_members(q: Database | UnitOfWork, workspace_id: int) -> list[Record]:
@@ -48,16 +46,16 @@ async def of_notes(q: Database | UnitOfWork, message_ids: list[int]) -> list[Rec
 
 
 async def unseen_count(q: Database | UnitOfWork, workspace_id: int, member_id: int,
-                       only_assigned_to: int | None) -> int:
+                       restricted_to: int | None) -> int:
     """How many notes mention the member that they have not seen, in chats they may see."""
     return await q.fetchval(
         "SELECT count(*) FROM note_mentions n JOIN conversations c ON c.id = n.conversation_id"
         " WHERE n.member_id = $2 AND n.workspace_id = $1 AND n.seen_at IS NULL AND "
-        + _VISIBLE.format(only="$3::bigint"),
-        workspace_id, member_id, only_assigned_to)
+        + chat_visibility.visible("c", "$3"),
+        workspace_id, member_id, restricted_to)
 
 
-async def of_member(q: Database | UnitOfWork, workspace_id: int, member_id: int, only_assigned_to: int | None, *,
+async def of_member(q: Database | UnitOfWork, workspace_id: int, member_id: int, restricted_to: int | None, *,
                     unseen_only: bool, limit: int, before: tuple[datetime, int] | None = None) -> list[Record]:
     """The notes that mention the member, newest first, in chats they may see: the note (id, text, its writer),
     the chat (phone, contact's name), when, and when the member saw it. `before`: older than this
@@ -68,11 +66,11 @@ async def of_member(q: Database | UnitOfWork, workspace_id: int, member_id: int,
         " FROM note_mentions n"
         " JOIN conversations c ON c.id = n.conversation_id JOIN contacts k ON k.id = c.contact_id"
         " JOIN messages msg ON msg.id = n.message_id LEFT JOIN members w ON w.id = msg.actor_id"
-        " WHERE n.member_id = $2 AND n.workspace_id = $1 AND " + _VISIBLE.format(only="$3::bigint")
+        " WHERE n.member_id = $2 AND n.workspace_id = $1 AND " + chat_visibility.visible("c", "$3")
         + " AND (NOT $4 OR n.seen_at IS NULL)"
         " AND ($5::timestamptz IS NULL OR (n.mentioned_at, n.message_id) < ($5::timestamptz, $6::bigint))"
         " ORDER BY n.mentioned_at DESC, n.message_id DESC LIMIT $7",
-        workspace_id, member_id, only_assigned_to, unseen_only, before[0] if before else None,
+        workspace_id, member_id, restricted_to, unseen_only, before[0] if before else None,
         before[1] if before else None, limit)
 
 

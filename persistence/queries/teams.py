@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from persistence.database import Database, Record, UnitOfWork
 
-_COLUMNS = "id, name, description, created_by, updated_by, created_at, updated_at"
+_COLUMNS = "id, name, description, queue_visible_to_assigned_only, created_by, updated_by, created_at, updated_at"
 
 
 async def lock_teams(tx: UnitOfWork, workspace_id: int) -> None:
@@ -48,19 +48,21 @@ async def name_taken(q: Database | UnitOfWork, workspace_id: int, name: str, but
                             " AND id <> $3)", workspace_id, name, but_id)
 
 
-async def insert_team(tx: UnitOfWork, workspace_id: int, name: str, description: str,
+async def insert_team(tx: UnitOfWork, workspace_id: int, name: str, description: str, queue_visible: bool,
                       member_id: int | None) -> Record | None:
     """The new team; None when the workspace has a team of that name already."""
     return await tx.fetchrow(
-        f"INSERT INTO teams (workspace_id, name, description, created_by, updated_by) VALUES ($1, $2, $3, $4, $4)"
-        f" ON CONFLICT (workspace_id, lower(name)) DO NOTHING RETURNING {_COLUMNS}",
-        workspace_id, name, description, member_id)
+        "INSERT INTO teams (workspace_id, name, description, queue_visible_to_assigned_only, created_by, updated_by)"
+        f" VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (workspace_id, lower(name)) DO NOTHING RETURNING {_COLUMNS}",
+        workspace_id, name, description, queue_visible, member_id)
 
 
-async def update_team(tx: UnitOfWork, team_id: int, name: str, description: str, member_id: int | None) -> Record:
+async def update_team(tx: UnitOfWork, team_id: int, name: str, description: str, queue_visible: bool,
+                      member_id: int | None) -> Record:
     return await tx.fetchrow(
-        f"UPDATE teams SET name = $2, description = $3, updated_by = $4, updated_at = now() WHERE id = $1"
-        f" RETURNING {_COLUMNS}", team_id, name, description, member_id)
+        "UPDATE teams SET name = $2, description = $3, queue_visible_to_assigned_only = $4, updated_by = $5,"
+        f" updated_at = now() WHERE id = $1 RETURNING {_COLUMNS}", team_id, name, description, queue_visible,
+        member_id)
 
 
 async def touch_team(tx: UnitOfWork, team_id: int, member_id: int | None) -> None:

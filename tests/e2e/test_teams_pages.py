@@ -76,11 +76,17 @@ async def test_the_teams_pages_and_the_switch_work_as_plain_forms_for_whom_they_
         assert "Member added to the team." in page and f'data-availability-of="{people["raj"]}"' in page
         nobody = await ann.post(f"{team_path}/members", data={"csrf": csrf, "member_id": "x"})
         assert nobody.status_code == 404 and "No such member" in nobody.text
-        saved = await ann.post(team_path, data={"csrf": csrf, "name": "Billing desk", "description": ""})
+        saved = await ann.post(team_path, data={"csrf": csrf, "name": "Billing desk", "description": "",
+                                                 "queue_visible_to_assigned_only": "on"})
         assert saved.status_code == 303
         team = (await service.client.get(api_path, headers=bearer(key))).json()
         assert (team["name"], team["description"], [m["user_id"] for m in team["members"]]) == \
             ("Billing desk", "", [people["raj"]])
+        assert team["queue_visible_to_assigned_only"] is True
+        unticked = await ann.post(team_path, data={"csrf": csrf, "name": "Billing desk", "description": ""})
+        assert unticked.status_code == 303
+        assert (await service.client.get(api_path, headers=bearer(key))).json()["queue_visible_to_assigned_only"] \
+            is False
         removed = await ann.post(f"{team_path}/members/{people['raj']}/remove", data={"csrf": csrf})
         assert removed.status_code == 303
 
@@ -160,6 +166,13 @@ def _teams_and_switch(chromium: str, url: str, raj: int, folder: Path) -> None:
         page.get_by_role("button", name="Create team").click()
         expect(page.get_by_role("status")).to_have_text("Team created.")
         expect(page.get_by_role("heading", level=1)).to_have_text("Billing")
+        # Its queue, opened to the members who see only their own chats, stays open once saved.
+        opened = page.get_by_label("Members who see only their own chats also see this team's queue")
+        expect(opened).not_to_be_checked()
+        opened.check()
+        page.get_by_role("button", name="Save team").click()
+        expect(page.get_by_role("status")).to_have_text("Team saved.")
+        expect(opened).to_be_checked()
         page.get_by_label("Member", exact=True).select_option(label="Raj")
         page.get_by_role("button", name="Add to the team").click()
         expect(page.get_by_role("status")).to_have_text("Member added to the team.")

@@ -13,6 +13,7 @@ own rows are read in full.
 from __future__ import annotations
 
 from persistence.database import Database, Record
+from persistence.queries import chat_visibility
 from persistence.queries.reporting.statement import Statement, contains_pattern, phone_digits
 
 _COLUMNS = """
@@ -64,12 +65,12 @@ def _listed(q: Statement, workspace: str, visible: str, reach: str) -> tuple[str
     return chats, listed
 
 
-async def contact_page(db: Database, workspace_id: int, *, search: str | None, only_assigned_to: int | None,
+async def contact_page(db: Database, workspace_id: int, *, search: str | None, restricted_to: int | None,
                        offset: int, limit: int) -> tuple[int, list[Record]]:
     """(total matching, the page)."""
     q = Statement()
     workspace = q.arg(workspace_id)
-    visible = f"c.assigned_to = {q.arg(only_assigned_to)}" if only_assigned_to is not None else "true"
+    visible = chat_visibility.visible("c", q.arg(restricted_to)) if restricted_to is not None else "true"
     if search is not None:
         prelude, listed, total = _found(q, workspace, search, visible), "SELECT * FROM found", "SELECT * FROM found"
     else:
@@ -93,5 +94,5 @@ async def contact_page(db: Database, workspace_id: int, *, search: str | None, o
 
 
 async def one_contact(db: Database, workspace_id: int, phone: str) -> Record | None:
-    return await db.fetchrow(f"SELECT {_COLUMNS}, c.assigned_to {_JOINS} WHERE k.workspace_id = $1 AND k.phone = $2",
-                             workspace_id, phone)
+    return await db.fetchrow(f"SELECT {_COLUMNS}, c.assigned_to, c.state, c.team_id {_JOINS}"
+                             " WHERE k.workspace_id = $1 AND k.phone = $2", workspace_id, phone)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from persistence.database import Database, Record
+from persistence.queries import chat_visibility
 from persistence.queries.reporting.statement import Statement, contains_pattern, phone_digits
 
 # Unread messages are the chat's last `unread_count` customer messages in stored order (an open resets the
@@ -81,7 +82,7 @@ class ChatFilters:
     search: str | None = None
     label: str | None = None
     snoozed: bool | None = None
-    only_assigned_to: int | None = None
+    restricted_to: int | None = None
     resolved: bool | None = None
     unassigned: bool | None = None
 
@@ -105,8 +106,8 @@ def _filter(q: Statement, f: ChatFilters) -> None:
         q.where("c.assigned_to IS NULL" if f.unassigned else "c.assigned_to IS NOT NULL")
     if f.resolved is not None:
         q.where(RESOLVED if f.resolved else f"NOT {RESOLVED}")
-    if f.only_assigned_to is not None:
-        q.where(f"c.assigned_to = {q.arg(f.only_assigned_to)}")
+    if f.restricted_to is not None:
+        q.where(chat_visibility.visible("c", q.arg(f.restricted_to)))
     if f.sla_breached is not None:
         breached = f"(c.waiting_for_person_since IS NOT NULL AND c.sla_deadline_at < {q.arg(f.now)})"
         q.where(breached if f.sla_breached else f"NOT coalesce({breached}, false)")
@@ -197,21 +198,21 @@ async def unanswered(db: Database, f: ChatFilters, waiting_before: datetime,
     return await db.fetch(sql, *q.args)
 
 
-async def oldest_wait(db: Database, workspace_id: int, only_assigned_to: int | None) -> datetime | None:
+async def oldest_wait(db: Database, workspace_id: int, restricted_to: int | None) -> datetime | None:
     """When the longest wait still lasting began (of the chats the caller may see)."""
     return await db.fetchval(
-        "SELECT min(waiting_since) FROM conversations WHERE workspace_id = $1 AND waiting_since IS NOT NULL"
-        " AND ($2::bigint IS NULL OR assigned_to = $2)", workspace_id, only_assigned_to)
+        "SELECT min(c.waiting_since) FROM conversations c WHERE c.workspace_id = $1 AND c.waiting_since IS NOT NULL"
+        " AND " + chat_visibility.visible("c", "$2"), workspace_id, restricted_to)
 
 
 async def unread_summary(db: Database, workspace_id: int, start: datetime, end: datetime,
-                         only_assigned_to: int | None) -> list[Record]:
+                         restricted_to: int | None) -> list[Record]:
     """Per assignee (NULL: unassigned): unread chats and messages, oldest unread, waiting chats, oldest wait."""
     q = Statement()
     ws, s, e = q.arg(workspace_id), q.arg(start), q.arg(end)
     q.where(_IN_WINDOW.format(start=s, end=e))
-    if only_assigned_to is not None:
-        q.where(f"c.assigned_to = {q.arg(only_assigned_to)}")
+    if restricted_to is not None:
+        q.where(chat_visibility.visible("c", q.arg(restricted_to)))
     sql = f"""
     SELECT c.assigned_to, a.name AS assigned_to_name,
            count(*) FILTER (WHERE wu.window_unread > 0) AS unread_chats,
@@ -230,9 +231,9 @@ async def unread_summary(db: Database, workspace_id: int, start: datetime, end: 
 
 
 async def chat_ref(db: Database, workspace_id: int, phone: str) -> Record | None:
-    """The chat's id, assignee and last customer message, for reads about one chat."""
+    """The chat's id, last customer message and what decides who may see it, for reads about one chat."""
     return await db.fetchrow(
-        "SELECT c.id, c.assigned_to, c.last_customer_message_at, w.created_at AS recorded_from"
+        "SELECT c.id, c.assigned_to, c.state, c.team_id, c.last_customer_message_at, w.created_at AS recorded_from"
         " FROM conversations c JOIN workspaces w ON w.id = c.workspace_id"
         " WHERE c.workspace_id = $1 AND c.phone = $2",
         workspace_id, phone,
@@ -243,7 +244,7 @@ _ALL_UNREAD = "CROSS JOIN LATERAL (SELECT c.unread_count AS window_unread, c.unr
 _QUEUED_SINCE = "coalesce(c.waiting_for_person_since, c.handover_at)"
 
 
-async def handoff_queue(db: Database, workspace_id: int, only_assigned_to: int | None,
+async def handoff_queue(db: Database, workspace_id: int, restricted_to: int | None,
                         after: tuple[datetime, int] | None, limit: int) -> list[Record]:
     """Chats handed off and not yet taken (HANDOFF_PENDING) and not snoozed, longest waiting for a person first
     (since the wait for a person began, else since the hand-off); the index conversations_handoff_queue walks it.
@@ -252,8 +253,8 @@ async def handoff_queue(db: Database, workspace_id: int, only_assigned_to: int |
     row of those two with the chat's columns NULL."""
     q = Statement()
     queued = [f"c.workspace_id = {q.arg(workspace_id)}", "c.state = 'HANDOFF_PENDING'", "NOT c.snoozed"]
-    if only_assigned_to is not None:
-        queued.append(f"c.assigned_to = {q.arg(only_assigned_to)}")
+    if restricted_to is not None:
+        queued.append(chat_visibility.visible("c", q.arg(restricted_to)))
     in_queue = " AND ".join(queued)
     if after is not None:
         q.where(f"({_QUEUED_SINCE}, c.id) > ({q.arg(after[0])}, {q.arg(after[1])})")

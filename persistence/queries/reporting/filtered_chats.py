@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from persistence.database import Database, Record
+from persistence.queries import chat_visibility
 from persistence.queries.member_reads import ANY_UNREAD
 from persistence.queries.reporting.conversations import RESOLVED
 from persistence.queries.reporting.statement import Statement
@@ -70,7 +71,7 @@ class ListFilters:
     """Only chats with customer messages the member has not read."""
 
 
-def _narrowed(q: Statement, f: ListFilters, only_assigned_to: int | None) -> None:
+def _narrowed(q: Statement, f: ListFilters, restricted_to: int | None) -> None:
     """The filters every view shares (waiting is each view's: `_waiting`)."""
     if f.label is not None:
         q.where(f"c.labels @> ARRAY[{q.arg(f.label)}::text]")
@@ -86,8 +87,8 @@ def _narrowed(q: Statement, f: ListFilters, only_assigned_to: int | None) -> Non
         q.where(f"c.state = {q.arg(f.state)}")
     if f.unread:
         q.where(ANY_UNREAD)
-    if only_assigned_to is not None:
-        q.where(f"c.assigned_to = {q.arg(only_assigned_to)}")
+    if restricted_to is not None:
+        q.where(chat_visibility.visible("c", q.arg(restricted_to)))
 
 
 def _waiting(view: str, minutes: str | None) -> str:
@@ -105,7 +106,7 @@ def _minutes(q: Statement, f: ListFilters) -> str | None:
     return None if f.waiting_minutes is None else f"{q.arg(f.waiting_minutes)}::int"
 
 
-async def filtered_page(db: Database, workspace_id: int, member_id: int, only_assigned_to: int | None, view: str,
+async def filtered_page(db: Database, workspace_id: int, member_id: int, restricted_to: int | None, view: str,
                         f: ListFilters, active_since: datetime, after: tuple[datetime, int] | None,
                         limit: int) -> list[Record]:
     """A page of the view's chats under the filters, in the view's order; each row also carries `sort_at` (what
@@ -115,7 +116,7 @@ async def filtered_page(db: Database, workspace_id: int, member_id: int, only_as
     # The member's id only where the statement names it (a parameter it never uses has no type to bind).
     me = q.arg(member_id) if view == "mine" or f.unread else None
     q.where(_VIEW[view].format(me=me))
-    _narrowed(q, f, only_assigned_to)
+    _narrowed(q, f, restricted_to)
     q.where(_waiting(view, _minutes(q, f)))
     if view == "queue":
         sort, order = QUEUED_SINCE, f"{QUEUED_SINCE}, c.id"
@@ -134,13 +135,13 @@ async def filtered_page(db: Database, workspace_id: int, member_id: int, only_as
     return await db.fetch(sql, *q.args)
 
 
-async def filtered_counts(db: Database, workspace_id: int, member_id: int, only_assigned_to: int | None,
+async def filtered_counts(db: Database, workspace_id: int, member_id: int, restricted_to: int | None,
                           f: ListFilters, active_since: datetime) -> Record:
     """For each view under the filters: its chats with messages the member has not read (`<view>`) and all its
     chats (`<view>_total`); one pass over the workspace's chats, as the unfiltered counts are."""
     q = Statement()
     ws, me, since = q.arg(workspace_id), q.arg(member_id), q.arg(active_since)
-    _narrowed(q, f, only_assigned_to)
+    _narrowed(q, f, restricted_to)
     minutes = _minutes(q, f)
     counted = []
     for view in VIEWS:

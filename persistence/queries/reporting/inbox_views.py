@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from persistence.database import Database, Record
+from persistence.queries import chat_visibility
 from persistence.queries.member_reads import ANY_UNREAD, UNREAD
 from persistence.queries.reporting.conversations import RESOLVED
 
@@ -15,7 +16,7 @@ _QUEUED = "c.state = 'HANDOFF_PENDING' AND NOT c.snoozed"
 _OPEN = f"NOT {RESOLVED} AND NOT c.snoozed"
 
 
-async def view_counts(db: Database, workspace_id: int, member_id: int, only_assigned_to: int | None,
+async def view_counts(db: Database, workspace_id: int, member_id: int, restricted_to: int | None,
                       active_since: datetime) -> Record:
     """Chats with messages the member has not read, per view (mine, queue, unassigned, open, snoozed, resolved),
     and the queue's size. `active_since`: the views' reach back in time (the queue has none: a queued chat waits
@@ -32,8 +33,8 @@ async def view_counts(db: Database, workspace_id: int, member_id: int, only_assi
     LEFT JOIN member_chat_reads r ON r.conversation_id = c.id AND r.member_id = $2
     CROSS JOIN LATERAL (SELECT c.last_activity_at >= $4 AS recent) rc
     CROSS JOIN LATERAL (SELECT {ANY_UNREAD} AS yours) y
-    WHERE c.workspace_id = $1 AND ($3::bigint IS NULL OR c.assigned_to = $3)
-    """, workspace_id, member_id, only_assigned_to, active_since)
+    WHERE c.workspace_id = $1 AND {chat_visibility.visible("c", "$3")}
+    """, workspace_id, member_id, restricted_to, active_since)
 
 
 async def listed_chats(db: Database, workspace_id: int, member_id: int, phones: list[str]) -> list[Record]:

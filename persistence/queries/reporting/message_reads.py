@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from persistence.database import Database, Record
+from persistence.queries import chat_visibility
 from persistence.queries.reporting.statement import Statement
 
 # Receipts of one message in the order they happen (a tie in time keeps the delivery order).
@@ -32,15 +33,15 @@ def _chat_messages(conversation_id: int, start: datetime | None, end: datetime |
     return q
 
 
-def _workspace_outbound(workspace_id: int, start: datetime, end: datetime, only_assigned_to: int | None,
+def _workspace_outbound(workspace_id: int, start: datetime, end: datetime, restricted_to: int | None,
                         after: tuple[datetime, int] | None) -> Statement:
     """The workspace's outbound messages in the window, after a newest-first cursor (`c` is the chat)."""
     q = Statement()
     q.where(f"m.workspace_id = {q.arg(workspace_id)}")
     q.where("m.direction = 'outbound'")
     q.where(f"m.sent_at BETWEEN {q.arg(start)} AND {q.arg(end)}")
-    if only_assigned_to is not None:
-        q.where(f"c.assigned_to = {q.arg(only_assigned_to)}")
+    if restricted_to is not None:
+        q.where(chat_visibility.visible("c", q.arg(restricted_to)))
     if after is not None:
         q.where(f"(m.sent_at, m.id) < ({q.arg(after[0])}, {q.arg(after[1])})")
     return q
@@ -132,10 +133,10 @@ async def first_customer_message_at(db: Database, conversation_id: int, start: d
 
 async def workspace_replies(db: Database, workspace_id: int, *, start: datetime, end: datetime,
                             agent_id: int | None, sender_type: str | None, phone: str | None,
-                            only_assigned_to: int | None, after: tuple[datetime, int] | None,
+                            restricted_to: int | None, after: tuple[datetime, int] | None,
                             limit: int) -> list[Record]:
     """Outbound messages across the workspace, newest first (the outbound index, walked backwards)."""
-    q = _workspace_outbound(workspace_id, start, end, only_assigned_to, after)
+    q = _workspace_outbound(workspace_id, start, end, restricted_to, after)
     if agent_id is not None:
         q.where(f"m.actor_id = {q.arg(agent_id)}")
     if sender_type is not None:
@@ -154,10 +155,10 @@ async def workspace_replies(db: Database, workspace_id: int, *, start: datetime,
 
 
 async def outbound_in_status(db: Database, workspace_id: int, *, status: str, start: datetime, end: datetime,
-                             only_assigned_to: int | None, after: tuple[datetime, int] | None,
+                             restricted_to: int | None, after: tuple[datetime, int] | None,
                              limit: int) -> list[Record]:
     """Outbound messages whose current status is `status`, newest first."""
-    q = _workspace_outbound(workspace_id, start, end, only_assigned_to, after)
+    q = _workspace_outbound(workspace_id, start, end, restricted_to, after)
     q.where(f"m.status = {q.arg(status)}")
     return await db.fetch(
         f"""SELECT m.id, m.platform_message_id, c.phone, m.sent_at, m.status, m.status_at, m.sender_type,
