@@ -9,6 +9,7 @@ import csv
 import io
 from pathlib import Path
 
+import pytest
 import trio
 from playwright.sync_api import expect
 
@@ -70,6 +71,16 @@ async def test_the_report_counts_what_happened_and_agrees_with_the_team_performa
     assert theirs["first_human_response"] == {k: mine["first_human_response"][k]
                                               for k in ("count", "median_seconds", "p90_seconds")}
     assert theirs["chats_resolved"] == mine["resolved"]
+    # And as the Reporting API's replies of each chat say, to its unit: its first human response is the wait's first
+    # agent reply, in whole seconds (the specification's integer), where the report keeps tenths; the report's
+    # median and 90th percentile are interpolated over the same replies.
+    waits = sorted([(await service.client.get(f"/api/reporting/v1/conversations/{phone}/replies",
+                                              headers=bearer(key))).json()["first_human_response"]["response_seconds"]
+                    for phone in PHONES[:2]])
+    assert report["totals"]["first_human_response"]["median_seconds"] == pytest.approx((waits[0] + waits[1]) / 2,
+                                                                                       abs=1)
+    assert report["totals"]["first_human_response"]["p90_seconds"] == \
+        pytest.approx(waits[0] + 0.9 * (waits[1] - waits[0]), abs=1)
 
     for query, code in (("tz=Mars/Olympus", "invalid_tz"), ("since=yesterday", "invalid_since"),
                         ("since=2026-01-01&to=2026-06-01", "window_too_large")):
