@@ -18,7 +18,7 @@ import trio_asyncio
 from trio_asyncio import aio_as_trio
 
 from persistence.connections import ConnectionPool, PoolStatistics
-from persistence.statement_fence import LEASE_LOST_SQLSTATE, LeaseLost, current_fence, writes
+from persistence.statement_fence import LEASE_LOST_SQLSTATE, LeaseLost, StatementFence, carried, current_fence, writes
 
 log = logging.getLogger("persistence.database")
 
@@ -156,7 +156,7 @@ class _Queries:
         observer = self._observer
         started = time.perf_counter()
         try:
-            return await self._run(method, sql, args, fence.begin if fence is not None else None)
+            return await self._run(method, sql, args, fence if fence is not None and fence.in_database else None)
         except _CONNECTION_FAILURES as err:
             self._connection_failed()
             raise DatabaseUnavailable(f"{type(err).__name__}: {err}") from err
@@ -168,8 +168,9 @@ class _Queries:
             if observer is not None:
                 observer(time.perf_counter() - started)
 
-    async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...], fenced_begin: str | None) -> Any:
-        """`fenced_begin`: the BEGIN that carries the task's fence in PostgreSQL (None: not fenced there)."""
+    async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...],
+                   fence: StatementFence | None) -> Any:
+        """`fence`: the task's fence, to be checked in PostgreSQL too (None: not fenced there)."""
         raise NotImplementedError
 
     def _connection_failed(self) -> None:
@@ -206,17 +207,21 @@ class UnitOfWork(_Queries):
         (to read why), and rolls back unless something commits it later. Nothing runs after a commit."""
         return await self._call(_Final(commits), sql, args)
 
-    async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...], fenced_begin: str | None) -> Any:
+    async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...],
+                   fence: StatementFence | None) -> Any:
         if self.committed:
             raise RuntimeError("a statement after the unit of work committed")
         if type(method) is _Final:
             if not self.begun:
                 # Alone it committed itself, or (a row it does not accept) changed nothing: no BEGIN, no COMMIT
-                # (under a fence, a transaction of its own, rolled back unless accepted).
-                if fenced_begin is None:
+                # (under a fence, the fence carried inside it, or else a transaction of its own, rolled back
+                # unless accepted).
+                if fence is None:
                     row = await aio_as_trio(self._connection.fetchrow)(sql, *args)
+                elif (one := carried(sql, len(args))) is not None:
+                    row = await aio_as_trio(self._connection.fetchrow)(one, *args, fence.workspace_id, fence.epoch)
                 else:
-                    row = await aio_as_trio(_fenced_alone)(self._connection, fenced_begin,
+                    row = await aio_as_trio(_fenced_alone)(self._connection, fence.begin,
                                                            asyncpg.Connection.fetchrow, sql, args, method.accepts)
                 self.begun = self.committed = method.accepts(row)
                 return row
@@ -226,7 +231,8 @@ class UnitOfWork(_Queries):
         if self.begun:
             return await aio_as_trio(method)(self._connection, sql, *args)
         self.begun = True
-        return await aio_as_trio(_begin_with)(self._connection, fenced_begin or "BEGIN", method, sql, args)
+        begin = fence.begin if fence is not None else "BEGIN"
+        return await aio_as_trio(_begin_with)(self._connection, begin, method, sql, args)
 
 
 class _Final:
@@ -369,12 +375,15 @@ class Database(_Queries):
                 raise DatabaseUnavailable(f"no connection: {type(err).__name__}: {err}") from err
         raise DatabaseUnavailable(f"no connection within {self._acquire_timeout:g}s")
 
-    async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...], fenced_begin: str | None) -> Any:
+    async def _run(self, method: Callable[..., Any], sql: str, args: tuple[Any, ...],
+                   fence: StatementFence | None) -> Any:
         connection = await self._lend()
         broken = False
         try:
-            if fenced_begin is not None and writes(sql):
-                return await aio_as_trio(_fenced_alone)(connection, fenced_begin, method, sql, args)
+            if fence is not None and writes(sql):
+                if (one := carried(sql, len(args))) is not None:
+                    return await aio_as_trio(method)(connection, one, *args, fence.workspace_id, fence.epoch)
+                return await aio_as_trio(_fenced_alone)(connection, fence.begin, method, sql, args)
             return await aio_as_trio(method)(connection, sql, *args)
         except _CONNECTION_FAILURES:
             broken = True       # wrapped as DatabaseUnavailable by _call

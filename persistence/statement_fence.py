@@ -12,8 +12,14 @@ inherited by the tasks it starts). Two checks, for two windows:
   write that reaches PostgreSQL after a takeover is refused. That covers a node paused between the
   memory check and its statement reaching the server.
 
-A lone write therefore runs as a transaction of its own (BEGIN and the fence in one round trip, the statement,
-COMMIT), and a transaction's BEGIN carries the fence. Reads outside a transaction are not fenced: they write
+A transaction's BEGIN carries the fence (`begin`: BEGIN and the fence in one round trip). A lone write carries it
+inside itself (`carried`): a data-modifying CTE, which PostgreSQL runs to completion whether or not the statement
+reads it, calls the fence in the statement's own implicit transaction, so the write and its fence are one round
+trip, as an unfenced write is, instead of three (BEGIN with the fence, the statement, COMMIT). Whichever part of
+the statement runs first, the fence (volatile: it reads the lease with a snapshot of its own, after taking the
+lock) refuses a write that reaches PostgreSQL after a takeover, and its lock holds a takeover back until the
+statement commits. A statement of a form that cannot carry it (several statements, no INSERT, UPDATE, DELETE or
+WITH first) runs as a transaction of its own, as before. Reads outside a transaction are not fenced: they write
 nothing. The PostgreSQL side costs a send about half again its CPU (docs/performance.md), so a node alone, which no
 other node can take a workspace from, checks in memory only (`in_database`, set when the node is one of a cluster).
 
@@ -86,6 +92,26 @@ def current_fence() -> StatementFence | None:
 
 
 _WRITING = re.compile(r"\b(INSERT|UPDATE|DELETE|MERGE|TRUNCATE|NOTIFY|pg_notify|nextval|setval)\b", re.IGNORECASE)
+
+
+# The fence as a CTE of a lone write: inserts nothing (the fence answers true, or raises), into a table of no
+# columns that is never written (migration 039); its two parameters follow the statement's own.
+_CARRIED_FENCE = ("inbox_fence AS (INSERT INTO inbox_fence_sink SELECT"
+                  " WHERE NOT inbox_lease_fence(${workspace}::bigint, ${epoch}::bigint))")
+_CARRIER = re.compile(r"\s*(?:(WITH(?:\s+RECURSIVE)?\s+)|(?=(?:INSERT|UPDATE|DELETE)\b))", re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def carried(sql: str, arguments: int) -> str | None:
+    """The lone write `sql` (of `arguments` parameters) with the fence carried inside it, the fence's workspace and
+    epoch its parameters `arguments` + 1 and + 2; None when its form cannot carry it."""
+    found = _CARRIER.match(sql)
+    if found is None or ";" in sql:
+        return None
+    fence = _CARRIED_FENCE.format(workspace=arguments + 1, epoch=arguments + 2)
+    if found.group(1):
+        return f"{sql[:found.end()]}{fence}, {sql[found.end():]}"
+    return f"WITH {fence} {sql[found.end():]}"
 
 
 @lru_cache(maxsize=4096)

@@ -1,15 +1,18 @@
-"""What the lease fence costs PostgreSQL: small write transactions of one workspace from several connections at once,
-unfenced, fenced by a row lock on the lease (the fence of migration 024) and fenced by an advisory lock (migration
-037, the service's now), interleaved round by round on one server; PostgreSQL's CPU and the wall time per transaction
-of each, and each fence over the unfenced.
+"""What the lease fence costs: small writes of one workspace from several connections at once, interleaved round by
+round on one server, each variant's PostgreSQL CPU, client CPU (this process: asyncpg's share of a round trip, as
+the service pays it) and wall time per write, over the unfenced write of its kind.
+
+Two kinds of write. A transaction (BEGIN, an UPDATE, COMMIT): unfenced, fenced by a row lock on the lease (migration
+024) and by an advisory lock (migration 037, the service's, its BEGIN carrying the fence in the same round trip).
+A lone write (one UPDATE, its own implicit transaction): unfenced, as a node alone sends it; and with the fence
+carried inside it (migration 039, `persistence/statement_fence.py`'s `carried`), as a node of a cluster sends it
+now — before, it was sent as a fenced transaction of its own, the "advisory lock" row.
 
     .venv/bin/python scripts/bench_fence.py                         # 8 connections, 6 rounds of 2,000 transactions
     .venv/bin/python scripts/bench_fence.py --connections 16 --transactions 4000 --rounds 4
 
-Each transaction is what a conversation's write is to PostgreSQL: BEGIN (with the fence, in the same round trip, as
-`persistence/statement_fence.py` sends it), an UPDATE of one row of a table of 1,000, COMMIT. The server is the
-embedded one with durability off (as the other benchmarks run it); every process of it is measured
-(`harness/meters.py`). Exit 0 unless a transaction failed.
+Each write updates one row of a table of 1,000. The server is the embedded one with durability off (as the other
+benchmarks run it); every process of it is measured (`harness/meters.py`). Exit 0 unless a write failed.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from harness.meters import tree_cpu_seconds
 from harness.postgres import postgres_server
 
 from persistence.migrations import available_migrations
+from persistence.statement_fence import carried
 
 WORKSPACE = 1
 ROWS = 1_000
@@ -36,11 +40,20 @@ ROWS = 1_000
 ROW_LOCK_FENCE = re.search(r"CREATE FUNCTION inbox_lease_fence\(.*?\$\$;", next(
     m for m in available_migrations() if m.version == 24).sql(), re.S)[0].replace(
     "inbox_lease_fence", "bench_row_lock_fence")
+UPDATE = "UPDATE bench_rows SET n = n + 1 WHERE id = $1"
+CARRIED = carried(UPDATE, 1)
+# Each variant: the BEGIN of its transaction, or None for a lone write; its UPDATE; and the write it is set against.
 VARIANTS = {
-    "unfenced": "BEGIN",
-    "row lock (migration 024)": f"BEGIN; SELECT bench_row_lock_fence({WORKSPACE}, 1)",
-    "advisory lock (migration 037)": f"BEGIN; SELECT inbox_lease_fence({WORKSPACE}, 1)",
+    "transaction, unfenced": ("BEGIN", UPDATE, "transaction, unfenced"),
+    "transaction, row lock (024)": (f"BEGIN; SELECT bench_row_lock_fence({WORKSPACE}, 1)", UPDATE,
+                                    "transaction, unfenced"),
+    "transaction, advisory (037)": (f"BEGIN; SELECT inbox_lease_fence({WORKSPACE}, 1)", UPDATE,
+                                    "transaction, unfenced"),
+    "lone write, unfenced": (None, UPDATE, "lone write, unfenced"),
+    "lone write, carried (039)": (None, CARRIED, "lone write, unfenced"),
 }
+Result = tuple[float, float, float]
+"""PostgreSQL CPU, client CPU and wall time, µs per write."""
 
 
 async def setup(url: str) -> None:
@@ -62,14 +75,19 @@ async def setup(url: str) -> None:
         await conn.close()
 
 
-async def one_round(pool: list[asyncpg.Connection], begin: str, transactions: int, rng: random.Random) -> float:
-    """The round's wall seconds: `transactions` in all, spread over the connections."""
+async def one_round(pool: list[asyncpg.Connection], variant: str, transactions: int, rng: random.Random) -> float:
+    """The round's wall seconds: `transactions` writes in all, spread over the connections."""
     per = transactions // len(pool)
+    begin, update, _ = VARIANTS[variant]
 
     async def work(conn: asyncpg.Connection) -> None:
         for _ in range(per):
+            if begin is None:
+                fence = (WORKSPACE, 1) if update is CARRIED else ()
+                await conn.execute(update, rng.randint(1, ROWS), *fence)
+                continue
             await conn.execute(begin)
-            await conn.execute("UPDATE bench_rows SET n = n + 1 WHERE id = $1", rng.randint(1, ROWS))
+            await conn.execute(update, rng.randint(1, ROWS))
             await conn.execute("COMMIT")
 
     started = time.perf_counter()
@@ -77,38 +95,38 @@ async def one_round(pool: list[asyncpg.Connection], begin: str, transactions: in
     return time.perf_counter() - started
 
 
-async def bench(url: str, pid: int, args: argparse.Namespace) -> dict[str, list[tuple[float, float]]]:
+async def bench(url: str, pid: int, args: argparse.Namespace) -> dict[str, list[Result]]:
     await setup(url)
     rng = random.Random(7)
-    results: dict[str, list[tuple[float, float]]] = {name: [] for name in VARIANTS}
+    results: dict[str, list[Result]] = {name: [] for name in VARIANTS}
     names = list(VARIANTS)
     # One set of connections for every round (a connection's start is the server's costliest step), warmed first.
     pool = [await asyncpg.connect(url) for _ in range(args.connections)]
     try:
         for name in names:
-            await one_round(pool, VARIANTS[name], args.connections * 50, rng)
+            await one_round(pool, name, args.connections * 50, rng)
         done = args.transactions // args.connections * args.connections
         for round_number in range(args.rounds):
             for name in (names if round_number % 2 == 0 else list(reversed(names))):
-                cpu_before = tree_cpu_seconds(pid)
-                wall = await one_round(pool, VARIANTS[name], args.transactions, rng)
-                cpu = tree_cpu_seconds(pid) - cpu_before
-                results[name].append((cpu / done * 1e6, wall / done * 1e6))
+                cpu_before, client_before = tree_cpu_seconds(pid), time.process_time()
+                wall = await one_round(pool, name, args.transactions, rng)
+                cpu, client = tree_cpu_seconds(pid) - cpu_before, time.process_time() - client_before
+                results[name].append((cpu / done * 1e6, client / done * 1e6, wall / done * 1e6))
     finally:
         for conn in pool:
             await conn.close()
     return results
 
 
-def report(results: dict[str, list[tuple[float, float]]], args: argparse.Namespace) -> None:
-    print(f"{args.connections} connections, {args.rounds} rounds of {args.transactions:,} transactions a variant, "
-          "interleaved; medians over the rounds")
-    base = statistics.median(cpu for cpu, _ in results["unfenced"])
-    print(f"{'variant':<32}{'PostgreSQL CPU µs/txn':>24}{'over unfenced':>15}{'wall µs/txn':>13}")
-    for name, rounds in results.items():
-        cpu = statistics.median(c for c, _ in rounds)
-        wall = statistics.median(w for _, w in rounds)
-        print(f"{name:<32}{cpu:>24.1f}{cpu / base:>14.2f}x{wall:>13.1f}")
+def report(results: dict[str, list[Result]], args: argparse.Namespace) -> None:
+    print(f"{args.connections} connections, {args.rounds} rounds of {args.transactions:,} writes a variant, "
+          "interleaved; medians over the rounds; µs per write, and over the unfenced write of its kind")
+    medians = {name: [statistics.median(r[i] for r in rounds) for i in range(3)] for name, rounds in results.items()}
+    print(f"{'variant':<30}{'PostgreSQL CPU':>16}{'client CPU':>16}{'both':>16}{'wall':>16}")
+    for name, (cpu, client, wall) in medians.items():
+        base = medians[VARIANTS[name][2]]
+        print(f"{name:<30}{cpu:>8.1f} {cpu / base[0]:>5.2f}x{client:>9.1f} {client / base[1]:>5.2f}x"
+              f"{cpu + client:>9.1f} {(cpu + client) / (base[0] + base[1]):>5.2f}x{wall:>9.1f} {wall / base[2]:>5.2f}x")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
