@@ -27,6 +27,15 @@ def visible(chat: str, member: str) -> str:
             f" AND {chat}.team_id IN ({_OPEN_QUEUES.format(member=member)})))")
 
 
+def just_left_sight(chat: str, member: str, event: str) -> str:
+    """SQL: whether an assignment event (`event`, the outbox row's data) of a chat the caller no longer sees is
+    one of how it left their sight: taken from them, or taken or closed while it waited in a team queue open to
+    them. Their screen then reads the chat again and finds it gone, instead of showing it until the next event."""
+    member = f"{member}::bigint"
+    return (f"(({event} -> 'from' ->> 'user_id')::bigint = {member}"
+            f" OR {chat}.team_id IN ({_OPEN_QUEUES.format(member=member)}))")
+
+
 async def may_see(q: Database | UnitOfWork, chat: Mapping[str, Any], restricted_to: int | None) -> bool:
     """Whether a chat already read (its `assigned_to`, `state` and `team_id`) is one the caller may see."""
     if restricted_to is None or chat["assigned_to"] == restricted_to:

@@ -21,7 +21,8 @@ async def chat_events_after(db: Database, workspace_id: int, after_id: int, even
     """The workspace's chat events with an id above `after_id`, oldest first: id, event, the chat's phone, and for
     an assignment (`conversation_assigned`) what it was (claimed, released, transferred), to whom, by whom and why;
     for a note's `chat_changed`, the note if it mentions `member_id` (`mentioned_note`), by whom.
-    For a member limited to assigned chats, only events of chats they may see now (chat_visibility.py)."""
+    For a member limited to assigned chats, only events of chats they may see now (chat_visibility.py), and the
+    assignments that took a chat out of their sight."""
     return await db.fetch(
         "SELECT o.id, o.event, o.data ->> 'phone' AS phone,"
         " CASE WHEN o.event = 'conversation_assigned' THEN o.data ->> 'event' END AS assignment,"
@@ -31,6 +32,8 @@ async def chat_events_after(db: Database, workspace_id: int, after_id: int, even
         "      THEN (o.data ->> 'note')::bigint END AS mentioned_note FROM webhook_outbox o"
         " WHERE o.id > $2 AND o.workspace_id = $1 AND o.hook_id IS NULL AND NOT o.test AND o.event = ANY($3::text[])"
         "   AND ($4::bigint IS NULL OR EXISTS (SELECT 1 FROM conversations c WHERE c.workspace_id = $1"
-        "        AND c.phone = o.data ->> 'phone' AND " + chat_visibility.visible("c", "$4") + "))"
+        "        AND c.phone = o.data ->> 'phone' AND (" + chat_visibility.visible("c", "$4")
+        + "             OR (o.event IN ('conversation_assigned', 'conversation_resolved')"
+        "                 AND " + chat_visibility.just_left_sight("c", "$4", "o.data") + "))))"
         " ORDER BY o.id LIMIT $5",
         workspace_id, after_id, events, restricted_to, limit, member_id)
