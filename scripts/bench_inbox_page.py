@@ -14,11 +14,14 @@ htmx, its SSE extension and idiomorph), and how soon a customer's message shows 
 2. The service, `inbox-actors serve` on that database (the keyword FAQ bot, the per-IP ceiling raised) with its
    built-in simulator, and a session of the workspace's first admin.
 3. The service's time: `--repeat` GETs of each page over one keep-alive connection (the whole HTML), p50 / p99,
-   and the service's CPU a page.
+   and the service's CPU a page; then of each static file the workspace's page names (its style sheet, icon and
+   scripts), with the session's cookie and gzip accepted as a browser sends them.
 4. Chromium (Debian's, as the browser tests find it): `--loads` first loads of the workspace with a chat open, each
    in a fresh browser context (nothing cached), then the same page again in that context (the library cached):
    Navigation Timing's time to the first byte, DOMContentLoaded, the first paint and the load event, from the
-   navigation's start, and Resource Timing's bytes on the wire and unzipped, by file.
+   navigation's start, Resource Timing's bytes on the wire and unzipped and when each file came, by file, and
+   Chromium's main-thread time (script, of it compiling, style and layout) as DOMContentLoaded fires
+   (DevTools' Performance.getMetrics).
 5. Live: with the chat open and its stream connected, `--events` customer messages through the simulator, each to
    the open chat or to a chat further down the list in turn, timed from the simulator's call to the moment the
    text shows in the thread or in the list (a MutationObserver in the page, Date.now() on both sides).
@@ -60,11 +63,17 @@ TIMING = """() => {
   const paint = (name) => { const e = performance.getEntriesByName(name)[0]; return e ? e.startTime : null; };
   return {ttfb: n.responseStart, dom_content_loaded: n.domContentLoadedEventEnd, load: n.loadEventEnd,
           first_paint: paint('first-paint'), first_contentful_paint: paint('first-contentful-paint'),
-          files: [{name: 'the page', wire: n.transferSize, body: n.encodedBodySize, unzipped: n.decodedBodySize}]
+          files: [{name: 'the page', wire: n.transferSize, body: n.encodedBodySize, unzipped: n.decodedBodySize,
+                   start: n.startTime, first_byte: n.responseStart, end: n.responseEnd}]
             .concat(performance.getEntriesByType('resource').filter((r) => r.responseEnd > 0).map((r) => ({
               name: new URL(r.name).pathname, wire: r.transferSize, body: r.encodedBodySize,
-              unzipped: r.decodedBodySize})))};
+              unzipped: r.decodedBodySize, start: r.startTime, first_byte: r.responseStart, end: r.responseEnd})))};
 }"""
+# Chromium's main thread from the page's start (DevTools' Performance.getMetrics, seconds), by kind of work.
+MAIN_THREAD = {"ScriptDuration": "script", "V8CompileDuration": "compile", "RecalcStyleDuration": "style",
+               "LayoutDuration": "layout", "TaskDuration": "tasks"}
+# A static file the page names: its style sheet, icon and scripts (the library's included).
+STATIC_FILE = re.compile(r'(?:src|href)="(/app/static/[^"]+)"')
 # Resolves window.__seen[token] with Date.now() when `token` shows inside `selector`.
 WATCH_FOR = """([selector, token]) => {
   window.__seen = window.__seen || {};
@@ -153,6 +162,30 @@ async def service_times(base: str, session: str, pages: dict[str, str], repeat: 
     return figures
 
 
+async def static_times(base: str, session: str, page: str, repeat: int, cpu) -> dict:
+    """The service's time for each static file `page` names, fetched as a browser does: the session's cookie
+    (their path is under the cookie's) and gzip accepted; `bytes` is the body as sent."""
+    figures = {}
+    async with httpx.AsyncClient(base_url=base, cookies={"inbox_session": session}, timeout=60,
+                                 headers={"Accept-Encoding": "gzip, deflate"}) as client:
+        html = (await client.get(page)).raise_for_status().text
+        for path in dict.fromkeys(STATIC_FILE.findall(html)):
+            for _ in range(3):                                   # warm-up
+                (await client.get(path)).raise_for_status()
+            times, wire, before = [], 0, cpu()
+            for _ in range(repeat):
+                started = time.perf_counter()
+                answer = await client.get(path)
+                times.append(time.perf_counter() - started)
+                answer.raise_for_status()
+                wire = answer.num_bytes_downloaded
+            spent = cpu()
+            figures[path] = {**percentiles(times), "bytes": wire, "encoding": answer.headers.get("content-encoding"),
+                             "cache_control": answer.headers.get("cache-control"),
+                             "service_cpu_ms": round((spent - before) / repeat * 1e3, 2) if spent and before else None}
+    return figures
+
+
 def _sum(files: list[dict], key: str) -> int:
     return sum(f[key] for f in files)
 
@@ -172,17 +205,27 @@ def browser_figures(chromium: str, base: str, t: dict, loads: int, events: int) 
                 context = browser.new_context(viewport={"width": 1280, "height": 900})
                 context.add_cookies([cookie])
                 page = context.new_page()
-                page.goto(page_url, wait_until="load")
-                page.wait_for_timeout(300)                      # late resources (the canned list, images) listed
-                cold.append(page.evaluate(TIMING))
-                page.goto(page_url, wait_until="load")
-                page.wait_for_timeout(300)
-                warm.append(page.evaluate(TIMING))
+                devtools = context.new_cdp_session(page)
+                devtools.send("Performance.enable")
+                for kept in (cold, warm):
+                    kept.append(_load(page, devtools, page_url))
                 context.close()
             live = _live(browser, cookie, page_url, base, t, events)
         finally:
             browser.close()
     return {"cold": cold, "warm": warm, "live": live}
+
+
+def _load(page, devtools, page_url: str) -> dict:
+    """One load of the page: its timings, and the main thread's work as DOMContentLoaded fires (the figures count
+    from the document's start: a load is a new document)."""
+    page.goto(page_url, wait_until="domcontentloaded")
+    metrics = {m["name"]: m["value"] for m in devtools.send("Performance.getMetrics")["metrics"]}
+    page.wait_for_load_state("load")
+    page.wait_for_timeout(300)                                  # late resources (the canned list, images) listed
+    timing = page.evaluate(TIMING)
+    timing["main_thread"] = {label: round(metrics.get(name, 0.0) * 1e3, 1) for name, label in MAIN_THREAD.items()}
+    return timing
 
 
 def _live(browser, cookie: dict, page_url: str, base: str, t: dict, events: int) -> dict:
@@ -231,12 +274,14 @@ async def run(args: argparse.Namespace, server_url: str, postgres_pid: int | Non
                      "the list a live event reads (/app/inbox/list?view=open)": "/app/inbox/list?view=open",
                      "the chat a live event reads (/app/chats/{phone}/live)": f"/app/chats/{t['open']}/live"}
             server = await service_times(base, t["session"], pages, args.repeat, service.cpu_seconds)
+            static = await static_times(base, t["session"], pages[next(iter(pages))], args.repeat,
+                                        service.cpu_seconds)
             in_browser = await trio.to_thread.run_sync(contextvars.Context().run, _with_asyncio, browser_figures,
                                                        args.chromium, base, t, args.loads, args.events)
     finally:
         async with trio_asyncio.open_loop():
             await drop_database(server_url, name)
-    print_report(t, server, in_browser)
+    print_report(t, server, static, in_browser)
     return 0
 
 
@@ -269,26 +314,41 @@ def _load_summary(loads: list[dict]) -> dict:
         "load_ms": _median([load["load"] for load in loads]),
         "dom_content_loaded_max_ms": round(max(load["dom_content_loaded"] for load in loads), 1),
         "bytes_on_wire": _sum(last, "wire"), "bytes_unzipped": _sum(last, "unzipped"),
-        "files": {f["name"]: {"wire": f["wire"], "unzipped": f["unzipped"]} for f in last},
+        "files": {f["name"]: {"wire": f["wire"], "unzipped": f["unzipped"],
+                              "start_ms": _median([g["start"] for g in files[f["name"]]]),
+                              "first_byte_ms": _median([g["first_byte"] for g in files[f["name"]]]),
+                              "end_ms": _median([g["end"] for g in files[f["name"]]])} for f in last},
+        "main_thread_ms": {label: _median([load["main_thread"][label] for load in loads])
+                           for label in MAIN_THREAD.values()},
     }
 
 
-def print_report(t: dict, server: dict, in_browser: dict) -> None:
+def print_report(t: dict, server: dict, static: dict, in_browser: dict) -> None:
     cold, warm = _load_summary(in_browser["cold"]), _load_summary(in_browser["warm"])
     print(f"\n{t['chats']:,} chats in the workspace; the chat open: {t['open']}")
     print(f"\nthe service's time, {next(iter(server.values()))['count']} GETs each (ms):")
     print(f"  {'page':<58}{'p50':>7}{'p99':>7}{'KB':>8}{'CPU ms':>8}")
     for name, f in server.items():
         print(f"  {name:<58}{f['p50']:>7.1f}{f['p99']:>7.1f}{f['bytes'] / 1e3:>8.1f}{f['service_cpu_ms'] or 0:>8.1f}")
+    print(f"\nthe service's time for each static file the page names, {next(iter(static.values()))['count']} GETs "
+          "each, gzip accepted (ms):")
+    print(f"  {'file':<58}{'p50':>7}{'p99':>7}{'KB':>8}{'CPU ms':>8}  encoding, Cache-Control")
+    for name, f in static.items():
+        print(f"  {name:<58}{f['p50']:>7.1f}{f['p99']:>7.1f}{f['bytes'] / 1e3:>8.1f}{f['service_cpu_ms'] or 0:>8.2f}"
+              f"  {f['encoding'] or 'identity'}, {f['cache_control'] or '-'}")
     print(f"\nChromium, {len(in_browser['cold'])} loads, medians from the navigation's start (ms):")
     for label, s in (("first load (nothing cached)", cold), ("again (cached)", warm)):
         print(f"  {label:<30} first byte {s['ttfb_ms']}, first paint {s['first_paint_ms']}, first contentful "
               f"paint {s['first_contentful_paint_ms']}, DOMContentLoaded {s['dom_content_loaded_ms']} (max "
               f"{s['dom_content_loaded_max_ms']}), load {s['load_ms']}; {s['bytes_on_wire'] / 1e3:.1f} KB on the "
-              f"wire, {s['bytes_unzipped'] / 1e3:.1f} KB unzipped")
-    print("  the first load's files (KB on the wire / unzipped):")
+              f"wire, {s['bytes_unzipped'] / 1e3:.1f} KB unzipped, {len(s['files'])} files")
+        print(f"  {'':<30} main thread by DOMContentLoaded: " + ", ".join(
+            f"{label} {ms}" for label, ms in s["main_thread_ms"].items()))
+    print("  the first load's files (KB on the wire / unzipped; ms from the navigation's start: asked, first byte, "
+          "last byte):")
     for name, f in cold["files"].items():
-        print(f"    {name:<70}{f['wire'] / 1e3:>8.1f}{f['unzipped'] / 1e3:>9.1f}")
+        print(f"    {name:<62}{f['wire'] / 1e3:>8.1f}{f['unzipped'] / 1e3:>9.1f}{f['start_ms']:>9.1f}"
+              f"{f['first_byte_ms']:>9.1f}{f['end_ms']:>9.1f}")
     live = in_browser["live"]
     for label, key in (("in the open chat's thread", "open_chat_thread"), ("in the list (another chat)", "list_row")):
         f = live[key]
@@ -301,8 +361,8 @@ def print_report(t: dict, server: dict, in_browser: dict) -> None:
     print(f"\nfirst load {'under' if slow < FIRST_LOAD_TARGET_MS else 'OVER'} {FIRST_LOAD_TARGET_MS:g} ms "
           f"(DOMContentLoaded {slow} ms); live events {'within' if prompt else 'NOT within'} "
           f"{LIVE_TARGET_MS / 1e3:g} s")
-    print(json.dumps({"chats": t["chats"], "service": server, "first_load": cold, "cached_load": warm,
-                      "live": live}))
+    print(json.dumps({"chats": t["chats"], "service": server, "static": static, "first_load": cold,
+                      "cached_load": warm, "live": live}))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,10 +1,11 @@
 """The agent inbox: the web app a team answers customers from, served by the service itself.
 
 One more front door over the same actions and permissions a key has (docs/inbox-app.md): server-rendered pages
-(Jinja2 templates in `templates/`), a small script and a style sheet (`inbox_http/static/app/`), no build step.
+(Jinja2 templates in `templates/`), a few scripts and a style sheet (`inbox_http/static/app/`), no build step.
 The agent workspace (the list and the open chat on one screen) swaps server-rendered parts with htmx, fetched at
 set-up (`vendor_assets`). Modules: `page_guard` (the session cookie, CSRF, the per-IP ceiling), `pages`
-(rendering, headers, refusals, the sections a member may open), `fragments` (a page's part rendered alone),
+(rendering, headers, refusals, the sections a member may open), `app_assets` (the pages' own files from memory,
+the scripts as one, at addresses named by their content), `fragments` (a page's part rendered alone),
 `workspace` (the screen's reads), `composer` (the reply forms' keys, the canned responses they offer),
 `member_time` (times in the member's zone, counted on by the script), and one module per group of pages, each with
 its `blueprint`.
@@ -15,6 +16,7 @@ from __future__ import annotations
 from quart import Blueprint, Quart
 
 from inbox_http.web import (
+    app_assets,
     availability_pages,
     bot_knowledge_pages,
     bot_pages,
@@ -69,7 +71,8 @@ PAGE_GROUPS = (
     report_pages,
 )
 
-# The script and the style sheet: the package's own files, the same for every caller.
+# The package's own files at their plain addresses (`/app/static/app.css`); the pages name them at the addresses
+# `app_assets` serves, named by their content.
 assets = Blueprint("web_assets", __name__, url_prefix="/app", static_folder="../static/app",
                    static_url_path="/static")
 
@@ -79,7 +82,7 @@ def install_web_app(app: Quart) -> None:
     # that module as __main__, which must not have been imported already by this package's own import.
     from inbox_http.web import vendor_assets
 
-    for group in (*PAGE_GROUPS, vendor_assets):
+    for group in (*PAGE_GROUPS, vendor_assets, app_assets):
         app.register_blueprint(group.blueprint)
     app.register_blueprint(assets)
     install_web(app)
@@ -87,3 +90,4 @@ def install_web_app(app: Quart) -> None:
     member_settings_pages.install(app)
     composer.install(app)
     app.jinja_env.globals["vendor_scripts"] = vendor_assets.script_urls
+    app.jinja_env.globals["asset_url"] = app_assets.asset_url
