@@ -36,6 +36,7 @@ from inbox_actors.conversations import idempotency_keys
 from inbox_actors.conversations.bot import FaqBot, Responder
 from inbox_actors.conversations.conversation import ConversationDeps
 from inbox_actors.conversations.sla_clock import deadline_set
+from inbox_actors.conversations.turn_resumption import wake_unanswered_chats
 from inbox_actors.model_simulator.simulated_model import ModelSettings, ModelSimulator
 from inbox_actors.monitoring.collectors import ActorKindCollector, DatabasePoolCollector
 from inbox_actors.monitoring.gc_pauses import GcPauses, freeze_start_up
@@ -198,9 +199,10 @@ async def serve_app(
     stopping = trio.Event()
     keeper = state.placement.keeper
     outbox = OutboxListener(state.db, state.actors, on_outbox=state.live.ring)
-    # A workspace this node takes (another node died, stopped or handed it over) goes on with what was under way.
-    keeper.on_taken = partial(_resume_taken, state.actors, outbox)
     async with trio.open_nursery() as nursery:
+        # A workspace this node takes (another node died, stopped or handed it over) goes on with what was under
+        # way: its broadcasts, its pending webhook events, its chats' bot turns.
+        keeper.on_taken = partial(_resume_taken, state, outbox, nursery)
         await nursery.start(state.credentials.keep_listening)
         if keeper.liveness is not None:
             nursery.start_soon(keeper.liveness.run, keeper.wait_named)
@@ -282,9 +284,11 @@ def _binds(settings: Settings) -> list[str]:
     return binds
 
 
-def _resume_taken(actors: ActorSystem, outbox: OutboxListener, workspace_id: int) -> None:
-    workspace_taken(actors, workspace_id)
+def _resume_taken(state: Dependencies, outbox: OutboxListener, nursery: trio.Nursery, workspace_id: int) -> None:
+    """(leases.py's `on_taken`, which must not block.)"""
+    workspace_taken(state.actors, workspace_id)
     outbox.taken(workspace_id)
+    nursery.start_soon(wake_unanswered_chats, state.db, state.actors, workspace_id)
 
 
 async def _rebalance(rebalancer: Rebalancer, scope: trio.CancelScope) -> None:

@@ -66,6 +66,7 @@ from inbox_actors.conversations.conversation_protocol import (
     StatusReported,
     Transfer,
     Unsnooze,
+    Wake,
 )
 from inbox_actors.conversations.customer_messages import CustomerMessages
 from inbox_actors.conversations.satisfaction_survey import SatisfactionSurveys
@@ -94,7 +95,7 @@ __all__ = [
     "ConversationDeps",
     "CustomerWrote", "EraseChat", "Erased", "GiveUpInDoubt", "Label", "MarkRead", "NoteAdded", "NotVisible", "Open",
     "Recorded", "Refused", "Release", "Resolve", "RouteToTeam", "Send", "SendOutcome", "SlaDue", "Snooze", "SnoozeDue",
-    "StatusReported", "Transfer", "Unsnooze",
+    "StatusReported", "Transfer", "Unsnooze", "Wake",
     "ask_conversation", "conversation_key", "conversation_kind",
 ]
 
@@ -204,6 +205,8 @@ class Conversation(Actor):
                 return await self.sends.give_up(message.message_id, send_again=message.send_again)
             case EraseChat():
                 return await self._erase()
+            case Wake():
+                return None
             case AutoAssign():
                 return await self.team.auto_assign(message.member_id, message.team_id)
             case OfferSurvey():

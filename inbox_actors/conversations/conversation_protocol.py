@@ -22,6 +22,11 @@ class StatusReported(msgspec.Struct, frozen=True):
     update: StatusUpdate
 
 
+class Wake(msgspec.Struct, frozen=True):
+    """Nothing but to be active: a chat woken when its workspace's node took it over asks its bot again if an
+    earlier holder may have left its turn mid-way, as any activation does (turn_resumption.py)."""
+
+
 class BotTurn(msgspec.Struct, frozen=True):
     """Let the bot answer the customer's latest message, if the chat is still the bot's to answer."""
 

@@ -313,3 +313,15 @@ async def insert_audit_assignment_events(tx: UnitOfWork, events: list[tuple]) ->
         "  AND x.by_member IS NOT DISTINCT FROM e.by_member)",
         *[list(column) for column in columns])
     return int(result.split()[-1])
+
+
+async def chats_the_bot_may_owe(q: Database | UnitOfWork, workspace_id: int, within_seconds: float,
+                                limit: int) -> list[str]:
+    """The phones of the workspace's chats whose customer waits for an answer while the bot is theirs to answer
+    (AI_ONLY), their last word at most `within_seconds` old by PostgreSQL's clock: the turns a node that lost the
+    workspace may have left mid-way. Newest first."""
+    rows = await q.fetch(
+        "SELECT phone FROM conversations WHERE workspace_id = $1 AND state = 'AI_ONLY' AND waiting_since IS NOT NULL"
+        " AND last_customer_message_at > now() - make_interval(secs => $2)"
+        " ORDER BY last_customer_message_at DESC LIMIT $3", workspace_id, within_seconds, limit)
+    return [row["phone"] for row in rows]
