@@ -13,6 +13,7 @@ from trio_asyncio import aio_as_trio
 from inbox_actors.cluster.leases import LeaseKeeper
 from persistence.statement_fence import LeaseLost, StatementFence, carried, fencing_statements
 from tests import builders
+from tests.integration.test_workspace_leases import refused_after_waiting_for_a_takeover
 from tests.waiting import eventually
 
 TTL = 0.6
@@ -66,26 +67,8 @@ async def test_a_lone_write_that_waited_for_a_takeover_is_refused(db, database_u
     a = LeaseKeeper(db, "a", on_lost=[].append, ttl=TTL, margin=TTL / 3)
     assert await a.acquire(workspace_id) == 1
     before = await _name(db, workspace_id)
-    taking = await aio_as_trio(asyncpg.connect)(database_url)
-    try:
-        await aio_as_trio(taking.execute)(
-            f"BEGIN; SELECT inbox_lease_takeover_lock({workspace_id});"
-            f" UPDATE workspace_leases SET node_id = 'b', epoch = 2 WHERE workspace_id = {workspace_id}")
-        outcome: list[object] = []
-
-        async def write() -> None:
-            try:
-                outcome.append(await _rename(db, workspace_id, 1, ".a"))
-            except LeaseLost:
-                outcome.append("refused")
-
-        nursery.start_soon(write)
-        await trio.sleep(0.3)
-        assert outcome == []                                      # waiting for the takeover
-        await aio_as_trio(taking.execute)("COMMIT")
-        await eventually(lambda: outcome == ["refused"])
-    finally:
-        await aio_as_trio(taking.close)()
+    await refused_after_waiting_for_a_takeover(database_url, nursery, workspace_id,
+                                               lambda: _rename(db, workspace_id, 1, ".a"))
     assert await _name(db, workspace_id) == before
 
 

@@ -4,6 +4,8 @@ the fence then refuses, a takeover that waits for a fenced write under way, and 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import asyncpg
 import pytest
 import trio
@@ -87,21 +89,29 @@ async def test_a_write_that_waited_for_a_takeover_is_refused(db, database_url, n
     workspace_id = await builders.workspace(db)
     a = keeper(db, "a")
     assert await a.acquire(workspace_id) == 1
+    await refused_after_waiting_for_a_takeover(database_url, nursery, workspace_id,
+                                               lambda: fenced_write(db, workspace_id, 1))
+
+
+async def refused_after_waiting_for_a_takeover(database_url: str, nursery, workspace_id: int,
+                                               write: Callable[[], Awaitable[object]]) -> None:
+    """`write`, fenced under epoch 1, sent while another session takes the workspace over (epoch 2, not committed
+    yet): it waits for the takeover, then is refused (LeaseLost)."""
     taking = await aio_as_trio(asyncpg.connect)(database_url)
     try:
         await aio_as_trio(taking.execute)(
             f"BEGIN; SELECT inbox_lease_takeover_lock({workspace_id});"
             f" UPDATE workspace_leases SET node_id = 'b', epoch = 2 WHERE workspace_id = {workspace_id}")
-        outcome: list[object] = []
+        outcome: list[str] = []
 
-        async def write() -> None:
+        async def attempt() -> None:
             try:
-                await fenced_write(db, workspace_id, 1)
+                await write()
                 outcome.append("written")
             except LeaseLost:
                 outcome.append("refused")
 
-        nursery.start_soon(write)
+        nursery.start_soon(attempt)
         await trio.sleep(0.3)
         assert outcome == []                                      # waiting for the takeover
         await aio_as_trio(taking.execute)("COMMIT")
