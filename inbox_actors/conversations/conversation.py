@@ -152,9 +152,11 @@ class Conversation(Actor):
         await self.chat.load()
         row = self.chat.row
         if row is not None and row["waiting_since"] is not None and states.bot_may_answer(self.chat.state) \
-                and self.deps.responder is not None and row["last_customer_message_at"] is not None \
-                and (self.clock.now() - row["last_customer_message_at"]).total_seconds() < UNANSWERED_WORD_SECONDS:
-            self.bot.queue()   # a turn an earlier life of the chat may have lost; a stale one does nothing
+                and self.deps.responder is not None and row["last_customer_message_at"] is not None:
+            # A time rule across nodes, so PostgreSQL's clock: a node's own, skewed, would answer hours late or never.
+            age = await database_clock.now(self.db) - row["last_customer_message_at"]
+            if age.total_seconds() < UNANSWERED_WORD_SECONDS:
+                self.bot.queue()   # a turn an earlier life of the chat may have lost; a stale one does nothing
 
     async def receive(self, message: object) -> object:
         before = self._queue_place()
