@@ -10,10 +10,12 @@ from werkzeug.exceptions import HTTPException
 from inbox_actors.domain.auth_ladder import ErrorStyle, Refusal
 from inbox_actors.paging.parameters import InvalidParameter
 from inbox_actors.reporting.chat_lookup import ChatNotFound
-from inbox_actors.runtime import ActorError, AskTimeout, KindUnavailable
+from inbox_actors.runtime import ActorError, AskTimeout, KindUnavailable, ServedElsewhere
+from inbox_actors.runtime.outages import caused_by
 from inbox_http import database_outage
 from inbox_http.encoding import json_response
 from persistence.database import DatabaseUnavailable
+from persistence.statement_fence import LeaseLost
 
 log = logging.getLogger("inbox_http.errors")
 
@@ -86,10 +88,16 @@ def install_error_handlers(app: Quart) -> None:
     async def database_unavailable(err: DatabaseUnavailable):
         return _database_out(err)
 
+    @app.errorhandler(LeaseLost)
+    async def lease_lost(err: LeaseLost):
+        return _workspace_moved(err)
+
     @app.errorhandler(ActorError)
     async def actor_unavailable(err: ActorError):
         if database_outage.during_outage(err):
             return _database_out(err)   # the actor crashed of the outage, or could not start for it
+        if isinstance(err, ServedElsewhere) or caused_by(err, (LeaseLost,)):
+            return _workspace_moved(err)  # the workspace moved on while this node served the request
         # Expected under load or while a dependency is down: a 500 the client may retry, not a bug's traceback.
         log.warning("%s %s: %s", request.method, request.path, err)
         headers = {"Retry-After": "1"}
@@ -121,10 +129,25 @@ def install_error_handlers(app: Quart) -> None:
     async def unexpected(err: Exception):
         if database_outage.during_outage(err):
             return _database_out(err)   # a group of them, from a nursery
+        if caused_by(err, (LeaseLost,)):
+            return _workspace_moved(err)
         log.exception("unhandled error on %s %s", request.method, request.path)
         if _route_style() is ErrorStyle.SENTENCE:
             return sentence_error(500, INTERNAL_ERROR_SENTENCE)
         return stable_error(500, "internal_error", "The service failed to answer; retry with backoff.")
+
+
+def _workspace_moved(err: BaseException):
+    """503 `node_unavailable` with Retry-After in the route's convention: this node lost the workspace's lease while
+    it served the request (paused, or cut off, past the lease), so PostgreSQL refused the write and nothing of it was
+    written; a send whose platform call was made is answered in doubt before it comes here (sending.py). Sent again,
+    the request reaches the node that holds the workspace now."""
+    log.warning("%s %s: 503, this node no longer holds the workspace (%s)", request.method, request.path, err)
+    headers = {"Retry-After": "1"}
+    if _route_style() is ErrorStyle.SENTENCE:
+        return json_response({"error": database_outage.SENTENCE}, 503, headers)
+    return stable_error(503, "node_unavailable", "This node no longer serves the workspace. Please try again: the "
+                                                 "request goes to the node that does.", headers=headers)
 
 
 def _database_out(err: BaseException):
