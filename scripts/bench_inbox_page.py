@@ -1,6 +1,6 @@
 """The agent workspace's first load at 10,000 chats, in Chromium: the service's time for the page, the browser's time to
-its first paint and DOMContentLoaded, the bytes it transfers (the page, the style sheet, the project's scripts and
-htmx, its SSE extension and idiomorph), and how soon a customer's message shows on the open screen.
+its first paint and DOMContentLoaded, the bytes it transfers (the page, the style sheet, and its one script: htmx, its
+SSE extension, idiomorph and the project's scripts), and how soon a customer's message shows on the open screen.
 
     .venv/bin/python scripts/bench_inbox_page.py                       # 10,000 chats, 1,000,000 messages
     .venv/bin/python scripts/bench_inbox_page.py --small --loads 3     # 500 chats: a look in a minute
@@ -14,14 +14,18 @@ htmx, its SSE extension and idiomorph), and how soon a customer's message shows 
 2. The service, `inbox-actors serve` on that database (the keyword FAQ bot, the per-IP ceiling raised) with its
    built-in simulator, and a session of the workspace's first admin.
 3. The service's time: `--repeat` GETs of each page over one keep-alive connection (the whole HTML), p50 / p99,
-   and the service's CPU a page; then of each static file the workspace's page names (its style sheet, icon and
-   scripts), with the session's cookie and gzip accepted as a browser sends them.
+   and the service's CPU a page (the workspace with the newest chat open, as Chromium loads it below, and with the
+   busiest chat open: its first screen of messages); then of each static file the workspace's page names (its style
+   sheet, icon and script), with the session's cookie and gzip accepted as a browser sends them.
 4. Chromium (Debian's, as the browser tests find it): `--loads` first loads of the workspace with a chat open, each
    in a fresh browser context (nothing cached), then the same page again in that context (the library cached):
    Navigation Timing's time to the first byte, DOMContentLoaded, the first paint and the load event, from the
    navigation's start, Resource Timing's bytes on the wire and unzipped and when each file came, by file, and
    Chromium's main-thread time (script, of it compiling, style and layout) as DOMContentLoaded fires
-   (DevTools' Performance.getMetrics).
+   (DevTools' Performance.getMetrics). Then `--loads` first loads more, each in a fresh context whose window was
+   left `--settle` seconds first: a new context is a new window, for which Chromium starts a renderer of its own
+   (its omnibox popup, chrome://omnibox-popup.top-chrome) that keeps a core busy for most of a second, over the
+   page's load when the page is asked for at once; a member's first load happens in a window open long before.
 5. Live: with the chat open and its stream connected, `--events` customer messages through the simulator, each to
    the open chat or to a chat further down the list in turn, timed from the simulator's call to the moment the
    text shows in the thread or in the list (a MutationObserver in the page, Date.now() on both sides).
@@ -90,7 +94,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = script_parser(__doc__)
     parser.add_argument("--small", action="store_true", help="500 chats and 20,000 messages (bench_reporting's)")
     parser.add_argument("--repeat", type=int, default=30, help="timed GETs of each page for the service's time (30)")
-    parser.add_argument("--loads", type=int, default=10, help="first loads in Chromium (10)")
+    parser.add_argument("--loads", type=int, default=10, help="first loads in Chromium (10), and as many settled")
+    parser.add_argument("--settle", type=float, default=2.0,
+                        help="seconds a new window is left before the settled first loads (2)")
     parser.add_argument("--events", type=int, default=10, help="customer messages timed to the screen (10)")
     parser.add_argument("--chromium", help="the Chromium to drive (default: as the browser tests find it)")
     add_database_url(parser)
@@ -135,12 +141,14 @@ async def targets(url: str) -> dict:
             recent = [row["phone"] for row in await db.fetch(
                 "SELECT phone FROM conversations WHERE workspace_id = $1 AND resolved_at IS NULL"
                 " ORDER BY last_activity_at DESC LIMIT 40", workspace["id"])]
+            busiest = await db.fetchrow("SELECT phone, count_messages FROM conversations WHERE workspace_id = $1"
+                                        " ORDER BY count_messages DESC, id LIMIT 1", workspace["id"])
             chats = await db.fetchval("SELECT count(*) FROM conversations WHERE workspace_id = $1", workspace["id"])
         finally:
             await db.close()
     # The chat open is among the newest; the others written to sit further down the list.
     return {"session": session, "number": workspace["phone_number_id"], "open": recent[0], "others": recent[20:],
-            "chats": chats}
+            "chats": chats, "busiest": busiest["phone"], "busiest_messages": busiest["count_messages"]}
 
 
 async def service_times(base: str, session: str, pages: dict[str, str], repeat: int, cpu) -> dict:
@@ -190,14 +198,15 @@ def _sum(files: list[dict], key: str) -> int:
     return sum(f[key] for f in files)
 
 
-def browser_figures(chromium: str, base: str, t: dict, loads: int, events: int) -> dict:
-    """First loads (cold, then warm) and live events in Chromium, with Playwright's sync API in this thread."""
+def browser_figures(chromium: str, base: str, t: dict, loads: int, events: int, settle: float) -> dict:
+    """First loads (cold, then warm), first loads in a settled window, and live events in Chromium, with
+    Playwright's sync API in this thread."""
     from playwright.sync_api import sync_playwright
 
     page_url = f"{base}/app/chats/{t['open']}?view=open"
     cookie = {"name": "inbox_session", "value": t["session"], "domain": "127.0.0.1", "path": "/app",
               "httpOnly": True, "sameSite": "Lax"}
-    cold, warm = [], []
+    cold, warm, settled = [], [], []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium)
         try:
@@ -210,10 +219,19 @@ def browser_figures(chromium: str, base: str, t: dict, loads: int, events: int) 
                 for kept in (cold, warm):
                     kept.append(_load(page, devtools, page_url))
                 context.close()
+            for _ in range(loads):
+                context = browser.new_context(viewport={"width": 1280, "height": 900})
+                context.add_cookies([cookie])
+                page = context.new_page()
+                devtools = context.new_cdp_session(page)
+                devtools.send("Performance.enable")
+                page.wait_for_timeout(settle * 1e3)                 # the new window's own start-up done
+                settled.append(_load(page, devtools, page_url))
+                context.close()
             live = _live(browser, cookie, page_url, base, t, events)
         finally:
             browser.close()
-    return {"cold": cold, "warm": warm, "live": live}
+    return {"cold": cold, "warm": warm, "settled": settled, "live": live}
 
 
 def _load(page, devtools, page_url: str) -> dict:
@@ -270,6 +288,8 @@ async def run(args: argparse.Namespace, server_url: str, postgres_pid: int | Non
         async with service.running(120.0):
             base, t["platform"] = service.ready["url"], service.ready["platform"]
             pages = {"workspace, a chat open (/app/chats/{phone}?view=open)": f"/app/chats/{t['open']}?view=open",
+                     f"workspace, the busiest chat open ({t['busiest_messages']:,} messages)":
+                         f"/app/chats/{t['busiest']}?view=open",
                      "workspace, no chat open (/app/inbox)": "/app/inbox",
                      "the list a live event reads (/app/inbox/list?view=open)": "/app/inbox/list?view=open",
                      "the chat a live event reads (/app/chats/{phone}/live)": f"/app/chats/{t['open']}/live"}
@@ -277,7 +297,8 @@ async def run(args: argparse.Namespace, server_url: str, postgres_pid: int | Non
             static = await static_times(base, t["session"], pages[next(iter(pages))], args.repeat,
                                         service.cpu_seconds)
             in_browser = await trio.to_thread.run_sync(contextvars.Context().run, _with_asyncio, browser_figures,
-                                                       args.chromium, base, t, args.loads, args.events)
+                                                       args.chromium, base, t, args.loads, args.events,
+                                                       args.settle)
     finally:
         async with trio_asyncio.open_loop():
             await drop_database(server_url, name)
@@ -325,6 +346,7 @@ def _load_summary(loads: list[dict]) -> dict:
 
 def print_report(t: dict, server: dict, static: dict, in_browser: dict) -> None:
     cold, warm = _load_summary(in_browser["cold"]), _load_summary(in_browser["warm"])
+    settled = _load_summary(in_browser["settled"])
     print(f"\n{t['chats']:,} chats in the workspace; the chat open: {t['open']}")
     print(f"\nthe service's time, {next(iter(server.values()))['count']} GETs each (ms):")
     print(f"  {'page':<58}{'p50':>7}{'p99':>7}{'KB':>8}{'CPU ms':>8}")
@@ -337,7 +359,8 @@ def print_report(t: dict, server: dict, static: dict, in_browser: dict) -> None:
         print(f"  {name:<58}{f['p50']:>7.1f}{f['p99']:>7.1f}{f['bytes'] / 1e3:>8.1f}{f['service_cpu_ms'] or 0:>8.2f}"
               f"  {f['encoding'] or 'identity'}, {f['cache_control'] or '-'}")
     print(f"\nChromium, {len(in_browser['cold'])} loads, medians from the navigation's start (ms):")
-    for label, s in (("first load (nothing cached)", cold), ("again (cached)", warm)):
+    for label, s in (("first load (nothing cached)", cold), ("again (cached)", warm),
+                     ("first load, window settled", settled)):
         print(f"  {label:<30} first byte {s['ttfb_ms']}, first paint {s['first_paint_ms']}, first contentful "
               f"paint {s['first_contentful_paint_ms']}, DOMContentLoaded {s['dom_content_loaded_ms']} (max "
               f"{s['dom_content_loaded_max_ms']}), load {s['load_ms']}; {s['bytes_on_wire'] / 1e3:.1f} KB on the "
@@ -359,10 +382,10 @@ def print_report(t: dict, server: dict, static: dict, in_browser: dict) -> None:
     prompt = not live["missed"] and all(live[key]["max"] is None or live[key]["max"] < LIVE_TARGET_MS
                                         for key in ("open_chat_thread", "list_row"))
     print(f"\nfirst load {'under' if slow < FIRST_LOAD_TARGET_MS else 'OVER'} {FIRST_LOAD_TARGET_MS:g} ms "
-          f"(DOMContentLoaded {slow} ms); live events {'within' if prompt else 'NOT within'} "
-          f"{LIVE_TARGET_MS / 1e3:g} s")
+          f"(DOMContentLoaded {slow} ms; {settled['dom_content_loaded_ms']} ms in a window left to settle first); "
+          f"live events {'within' if prompt else 'NOT within'} {LIVE_TARGET_MS / 1e3:g} s")
     print(json.dumps({"chats": t["chats"], "service": server, "static": static, "first_load": cold,
-                      "cached_load": warm, "live": live}))
+                      "cached_load": warm, "first_load_settled": settled, "live": live}))
 
 
 def main(argv: list[str] | None = None) -> int:

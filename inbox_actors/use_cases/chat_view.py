@@ -25,6 +25,7 @@ from inbox_actors.domain.member_ref import MemberRef
 from inbox_actors.domain.phones import phone_or_none
 from inbox_actors.domain.team_ref import TeamRef
 from inbox_actors.labels import label_set as labels
+from inbox_actors.paging.parameters import MAX_PAGE
 from inbox_actors.platform import templates
 from inbox_actors.platform.templates import Template, filled
 from inbox_actors.reporting import contact_list, thread
@@ -43,7 +44,11 @@ from inbox_actors.use_cases.use_case import run
 from persistence.queries import ai_usage
 from persistence.queries.reporting import inbox_views as page_queries
 
-THREAD_SIZE = 100
+THREAD_SIZE = 40
+"""The newest messages a chat opens with: a few screens of them, so that the page a member opens first stays light
+(docs/inbox-app.md, "The workspace at 10,000 chats"); "Earlier messages" asks for THREAD_SIZE more each time, up to
+THREAD_MOST."""
+THREAD_MOST = MAX_PAGE
 # How long a chat's read waits for the platform to say how big its customers' files are (a size not known by then
 # is left out; once known it is kept, `MediaFetcher.size`).
 MEDIA_SIZES_WAIT = 2.0
@@ -73,8 +78,9 @@ class CustomerFile(msgspec.Struct, frozen=True):
 class ChatView(msgspec.Struct, frozen=True):
     chat: ConversationDetail
     messages: list[Message]
-    """The newest THREAD_SIZE messages, oldest first, outbound ones with their receipts."""
+    """The newest `shown` messages, oldest first, outbound ones with their receipts."""
     earlier_messages: bool
+    """Older messages than these are in the chat."""
     failure_reasons: dict[int, str]
     """Why each failed message shown failed (the platform's error), by message id."""
     window_open: bool
@@ -110,6 +116,20 @@ class ChatView(msgspec.Struct, frozen=True):
     """The workspace's label colours, by the label's name in lower case."""
     mentions: dict[int, list[NotePiece]] = {}
     """Each note shown that mentions members, as its text in pieces (a mention names its member), by message id."""
+    shown: int = THREAD_SIZE
+    """How many of the newest messages were asked for (`thread_size`)."""
+
+    @property
+    def widened(self) -> bool:
+        """More than the first screen's messages were asked for ("Earlier messages" followed)."""
+        return self.shown > THREAD_SIZE
+
+    @property
+    def more_shown(self) -> int | None:
+        """How many to ask for to see THREAD_SIZE earlier messages too; None when there are none, or when the
+        earliest are beyond THREAD_MOST (the Reporting API's thread has them)."""
+        return min(self.shown + THREAD_SIZE, THREAD_MOST) if self.earlier_messages and \
+            self.shown < THREAD_MOST else None
 
     def timeline(self) -> list[Message | TrailEntry]:
         """The messages and the trail in one list by time; a message before an event of the same time."""
@@ -131,9 +151,20 @@ class NewChat(msgspec.Struct, frozen=True):
     """Approved templates, for a caller who may send one (`chats.SEND_TEMPLATE`); empty otherwise."""
 
 
-async def open_chat_view(deps: UseCaseDeps, caller: Caller, raw_phone: str) -> ChatView | NewChat | Refused:
-    """The chat for this caller; a caller who may act on it has opened it (a view, unread cleared). A contact
-    without a chat has nothing to open."""
+def thread_size(raw: str | int | None) -> int:
+    """How many of the newest messages to show, as a page asks for them: THREAD_SIZE to THREAD_MOST (anything
+    else is THREAD_SIZE)."""
+    try:
+        asked = int(raw) if raw is not None else THREAD_SIZE
+    except ValueError:
+        asked = THREAD_SIZE
+    return min(max(asked, THREAD_SIZE), THREAD_MOST)
+
+
+async def open_chat_view(deps: UseCaseDeps, caller: Caller, raw_phone: str,
+                         shown: int = THREAD_SIZE) -> ChatView | NewChat | Refused:
+    """The chat for this caller, its newest `shown` messages; a caller who may act on it has opened it (a view,
+    unread cleared). A contact without a chat has nothing to open."""
     if not chats.SHOW.allows(caller):
         return chats.no_such_chat()
     act = chats.OPEN.allows(caller)
@@ -141,13 +172,14 @@ async def open_chat_view(deps: UseCaseDeps, caller: Caller, raw_phone: str) -> C
         opened = await chats.open_chat(deps, caller, raw_phone)
         if isinstance(opened, Refused) and opened.reason is not Why.NOT_FOUND:
             return opened
-    return await chat_view(deps, caller, raw_phone, act=act)
+    return await chat_view(deps, caller, raw_phone, act=act, shown=shown)
 
 
-async def chat_view(deps: UseCaseDeps, caller: Caller, raw_phone: str, *,
-                    act: bool | None = None) -> ChatView | NewChat | Refused:
-    """The chat as it is now, without recording a view (a live refresh of an open page); a contact who has no
-    chat yet as `NewChat`."""
+async def chat_view(deps: UseCaseDeps, caller: Caller, raw_phone: str, *, act: bool | None = None,
+                    shown: int = THREAD_SIZE) -> ChatView | NewChat | Refused:
+    """The chat as it is now, its newest `shown` messages (`thread_size`), without recording a view (a live
+    refresh of an open page); a contact who has no chat yet as `NewChat`."""
+    shown = thread_size(shown)
     phone = phone_or_none(raw_phone)
     now = deps.clock.now()
     found = None if phone is None else await find_detail_and_row(deps.db, caller.workspace_id, phone, now,
@@ -159,7 +191,7 @@ async def chat_view(deps: UseCaseDeps, caller: Caller, raw_phone: str, *,
     chat, ref = found
     try:
         page = await thread.messages(deps.db, caller.workspace_id, phone,
-                                     {"order": "desc", "limit": str(THREAD_SIZE), "expand": "receipts"},
+                                     {"order": "desc", "limit": str(shown), "expand": "receipts"},
                                      caller.restricted_to)
     except ChatNotFound:
         return chats.no_such_chat()
@@ -206,7 +238,7 @@ async def chat_view(deps: UseCaseDeps, caller: Caller, raw_phone: str, *,
                     texts=await _template_texts(deps, ref["id"], messages),
                     files=await _customer_files(deps, ref["id"], phone, messages), trail=trail, handed_over=handed,
                     colours={label.name.lower(): label.colour for label in workspace_labels},
-                    mentions=await mentions.note_pieces(deps.db, messages))
+                    mentions=await mentions.note_pieces(deps.db, messages), shown=shown)
 
 
 async def _new_chat(deps: UseCaseDeps, caller: Caller, phone: str) -> NewChat | Refused:

@@ -66,7 +66,9 @@ from persistence.queries.reporting.filtered_chats import ListFilters, filtered_c
 from persistence.queries.reporting.inbox_views import listed_chats, view_counts
 
 VIEW_REACH_DAYS = CHAT_LISTS[1]
-PAGE_SIZE = 50
+PAGE_SIZE = 20
+"""A page of the list: a few screens of rows ("Older chats" pages on). Every row is parsed, laid out and wired by the
+browser before the workspace's first load is ready, and read again after each live event."""
 MAX_WAITING_MINUTES = 43_200
 """30 days: "waiting longer than" a month is as far as a filter reaches."""
 FILTERED_CURSOR = "inbox-filtered"

@@ -89,5 +89,5 @@ def install_web_app(app: Quart) -> None:
     member_time.install(app)
     member_settings_pages.install(app)
     composer.install(app)
-    app.jinja_env.globals["vendor_scripts"] = vendor_assets.script_urls
     app.jinja_env.globals["asset_url"] = app_assets.asset_url
+    app.jinja_env.globals["workspace_script_url"] = app_assets.workspace_script_url

@@ -138,9 +138,13 @@ async def _run_list(where: Place) -> Done | Refused:
 
 
 async def read_chat(phone: str, *, opening: bool) -> ChatView | NewChat | Refused:
-    """The chat; `opening`: a person opens it now (a view recorded, its unread cleared)."""
-    read = chat_view.open_chat_view if opening else chat_view.chat_view
-    return await read(dependencies().use_case_deps, current_caller(), phone)
+    """The chat; `opening`: a person opens it now (a view recorded, its unread cleared). Its thread holds the
+    newest messages the address asks for (`?thread=80`: "Earlier messages" followed; `chat_view.thread_size`),
+    which the page's script keeps asking for in every read of the chat after it (app.js)."""
+    shown = chat_view.thread_size(request.args.get("thread"))
+    if opening:
+        return await chat_view.open_chat_view(dependencies().use_case_deps, current_caller(), phone, shown)
+    return await chat_view.chat_view(dependencies().use_case_deps, current_caller(), phone, shown=shown)
 
 
 async def _list_context(asked: Place, listed: Listed, **tools: Any) -> dict[str, Any]:

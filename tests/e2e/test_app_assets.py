@@ -1,6 +1,7 @@
 """The pages' own files from the running service on a real socket (inbox_http/web/app_assets.py): one script of
-their own, after the library, at an address named by its content, kept a year and gzipped to the same bytes; a
-changed file a new address; and in Chromium the pages run from it, then load again without asking for any of it.
+their own (on the agent workspace, the library and theirs as one), at an address named by its content, kept a year
+and gzipped to the same bytes; a changed file a new address; and in Chromium the pages run from it, then load again
+without asking for any of it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from playwright.sync_api import expect
 
 from inbox_actors.access import accounts
 from inbox_http.web import app_assets, vendor_assets
-from inbox_http.web.app_assets import BUNDLE, SCRIPTS, Assets
+from inbox_http.web.app_assets import BUNDLE, SCRIPTS, WORKSPACE_BUNDLE, Assets, library, workspace_joined
 from tests.browser import in_browser_thread
 from tests.e2e.chat_helpers import scale_workspace
 from tests.e2e.web_app import chromium_browser, sign_in, wait_until_live, watched_page
@@ -56,16 +57,20 @@ async def test_one_script_of_their_own_after_the_library_kept_a_year_and_gzipped
     await _member(service)
     files = app_assets.FOLDER
     expected = {BUNDLE: b"".join((files / name).read_bytes() for name in SCRIPTS),
+                WORKSPACE_BUNDLE: workspace_joined(files, library()),
                 "app.css": (files / "app.css").read_bytes(), "favicon.svg": (files / "favicon.svg").read_bytes()}
     async with _client(service.url) as client:
         before_sign_in = _own((await client.get("/app/sign-in")).text)
         await _sign_in(client)
         scripts, style, icon = _own((await client.get("/app/inbox")).text)
-        # The library first, then the six scripts as one: the order they ran in as seven tags.
-        assert scripts == [*(asset.url for asset in vendor_assets.ASSETS), app_assets.asset_url(BUNDLE)]
+        # The workspace: one script, the library first and then the six, the order they ran in as seven tags.
+        assert library() and scripts == [app_assets.asset_url(WORKSPACE_BUNDLE)]
+        assert expected[WORKSPACE_BUNDLE].startswith(b"".join(
+            asset.path.read_bytes() for asset in vendor_assets.ASSETS)[:1000])
         assert (style, icon) == (app_assets.asset_url("app.css"), app_assets.asset_url("favicon.svg"))
-        assert before_sign_in == ([scripts[-1]], style, icon)  # every page names the same files
-        for url in (scripts[-1], style, icon):
+        # Every other page names the six alone, and the same style sheet and icon.
+        assert before_sign_in == ([app_assets.asset_url(BUNDLE)], style, icon)
+        for url in (scripts[-1], before_sign_in[0][0], style, icon):
             name = url.rsplit("/", 1)[-1]
             zipped = await _raw(client, url, "gzip, deflate")
             assert zipped.status_code == 200 and zipped.headers["content-encoding"] == "gzip", url
@@ -85,7 +90,7 @@ async def test_one_script_of_their_own_after_the_library_kept_a_year_and_gzipped
     for cookies in ({}, {"inbox_session": "session_" + "x" * 40}):
         async with httpx.AsyncClient(base_url=service.url, timeout=10, cookies=cookies) as anyone:
             answer = await anyone.get(scripts[-1])
-            assert answer.status_code == 200 and answer.content == expected[BUNDLE]
+            assert answer.status_code == 200 and answer.content == expected[WORKSPACE_BUNDLE]
 
 
 async def test_a_changed_file_is_a_new_address_and_an_old_address_is_not_kept(service, monkeypatch, tmp_path):
@@ -124,9 +129,8 @@ def _pages_run_from_one_script(chromium: str, url: str) -> None:
         assert ran == {"picker": "function", "availability": "on"}
         scripts = page.evaluate("""() => performance.getEntriesByType('resource')
             .filter((r) => r.initiatorType === 'script').map((r) => new URL(r.name).pathname)""")
-        # Fetched in any order, run in the page's (`defer`): the order is the HTML's, checked over HTTP above.
-        assert sorted(scripts) == sorted([*(asset.url for asset in vendor_assets.ASSETS),
-                                          app_assets.asset_url(BUNDLE)]), scripts
+        # One script: the library and the six, in the order checked over HTTP above.
+        assert scripts == [app_assets.asset_url(WORKSPACE_BUNDLE)], scripts
         # Loaded again: every static file from the cache, none asked for (no revalidation either).
         for load in (lambda: page.goto(f"{url}/app/inbox"), page.reload):
             load()

@@ -26,7 +26,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from inbox_actors.access import accounts
 from inbox_actors.outbound_http.verified_tls import verified_context
-from inbox_http.web import vendor_assets
+from inbox_http.web import app_assets, vendor_assets
 from tests.axe import assert_accessible
 from tests.browser import in_browser_thread
 from tests.e2e.chat_helpers import customer_writes, scale_workspace
@@ -516,8 +516,10 @@ async def test_the_library_is_served_for_a_year_and_without_it_the_pages_are_pla
     async with httpx.AsyncClient(base_url=team.url, timeout=10) as client:
         assert (await client.post("/app/sign-in", data={"email": AGENT, "password": PASSWORD})).status_code == 303
         page = (await client.get("/app/inbox")).text
-        assert all(f'<script src="{asset.url}"' in page for asset in vendor_assets.ASSETS)
+        # The library is in the workspace's one script (app_assets.WORKSPACE_BUNDLE).
+        assert f'<script src="{app_assets.asset_url(app_assets.WORKSPACE_BUNDLE)}"' in page
         monkeypatch.setattr(vendor_assets, "SHARE", tmp_path)  # set-up skipped, or no network then
         page = (await client.get("/app/inbox")).text
-        assert "/app/static/vendor/" not in page and "htmx-config" not in page
+        assert app_assets.WORKSPACE_BUNDLE not in page and "htmx-config" not in page
+        assert f'<script src="{app_assets.asset_url(app_assets.BUNDLE)}"' in page
         assert '<form role="search" method="get" action="/app/inbox"' in page

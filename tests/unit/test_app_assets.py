@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from inbox_http.web import app_assets
-from inbox_http.web.app_assets import BUNDLE, FOLDER, SCRIPTS, Assets
+from inbox_http.web.app_assets import BUNDLE, FOLDER, SCRIPTS, WORKSPACE_BUNDLE, Assets
 
 
 def _copy(tmp_path):
@@ -45,7 +45,8 @@ def test_a_script_without_a_last_newline_does_not_run_into_the_next(tmp_path):
 
 def test_each_answer_decompresses_to_its_file_and_its_address_names_its_content():
     built = Assets(FOLDER).current()
-    assert set(built) == {BUNDLE, "app.css", "favicon.svg"}
+    # With the library fetched, the workspace's bundle too (tests/unit/test_workspace_bundle.py).
+    assert set(built) == {BUNDLE, "app.css", "favicon.svg"} | ({WORKSPACE_BUNDLE} if app_assets.library() else set())
     assert built["app.css"].body == (FOLDER / "app.css").read_bytes()
     assert built["favicon.svg"].body == (FOLDER / "favicon.svg").read_bytes()
     for asset in built.values():

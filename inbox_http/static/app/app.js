@@ -49,21 +49,32 @@ function afterEachSwap(work) {
 // -- times ----------------------------------------------------------------------------------------------------
 // The service renders each time as <time datetime="…UTC…"> (inbox_http/web/member_time.py): a clock time in the
 // member's zone once it knows it, "3 min ago" (data-ago) and a wait (data-waiting) as of when it rendered them.
-// Here a clock time is written in the member's zone (theirs as stored, else the browser's) and the relative ones
-// are counted on from the service's clock (data-now of the settings menu: the browser's own may be off).
+// Here the relative ones are counted on from the service's clock (data-now of the settings menu: the browser's own
+// may be off). A clock time is written here only when the service could not: before the member's zone is stored
+// (then in the browser's zone, from Date's own fields) and after the member chose another in the menu (Intl). The
+// page's first pass so uses no Intl: its first use starts ICU, tens of milliseconds of a fresh page's load.
 const memberTime = (function () {
   const menu = byId("settings-menu");
-  const browserZone = (function () {
+  const skew = menu && menu.dataset.now ? Date.parse(menu.dataset.now) - Date.now() : 0;
+  const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+  const CLOCK = /^\d{2} [A-Z][a-z]{2} \d{2}:\d{2}$/; // what the service's clock times look like
+  const stored = (menu && menu.dataset.timeZone) || "";
+  // The zone shown: a name (Intl writes it), or null for the browser's own (Date's local fields write it).
+  let zone = stored || null;
+  // Whether clock times are written here; not while the service writes them in the zone shown.
+  let clocks = !stored;
+
+  function browserZone() {
     try {
       return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
     } catch (err) {
       return "UTC";
     }
-  })();
-  const skew = menu && menu.dataset.now ? Date.parse(menu.dataset.now) - Date.now() : 0;
-  const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-  const CLOCK = /^\d{2} [A-Z][a-z]{2} \d{2}:\d{2}$/; // what the service's clock times look like
-  let zone = (menu && menu.dataset.timeZone) || browserZone;
+  }
+
+  function two(n) {
+    return (n < 10 ? "0" : "") + n;
+  }
 
   function parts(at, options) {
     const found = {};
@@ -74,12 +85,22 @@ const memberTime = (function () {
 
   // "28 Nov 14:05", as Python's "%d %b %H:%M" writes it.
   function clock(at) {
+    if (zone === null) {
+      const local = new Date(at);
+      return two(local.getDate()) + " " + MONTHS[local.getMonth()] + " " + two(local.getHours()) + ":" +
+        two(local.getMinutes());
+    }
     const p = parts(at, { day: "2-digit", month: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
     return p.day + " " + MONTHS[Number(p.month) - 1] + " " + p.hour + ":" + p.minute;
   }
 
   // "UTC" or "UTC+05:30", as member_time.zone_label writes it.
   function zoneLabel(at) {
+    if (zone === null) {
+      const east = -Math.round(new Date(at).getTimezoneOffset());
+      const minutes = Math.abs(east);
+      return east ? "UTC" + (east < 0 ? "-" : "+") + two(Math.floor(minutes / 60)) + ":" + two(minutes % 60) : "UTC";
+    }
     const offset = parts(at, { timeZoneName: "longOffset" }).timeZoneName || "GMT";
     return offset === "GMT" ? "UTC" : offset.replace("GMT", "UTC");
   }
@@ -101,7 +122,7 @@ const memberTime = (function () {
     let text = null;
     if (element.hasAttribute("data-ago")) text = seconds >= 60 ? duration(seconds) + " ago" : "just now";
     else if (element.hasAttribute("data-waiting")) text = duration(seconds);
-    else if (counting) return;
+    else if (counting || !clocks) return;
     else if (element.hasAttribute("data-zoned")) text = clock(at) + " " + zoneLabel(at);
     else if (CLOCK.test(element.textContent.trim())) text = clock(at);
     if (text !== null && element.textContent !== text) element.textContent = text;
@@ -121,8 +142,10 @@ const memberTime = (function () {
 
   return {
     browserZone: browserZone,
+    // The member chose a zone in the menu: every clock time is written in it here from now on.
     use(name) {
       zone = name;
+      clocks = true;
       rewrite(false);
     },
   };
@@ -148,13 +171,14 @@ function sendForm(url, fields) {
   const field = byId("member-time-zone");
   const said = byId("time-zone-said");
 
-  function saveZone(name) {
+  // `chosen`: by the member in the menu (the page's times move to it), not the browser's own zone saved.
+  function saveZone(name, chosen) {
     return sendForm(form.action, { time_zone: name }).then((answer) => {
       if (answer.status === 204) {
         menu.dataset.timeZone = name;
         field.value = name;
         said.textContent = "Times show in " + name + ".";
-        memberTime.use(name);
+        if (chosen) memberTime.use(name);
       } else {
         said.textContent = answer.status === 401 ? "Your session has ended; sign in again." : answer.text;
       }
@@ -165,12 +189,15 @@ function sendForm(url, fields) {
   }
 
   if (form && field) {
-    // The first page a member opens tells the service the browser's zone; after that it is theirs to change.
-    if (!menu.dataset.timeZone && menu.dataset.zoneSaves === "true") saveZone(memberTime.browserZone);
+    // The first page a member opens tells the service the browser's zone, once the page is idle (naming the zone
+    // starts Intl); after that it is theirs to change.
+    if (!menu.dataset.timeZone && menu.dataset.zoneSaves === "true") {
+      (window.requestIdleCallback || window.setTimeout)(() => saveZone(memberTime.browserZone(), false));
+    }
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const name = field.value.trim();
-      if (name) saveZone(name);
+      if (name) saveZone(name, true);
     });
     menu.addEventListener("toggle", () => {
       const list = byId("time-zones");
@@ -479,9 +506,51 @@ function sendForm(url, fields) {
     element.scrollTop = element.scrollHeight;
   }
 
+  // "Earlier messages" followed: the thread holds more than the first screen's (data-shown), and every later read
+  // of the open chat (a live update, an action's answer) asks for as many, or they would be taken away again.
+  document.addEventListener("htmx:configRequest", (event) => {
+    const thread = byId("thread");
+    const phone = openPhone();
+    if (!phone || !thread || !thread.dataset.shown) return;
+    const url = new URL(event.detail.path, location.href);
+    const chat = "/app/chats/" + phone;
+    if (url.origin !== location.origin || url.searchParams.has("thread") ||
+        (url.pathname !== chat && !url.pathname.startsWith(chat + "/"))) return;
+    url.searchParams.set("thread", thread.dataset.shown);
+    event.detail.path = url.pathname + url.search + url.hash;
+  });
+
   let threadAtEnd = true;
+  let earlierAsked = false;   // "Earlier messages" asked, its answer not yet swapped
+  document.addEventListener("htmx:beforeRequest", (event) => {
+    if (event.detail.elt.id === "earlier-link") earlierAsked = true;
+  });
+  document.addEventListener("htmx:afterRequest", (event) => {
+    if (event.detail.elt && event.detail.elt.id === "earlier-link") earlierAsked = false;
+  });
   document.addEventListener("htmx:oobBeforeSwap", (event) => {
-    if (event.detail.target && event.detail.target.id === "thread") threadAtEnd = atEnd(scroller());
+    const target = event.detail.target;
+    if (!target || target.id !== "thread") return;
+    // A read sent before more were shown answers with fewer: not swapped, the chat read again as it is now.
+    const fragment = event.detail.fragment;
+    const incoming = fragment && (fragment.id === "thread" ? fragment : fragment.querySelector("#thread"));
+    if (incoming && Number(incoming.dataset.shown || 0) < Number(target.dataset.shown || 0)) {
+      event.detail.shouldSwap = false;
+      const phone = openPhone();
+      if (phone) refresh("chat", () => readChat(phone));
+      return;
+    }
+    threadAtEnd = atEnd(scroller());
+    // The earlier messages come in below "Earlier messages", which keeps the focus (the next ones to ask for); once
+    // there are no more, the thread itself has it. After the swap, which happens before this task ends (htmx tells
+    // of it on the element that asked, detached with the control when that was the control).
+    if (earlierAsked && document.activeElement && document.activeElement.id === "earlier-link") {
+      queueMicrotask(() => {
+        const link = byId("earlier-link");
+        if (link) link.scrollIntoView({ block: "nearest" });
+        else if (byId("thread")) byId("thread").focus({ preventScroll: true });
+      });
+    }
   });
   document.addEventListener("htmx:oobAfterSwap", (event) => {
     if (event.detail.target && event.detail.target.id === "thread" && threadAtEnd) toEnd();
@@ -520,8 +589,11 @@ function sendForm(url, fields) {
     settled();
   });
 
-  toEnd();
   settled();
+  // A chat opens at its end (unless the address names "Earlier messages", followed without the script): in the
+  // frame's own layout, which the page lays out before its first paint anyway, not one forced before
+  // DOMContentLoaded.
+  if (location.hash !== "#earlier") window.requestAnimationFrame(toEnd);
 })();
 
 // -- canned responses, and Ctrl/⌘+Enter, in the composer ------------------------------------------------------

@@ -126,7 +126,9 @@
       });
   }
 
-  readCount();
+  // Once the page is idle: the badge can wait, the page's first load should not (a first fetch takes a fresh
+  // page several milliseconds).
+  (window.requestIdleCallback || window.setTimeout)(() => readCount());
   // A chat opened (its mentions seen) or the Back button: read the count again.
   document.addEventListener("htmx:afterSettle", (event) => {
     const target = event.detail && event.detail.target;
