@@ -211,20 +211,12 @@ def browser_figures(chromium: str, base: str, t: dict, loads: int, events: int, 
         browser = playwright.chromium.launch(executable_path=chromium)
         try:
             for _ in range(loads):
-                context = browser.new_context(viewport={"width": 1280, "height": 900})
-                context.add_cookies([cookie])
-                page = context.new_page()
-                devtools = context.new_cdp_session(page)
-                devtools.send("Performance.enable")
+                context, page, devtools = _new_window(browser, cookie)
                 for kept in (cold, warm):
                     kept.append(_load(page, devtools, page_url))
                 context.close()
             for _ in range(loads):
-                context = browser.new_context(viewport={"width": 1280, "height": 900})
-                context.add_cookies([cookie])
-                page = context.new_page()
-                devtools = context.new_cdp_session(page)
-                devtools.send("Performance.enable")
+                context, page, devtools = _new_window(browser, cookie)
                 page.wait_for_timeout(settle * 1e3)                 # the new window's own start-up done
                 settled.append(_load(page, devtools, page_url))
                 context.close()
@@ -232,6 +224,17 @@ def browser_figures(chromium: str, base: str, t: dict, loads: int, events: int, 
         finally:
             browser.close()
     return {"cold": cold, "warm": warm, "settled": settled, "live": live}
+
+
+def _new_window(browser, cookie: dict):
+    """A browser context of its own (nothing cached) with the session's cookie, its page and a DevTools session on
+    it that counts the main thread's work."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_cookies([cookie])
+    page = context.new_page()
+    devtools = context.new_cdp_session(page)
+    devtools.send("Performance.enable")
+    return context, page, devtools
 
 
 def _load(page, devtools, page_url: str) -> dict:
