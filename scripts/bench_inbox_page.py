@@ -155,18 +155,9 @@ async def service_times(base: str, session: str, pages: dict[str, str], repeat: 
     figures = {}
     async with httpx.AsyncClient(base_url=base, cookies={"inbox_session": session}, timeout=60) as client:
         for name, path in pages.items():
-            for _ in range(3):                                   # warm-up
-                (await client.get(path)).raise_for_status()
-            times, size, before = [], 0, cpu()
-            for _ in range(repeat):
-                started = time.perf_counter()
-                answer = await client.get(path)
-                times.append(time.perf_counter() - started)
-                answer.raise_for_status()
-                size = len(answer.content)
-            spent = cpu()
-            figures[name] = {**percentiles(times), "bytes": size,
-                             "service_cpu_ms": round((spent - before) / repeat * 1e3, 1) if spent and before else None}
+            times, answer, cpu_ms = await _timed_gets(client, path, repeat, cpu)
+            figures[name] = {**percentiles(times), "bytes": len(answer.content),
+                             "service_cpu_ms": round(cpu_ms, 1) if cpu_ms is not None else None}
     return figures
 
 
@@ -178,20 +169,28 @@ async def static_times(base: str, session: str, page: str, repeat: int, cpu) -> 
                                  headers={"Accept-Encoding": "gzip, deflate"}) as client:
         html = (await client.get(page)).raise_for_status().text
         for path in dict.fromkeys(STATIC_FILE.findall(html)):
-            for _ in range(3):                                   # warm-up
-                (await client.get(path)).raise_for_status()
-            times, wire, before = [], 0, cpu()
-            for _ in range(repeat):
-                started = time.perf_counter()
-                answer = await client.get(path)
-                times.append(time.perf_counter() - started)
-                answer.raise_for_status()
-                wire = answer.num_bytes_downloaded
-            spent = cpu()
-            figures[path] = {**percentiles(times), "bytes": wire, "encoding": answer.headers.get("content-encoding"),
+            times, answer, cpu_ms = await _timed_gets(client, path, repeat, cpu)
+            figures[path] = {**percentiles(times), "bytes": answer.num_bytes_downloaded,
+                             "encoding": answer.headers.get("content-encoding"),
                              "cache_control": answer.headers.get("cache-control"),
-                             "service_cpu_ms": round((spent - before) / repeat * 1e3, 2) if spent and before else None}
+                             "service_cpu_ms": round(cpu_ms, 2) if cpu_ms is not None else None}
     return figures
+
+
+async def _timed_gets(client: httpx.AsyncClient, path: str, repeat: int, cpu) -> tuple[list[float], httpx.Response,
+                                                                                      float | None]:
+    """`repeat` GETs of `path` after 3 to warm up: each one's time, the last answer, and the service's CPU a GET in
+    ms (None when the service's CPU cannot be read)."""
+    for _ in range(3):
+        (await client.get(path)).raise_for_status()
+    times, before = [], cpu()
+    for _ in range(repeat):
+        started = time.perf_counter()
+        answer = await client.get(path)
+        times.append(time.perf_counter() - started)
+        answer.raise_for_status()
+    spent = cpu()
+    return times, answer, (spent - before) / repeat * 1e3 if spent and before else None
 
 
 def _sum(files: list[dict], key: str) -> int:

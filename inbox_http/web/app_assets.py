@@ -55,19 +55,22 @@ class Asset:
         return CONTENT_TYPES[Path(self.name).suffix]
 
 
-def joined(folder: Path, names: tuple[str, ...] = SCRIPTS) -> bytes:
-    """The scripts one after another, each ending its last line: a file's closing comment never swallows the
-    next file's first line."""
-    parts = [(folder / name).read_bytes() for name in names]
+def _one_after_another(paths) -> bytes:
+    """The files one after another, each ending its last line: a file's closing comment never swallows the next
+    file's first line."""
+    parts = [path.read_bytes() for path in paths]
     return b"".join(part if part.endswith(b"\n") else part + b"\n" for part in parts)
+
+
+def joined(folder: Path, names: tuple[str, ...] = SCRIPTS) -> bytes:
+    """The scripts one after another."""
+    return _one_after_another(folder / name for name in names)
 
 
 def workspace_joined(folder: Path, library: tuple[Path, ...]) -> bytes:
     """The library's files in their order, then the six scripts inside one function: strict from its first
     statement as `joined` is (the library's own files are not all strict), their names its own."""
-    parts = [path.read_bytes() for path in library]
-    return b"".join(part if part.endswith(b"\n") else part + b"\n" for part in parts) + \
-        b"(function () {\n" + joined(folder) + b"}());\n"
+    return _one_after_another(library) + b"(function () {\n" + joined(folder) + b"}());\n"
 
 
 def library() -> tuple[Path, ...]:

@@ -8,7 +8,8 @@ chats"), in a real browser (Debian's Chromium through Playwright) against the se
 - the page's script writes no time with Intl on its way to DOMContentLoaded (its first use starts ICU): the service
   wrote them in the member's zone, or, before it is known, Date's own fields do;
 - without JavaScript the control is a link to the page with more of them;
-- axe-core on the chat with its earlier messages shown; no script error.
+- axe-core on the chat with its earlier messages shown, at 1280 px and on a 390 px phone (no sideways scrolling);
+  no script error.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from tests.axe import assert_accessible
 from tests.browser import in_browser_thread
 from tests.e2e.chat_helpers import customer_writes, scale_workspace
 from tests.e2e.conftest import bearer
-from tests.e2e.web_app import chromium_browser, sign_in, wait_until_live, watched_page
+from tests.e2e.web_app import chromium_browser, no_sideways_scroll, sign_in, wait_until_live, watched_page
 from tests.waiting import eventually
 
 PASSWORD = "a-long-enough-password"
@@ -160,6 +161,18 @@ def _earlier_messages(chromium: str, team: Team, folder: Path) -> None:
         expect(still).to_have_url(_earlier(2 * THREAD_SIZE))
         expect(_messages(still)).to_have_count(2 * THREAD_SIZE)
         expect(still.get_by_role("link", name="Earlier messages")).to_have_attribute("href", _earlier(3 * THREAD_SIZE))
+
+        # On a phone: the control and the earlier messages fit the screen's width, and stay accessible.
+        phone = watched_page(browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
+                                                 has_touch=True), errors)
+        sign_in(phone, team.url, ANN, PASSWORD, then=f"/app/chats/{ASHA}")
+        wait_until_live(phone)
+        phone.get_by_role("link", name="Earlier messages").click()
+        expect(_messages(phone)).to_have_count(2 * THREAD_SIZE)
+        no_sideways_scroll(phone)
+        assert_accessible(phone, "a chat with its earlier messages shown, on a phone")
+        phone.screenshot(path=str(folder / "02-earlier-messages-phone.png"))
+        assert errors == []
 
 
 async def test_a_chat_opens_with_its_newest_messages_and_earlier_ones_come_by_keyboard_or_link(service, chromium,
