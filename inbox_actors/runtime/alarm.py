@@ -81,6 +81,9 @@ class Alarm(Actor):
     async def _rounds(self) -> None:
         while True:
             self._wake = trio.Event()
+            # Nothing is known to be due while the round reads its store: a due time told meanwhile, even a later
+            # one than this round woke for, may have been committed after the round read, so it wakes one more.
+            self._next = None
             found = await self.round()
             if found.more_now:
                 continue
